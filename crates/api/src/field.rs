@@ -1,0 +1,129 @@
+//! Field errors in Kubernetes' format: `<path>: <Type>: <detail>`.
+//!
+//! Every problem with an input is reported against the field it is about, so that a
+//! person (or a UI) can point at it. The texts follow `k8s.io/apimachinery`'s
+//! `field.Error`, which Cluster API's messages are made of.
+
+use std::fmt;
+
+/// The kind of a field error; its text is what Kubernetes prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorType {
+    /// A required field is missing.
+    Required,
+    /// The value is not valid.
+    Invalid,
+    /// The value is not one of the supported ones.
+    NotSupported,
+    /// The change or setting is not allowed.
+    Forbidden,
+    /// The value is a duplicate.
+    Duplicate,
+    /// Something went wrong that is not the user's input.
+    Internal,
+}
+
+impl ErrorType {
+    /// The text Kubernetes prints for this type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+}
+
+/// One problem with one field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// Dotted path of the field (`spec.topology.class`).
+    pub path: String,
+    /// What kind of problem.
+    pub error_type: ErrorType,
+    /// The offending value, printed as Go's `%#v` would (a quoted string, a number).
+    pub bad_value: Option<String>,
+    /// Human-readable detail.
+    pub detail: String,
+}
+
+impl FieldError {
+    /// A required field is missing.
+    pub fn required(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(path, ErrorType::Required, None, detail)
+    }
+
+    /// A value is invalid; `bad_value` is shown quoted.
+    pub fn invalid(path: impl Into<String>, bad_value: &str, detail: impl Into<String>) -> Self {
+        Self::new(
+            path,
+            ErrorType::Invalid,
+            Some(format!("{bad_value:?}")),
+            detail,
+        )
+    }
+
+    /// A value is not allowed here.
+    pub fn forbidden(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(path, ErrorType::Forbidden, None, detail)
+    }
+
+    /// Any error with every part given.
+    pub fn new(
+        path: impl Into<String>,
+        error_type: ErrorType,
+        bad_value: Option<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            path: path.into(),
+            error_type,
+            bad_value,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.error_type.as_str())?;
+        if let Some(value) = &self.bad_value {
+            write!(f, ": {value}")?;
+        }
+        if !self.detail.is_empty() {
+            write!(f, ": {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_like_kubernetes() {
+        assert_eq!(
+            FieldError::required("spec.topology.class", "classRef.name cannot be empty")
+                .to_string(),
+            "spec.topology.class: Required value: classRef.name cannot be empty"
+        );
+        assert_eq!(
+            FieldError::invalid("spec.topology.version", "1.2", "must start with v").to_string(),
+            "spec.topology.version: Invalid value: \"1.2\": must start with v"
+        );
+        assert_eq!(
+            FieldError::forbidden(
+                "spec.topology",
+                "cannot be removed from an existing Cluster"
+            )
+            .to_string(),
+            "spec.topology: Forbidden: cannot be removed from an existing Cluster"
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! The data model of topograph: ClusterClasses, Clusters and the provider objects
+//! they reference, and the loader that reads them from YAML or JSON.
+//!
+//! Layout:
+//! * [`v1beta1`]: the `cluster.x-k8s.io/v1beta1` wire format, field for field.
+//! * [`model`]: the version-neutral model the engine works on, converted from the wire
+//!   format.
+//! * [`load`]: multi-document YAML/JSON and `kind: List` into a [`load::Bundle`], with
+//!   errors naming the file, the document and the field.
+//! * [`envsubst`]: clusterctl-style `${VAR}` substitution for published templates.
+//! * [`object`]: helpers for arbitrary objects kept as JSON (provider templates).
+//! * [`field`]: Kubernetes-style field errors.
+//! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
+
+pub mod duration;
+pub mod envsubst;
+pub mod field;
+pub mod load;
+pub mod model;
+pub mod object;
+pub mod v1beta1;
+
+pub use duration::Duration;
+pub use field::{ErrorType, FieldError};
+pub use object::{ObjectExt, ObjectKey};
