@@ -110,7 +110,8 @@ fn str_at<'a>(value: &'a Value, path: &[&str]) -> &'a str {
     value.at(path).and_then(Value::as_str).unwrap_or("")
 }
 
-fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
+/// A JSON object of strings as a map; non-string values are skipped.
+pub fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
     value
         .and_then(Value::as_object)
         .map(|m| {

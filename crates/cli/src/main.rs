@@ -1,1 +1,31 @@
-fn main() {}
+//! `topograph`: the command line of the topology engine.
+//!
+//! Exit codes are a contract: 0 success, 1 invalid input (the problems on stderr, one
+//! per line), 2 usage or I/O errors.
+
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Keeps fleets of Kubernetes clusters in the shape their ClusterClass says.
+#[derive(Parser, Debug)]
+#[command(name = "topograph", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the objects a Cluster's topology consists of.
+    Render(render::RenderArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Render(args) => render::run(&args),
+    }
+}

@@ -1,0 +1,221 @@
+//! `topograph render`: reads ClusterClasses, templates, Clusters and (optionally) the
+//! current objects, and prints the desired objects of every Cluster with a topology.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use topograph_api::ObjectExt;
+use topograph_api::envsubst;
+use topograph_api::load::{self, Input, LoadOptions};
+use topograph_engine::ObjectStore;
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Output {
+    /// Multi-document YAML.
+    Yaml,
+    /// One JSON array.
+    Json,
+}
+
+/// Arguments of `topograph render`.
+#[derive(Args, Debug)]
+pub struct RenderArgs {
+    /// A YAML or JSON file (`-` for standard input); repeat for more.
+    #[arg(short = 'f', long = "filename", required = true)]
+    files: Vec<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
+    output: Output,
+    /// Namespace for objects that have none (default: the Clusters' namespace).
+    #[arg(short = 'n', long = "namespace")]
+    namespace: Option<String>,
+    /// Substitute `${NAME}` placeholders (clusterctl style) with this value; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Substitute `${NAME}` placeholders from the environment (`--set` wins).
+    #[arg(long = "env")]
+    env: bool,
+}
+
+const EXIT_INVALID: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+fn read_file(name: &str) -> std::io::Result<String> {
+    if name == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(name)
+    }
+}
+
+/// Runs the command; prints the objects on stdout and problems on stderr.
+pub fn run(args: &RenderArgs) -> ExitCode {
+    let mut values = BTreeMap::new();
+    if args.env {
+        values.extend(std::env::vars());
+    }
+    for pair in &args.set {
+        let Some((name, value)) = pair.split_once('=') else {
+            eprintln!("error: --set {pair:?}: expected NAME=VALUE");
+            return ExitCode::from(EXIT_USAGE);
+        };
+        values.insert(name.to_string(), value.to_string());
+    }
+    let substitute = args.env || !args.set.is_empty();
+
+    let mut texts = Vec::new();
+    for name in &args.files {
+        match read_file(name) {
+            Ok(text) => texts.push((name.clone(), text)),
+            Err(e) => {
+                eprintln!("error: {name}: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    let mut invalid = false;
+    if substitute {
+        for (name, text) in &mut texts {
+            match envsubst::substitute(text, &values) {
+                Ok(out) => *text = out,
+                Err(missing) => {
+                    for m in missing {
+                        eprintln!("{name}: {m}");
+                    }
+                    invalid = true;
+                }
+            }
+        }
+        if invalid {
+            return ExitCode::from(EXIT_INVALID);
+        }
+    }
+    let inputs: Vec<Input<'_>> = texts
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    let options = LoadOptions {
+        namespace: args.namespace.clone(),
+    };
+    let bundle = match load::load(&inputs, &options) {
+        Ok(bundle) => bundle,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("{e}");
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+
+    let sources: HashMap<_, _> = bundle
+        .objects
+        .iter()
+        .map(|o| (o.value.key(), o.source.clone()))
+        .collect();
+    let store = ObjectStore::new(bundle.objects.iter().map(|o| o.value.clone()));
+    let mut objects: Vec<Value> = Vec::new();
+    let mut used_classes = vec![false; bundle.cluster_classes.len()];
+    let mut rendered_any = false;
+    for loaded in &bundle.clusters {
+        let cluster = &loaded.value;
+        let Some(topology) = &cluster.topology else {
+            eprintln!(
+                "warning: {}: Cluster {} has no spec.topology; nothing to render for it",
+                loaded.source,
+                cluster.key()
+            );
+            continue;
+        };
+        let class_namespace = topology.class_namespace_or(&cluster.namespace);
+        let Some(class_index) = bundle
+            .cluster_classes
+            .iter()
+            .position(|c| c.value.name == topology.class && c.value.namespace == class_namespace)
+        else {
+            eprintln!(
+                "{}: Cluster {}: spec.topology.class: Invalid value: {:?}: ClusterClass {class_namespace}/{} is not among the inputs",
+                loaded.source,
+                cluster.key(),
+                topology.class,
+                topology.class
+            );
+            invalid = true;
+            continue;
+        };
+        used_classes[class_index] = true;
+        let class = &bundle.cluster_classes[class_index].value;
+        match topograph_engine::render(cluster, class, &store) {
+            Ok(desired) => {
+                rendered_any = true;
+                objects.extend(desired.objects().into_iter().cloned());
+            }
+            Err(errors) => {
+                for message in &errors.messages {
+                    eprintln!("{}: Cluster {}: {message}", loaded.source, cluster.key());
+                }
+                invalid = true;
+            }
+        }
+    }
+    if invalid {
+        return ExitCode::from(EXIT_INVALID);
+    }
+    if !rendered_any {
+        eprintln!("error: no Cluster with spec.topology among the inputs; nothing to render");
+        return ExitCode::from(EXIT_INVALID);
+    }
+
+    for (loaded, used) in bundle.cluster_classes.iter().zip(&used_classes) {
+        let class = &loaded.value;
+        if !used {
+            eprintln!(
+                "warning: {}: ClusterClass {}/{} is not used by any Cluster",
+                loaded.source, class.namespace, class.name
+            );
+        } else if !class.patches.is_empty() {
+            eprintln!(
+                "warning: {}: ClusterClass {}/{}: its {} patch(es) and variables are not applied yet by this version",
+                loaded.source,
+                class.namespace,
+                class.name,
+                class.patches.len()
+            );
+        }
+    }
+    for key in store.unread() {
+        if let Some(source) = sources.get(&key) {
+            eprintln!("warning: {source}: {key} is not referenced by any ClusterClass or Cluster");
+        }
+    }
+
+    objects.sort_by_key(|o| o.key());
+    let printed = match args.output {
+        Output::Json => serde_json::to_string_pretty(&objects)
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string()),
+        Output::Yaml => objects
+            .iter()
+            .map(|o| serde_saphyr::to_string(o).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|docs| docs.iter().map(|d| format!("---\n{d}")).collect::<String>()),
+    };
+    match printed {
+        Ok(text) => {
+            if let Err(e) = std::io::stdout().lock().write_all(text.as_bytes()) {
+                eprintln!("error: writing output: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: encoding output: {e}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}

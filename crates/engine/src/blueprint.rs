@@ -1,0 +1,146 @@
+//! The blueprint of a Cluster: its ClusterClass and every template the class
+//! references, resolved in the class's namespace.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use topograph_api::model::{ClusterClass, MachineDeploymentClass, ObjectRef};
+
+use crate::error::RenderError;
+use crate::store::ObjectStore;
+
+/// A MachineDeployment class with its templates.
+#[derive(Debug)]
+pub struct MachineDeploymentBlueprint<'a> {
+    /// The class.
+    pub class: &'a MachineDeploymentClass,
+    /// Its bootstrap template.
+    pub bootstrap_template: &'a Value,
+    /// Its infrastructure machine template.
+    pub infrastructure_template: &'a Value,
+}
+
+/// A class and its templates.
+#[derive(Debug)]
+pub struct Blueprint<'a> {
+    /// The class.
+    pub class: &'a ClusterClass,
+    /// The InfrastructureCluster template, when the class has one.
+    pub infrastructure_cluster_template: Option<&'a Value>,
+    /// The ControlPlane template.
+    pub control_plane_template: &'a Value,
+    /// The control plane machines' infrastructure template, when the class has one.
+    pub control_plane_machine_template: Option<&'a Value>,
+    /// MachineDeployment classes by class name.
+    pub machine_deployments: BTreeMap<&'a str, MachineDeploymentBlueprint<'a>>,
+}
+
+impl<'a> Blueprint<'a> {
+    /// Resolves every template of `class` in `store`; all missing templates are
+    /// reported, each with the path of its reference in the class.
+    pub fn resolve(class: &'a ClusterClass, store: &'a ObjectStore) -> Result<Self, RenderError> {
+        let mut errors = RenderError::default();
+        let class_key = format!("{}/{}", class.namespace, class.name);
+        let mut get = |what: String, path: &str, r: &ObjectRef| -> Option<&'a Value> {
+            let found = store.get(r, &class.namespace);
+            if found.is_none() {
+                let namespace = if r.namespace.is_empty() {
+                    &class.namespace
+                } else {
+                    &r.namespace
+                };
+                errors.push(format!(
+                    "failed to get {what} for ClusterClass {class_key}: {path}: {} {namespace}/{} not found",
+                    r.kind, r.name
+                ));
+            }
+            found
+        };
+        let infrastructure_cluster_template = class.infrastructure.as_ref().and_then(|infra| {
+            get(
+                "infrastructure cluster template".into(),
+                "spec.infrastructure.ref",
+                &infra.template,
+            )
+        });
+        let control_plane_template = get(
+            "control plane template".into(),
+            "spec.controlPlane.ref",
+            &class.control_plane.template,
+        );
+        let control_plane_machine_template = class
+            .control_plane
+            .machine_infrastructure
+            .as_ref()
+            .and_then(|r| {
+                get(
+                    "control plane's machine template".into(),
+                    "spec.controlPlane.machineInfrastructure.ref",
+                    r,
+                )
+            });
+        let mut machine_deployments = BTreeMap::new();
+        for (i, md) in class.machine_deployments.iter().enumerate() {
+            let base = format!("spec.workers.machineDeployments[{i}].template");
+            let infrastructure = get(
+                format!(
+                    "infrastructure machine template for MachineDeployment class {:?}",
+                    md.class
+                ),
+                &format!("{base}.infrastructure.ref"),
+                &md.infrastructure,
+            );
+            let bootstrap = get(
+                format!(
+                    "bootstrap config template for MachineDeployment class {:?}",
+                    md.class
+                ),
+                &format!("{base}.bootstrap.ref"),
+                &md.bootstrap,
+            );
+            if let (Some(bootstrap_template), Some(infrastructure_template)) =
+                (bootstrap, infrastructure)
+            {
+                machine_deployments.insert(
+                    md.class.as_str(),
+                    MachineDeploymentBlueprint {
+                        class: md,
+                        bootstrap_template,
+                        infrastructure_template,
+                    },
+                );
+            }
+        }
+        // MachinePool templates are resolved so a missing one is reported, although
+        // MachinePools themselves are not rendered yet.
+        for (i, mp) in class.machine_pools.iter().enumerate() {
+            let base = format!("spec.workers.machinePools[{i}].template");
+            get(
+                format!(
+                    "InfrastructureMachinePoolTemplate for MachinePool class {:?}",
+                    mp.class
+                ),
+                &format!("{base}.infrastructure.ref"),
+                &mp.infrastructure,
+            );
+            get(
+                format!(
+                    "bootstrap config template for MachinePool class {:?}",
+                    mp.class
+                ),
+                &format!("{base}.bootstrap.ref"),
+                &mp.bootstrap,
+            );
+        }
+        match (control_plane_template, errors.is_empty()) {
+            (Some(control_plane_template), true) => Ok(Blueprint {
+                class,
+                infrastructure_cluster_template,
+                control_plane_template,
+                control_plane_machine_template,
+                machine_deployments,
+            }),
+            _ => Err(errors),
+        }
+    }
+}

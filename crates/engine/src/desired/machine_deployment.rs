@@ -1,0 +1,201 @@
+//! A MachineDeployment per topology entry, with its bootstrap and infrastructure
+//! template copies and its health check.
+
+use serde_json::{Map, Value, json};
+use topograph_api::model::MachineDeploymentTopology;
+use topograph_api::object::{ObjectExt, set_at, string_map_value};
+
+use super::clone::{CloneInput, template_to_template};
+use super::control_plane::rotate_if_changed;
+use super::{DesiredMachineDeployment, Scope, health_check, merge_first_wins};
+use crate::current::Referenced;
+use crate::error::RenderError;
+use crate::labels;
+use crate::names::{self, NameData};
+use crate::wire::{self, desired_ref, ref_value};
+
+/// The default naming template.
+pub const DEFAULT_NAME_TEMPLATE: &str =
+    "{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-{{ .random }}";
+
+pub(crate) fn compute(
+    scope: &Scope<'_>,
+    index: usize,
+    md: &MachineDeploymentTopology,
+) -> Result<DesiredMachineDeployment, RenderError> {
+    let cluster = scope.cluster;
+    let class_name = &scope.blueprint.class.name;
+    let Some(blueprint) = scope.blueprint.machine_deployments.get(md.class.as_str()) else {
+        return Err(RenderError::new(format!(
+            "spec.topology.workers.machineDeployments[{index}].class: Invalid value: {:?}: MachineDeploymentClass with name {:?} does not exist in ClusterClass {class_name:?}",
+            md.class, md.class
+        )));
+    };
+    let class = blueprint.class;
+    let current = scope.current.machine_deployments.get(&md.name);
+    let no_template = Referenced::default();
+    let prefix = format!("{}-{}-", cluster.name, md.name);
+
+    let template_copy =
+        |template: &Value, cloned_from, current_template: &Referenced<'_>, role: &str| {
+            let role = [role, md.name.as_str()];
+            let name = match current_template.name() {
+                Some(name) => name.to_string(),
+                None => names::simple(&prefix, &scope.suffix(&role)),
+            };
+            let mut copy = template_to_template(
+                CloneInput {
+                    template,
+                    cloned_from,
+                    namespace: &cluster.namespace,
+                    cluster_name: &cluster.name,
+                    labels: [(labels::DEPLOYMENT_NAME.to_string(), md.name.clone())].into(),
+                    annotations: Default::default(),
+                    name,
+                },
+                wire::cluster_owner_ref(cluster),
+            );
+            rotate_if_changed(scope, &mut copy, current_template, &prefix, &role);
+            copy
+        };
+    let current_bootstrap = current.map_or(&no_template, |c| &c.bootstrap_template);
+    let bootstrap_template = template_copy(
+        blueprint.bootstrap_template,
+        &class.bootstrap,
+        current_bootstrap,
+        "BootstrapTemplate",
+    );
+    let current_infrastructure = current.map_or(&no_template, |c| &c.infrastructure_template);
+    let infrastructure_template = template_copy(
+        blueprint.infrastructure_template,
+        &class.infrastructure,
+        current_infrastructure,
+        "InfrastructureMachineTemplate",
+    );
+
+    let name = match current {
+        Some(current) => current.object.name().to_string(),
+        None => names::render_template(
+            class.naming.as_deref().unwrap_or(DEFAULT_NAME_TEMPLATE),
+            &NameData::new(
+                &cluster.name,
+                &scope.suffix(&["MachineDeployment", &md.name]),
+            )
+            .with("machineDeployment.topologyName", &md.name),
+            &scope.suffix(&["MachineDeployment", &md.name, "overflow"]),
+        )
+        .map_err(|e| {
+            RenderError::new(format!(
+                "failed to generate name for MachineDeployment {:?}: {e}",
+                md.name
+            ))
+        })?,
+    };
+
+    let mut md_labels = merge_first_wins(&md.metadata.labels, &class.metadata.labels);
+    md_labels.insert(labels::CLUSTER_NAME.to_string(), cluster.name.clone());
+    md_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
+    md_labels.insert(labels::DEPLOYMENT_NAME.to_string(), md.name.clone());
+    let mut md_annotations =
+        merge_first_wins(&md.metadata.annotations, &class.metadata.annotations);
+    // The upgrade-sequencing annotations steer the topology; they are not for the
+    // MachineDeployment.
+    md_annotations.remove(labels::HOLD_UPGRADE_SEQUENCE);
+    md_annotations.remove(labels::DEFER_UPGRADE);
+
+    let mut metadata = Map::new();
+    metadata.insert("labels".into(), string_map_value(&md_labels));
+    if !md_annotations.is_empty() {
+        metadata.insert("annotations".into(), string_map_value(&md_annotations));
+    }
+
+    let machine = class.machine.overridden_by(&md.machine);
+    let mut machine_spec = Map::new();
+    machine_spec.insert("clusterName".into(), json!(cluster.name));
+    machine_spec.insert("version".into(), json!(scope.topology.version));
+    let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_template);
+    machine_spec.insert(
+        "bootstrap".into(),
+        json!({ "configRef": ref_value(&bootstrap_ref) }),
+    );
+    let infrastructure_ref = desired_ref(
+        current_infrastructure.reference.as_ref(),
+        &infrastructure_template,
+    );
+    machine_spec.insert("infrastructureRef".into(), ref_value(&infrastructure_ref));
+    if let Some(domain) = md.failure_domain.as_ref().or(class.failure_domain.as_ref()) {
+        machine_spec.insert("failureDomain".into(), json!(domain));
+    }
+    for (field, timeout) in [
+        ("nodeDrainTimeout", machine.node_drain_timeout),
+        (
+            "nodeVolumeDetachTimeout",
+            machine.node_volume_detach_timeout,
+        ),
+        ("nodeDeletionTimeout", machine.node_deletion_timeout),
+    ] {
+        if let Some(timeout) = timeout {
+            machine_spec.insert(field.into(), json!(timeout));
+        }
+    }
+    if let Some(gates) = machine.readiness_gates {
+        machine_spec.insert("readinessGates".into(), Value::Array(gates));
+    }
+
+    let selector = [
+        (labels::CLUSTER_NAME.to_string(), cluster.name.clone()),
+        (labels::TOPOLOGY_OWNED.to_string(), String::new()),
+        (labels::DEPLOYMENT_NAME.to_string(), md.name.clone()),
+    ]
+    .into();
+    let mut spec = Map::new();
+    spec.insert("clusterName".into(), json!(cluster.name));
+    if let Some(replicas) = md.replicas {
+        spec.insert("replicas".into(), json!(replicas));
+    }
+    if let Some(seconds) = md.min_ready_seconds.or(class.min_ready_seconds) {
+        spec.insert("minReadySeconds".into(), json!(seconds));
+    }
+    if let Some(strategy) = md.strategy.as_ref().or(class.strategy.as_ref()) {
+        spec.insert("strategy".into(), strategy.clone());
+    }
+    spec.insert(
+        "selector".into(),
+        json!({ "matchLabels": string_map_value(&selector) }),
+    );
+    spec.insert(
+        "template".into(),
+        json!({ "metadata": metadata.clone(), "spec": machine_spec }),
+    );
+    let mut object = json!({
+        "apiVersion": wire::API_VERSION,
+        "kind": "MachineDeployment",
+        "metadata": metadata,
+        "spec": spec,
+    });
+    set_at(&mut object, &["metadata", "name"], json!(name));
+    set_at(
+        &mut object,
+        &["metadata", "namespace"],
+        json!(cluster.namespace),
+    );
+
+    let health_check =
+        health_check::effective(class.health_check.as_ref(), md.health_check.as_ref()).map(
+            |check| {
+                let selector = [
+                    (labels::TOPOLOGY_OWNED.to_string(), String::new()),
+                    (labels::DEPLOYMENT_NAME.to_string(), md.name.clone()),
+                ]
+                .into();
+                health_check::build(scope, &object, selector, check)
+            },
+        );
+    Ok(DesiredMachineDeployment {
+        topology_name: md.name.clone(),
+        object,
+        bootstrap_template,
+        infrastructure_template,
+        health_check,
+    })
+}

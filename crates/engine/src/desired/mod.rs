@@ -1,0 +1,165 @@
+//! The desired state of a Cluster's topology, per the seed's "Basic behaviors":
+//! InfrastructureCluster, ControlPlane (and its machine template and health check),
+//! one MachineDeployment per topology entry (with template copies and health check),
+//! and the Cluster's own references. Patches and variables are applied by later stages.
+
+mod clone;
+mod cluster;
+mod control_plane;
+mod health_check;
+mod infrastructure;
+mod machine_deployment;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use topograph_api::model::{Cluster, Topology};
+use topograph_api::object::ObjectExt;
+
+use crate::blueprint::Blueprint;
+use crate::current::CurrentState;
+use crate::error::RenderError;
+use crate::names;
+
+pub use clone::is_enforced;
+
+/// The ControlPlane and what comes with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesiredControlPlane {
+    /// The ControlPlane object.
+    pub object: Value,
+    /// The copy of the control plane machines' infrastructure template.
+    pub machine_template: Option<Value>,
+    /// The control plane MachineHealthCheck.
+    pub health_check: Option<Value>,
+}
+
+/// One MachineDeployment and what comes with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesiredMachineDeployment {
+    /// Its name in the topology.
+    pub topology_name: String,
+    /// The MachineDeployment.
+    pub object: Value,
+    /// Its bootstrap template copy.
+    pub bootstrap_template: Value,
+    /// Its infrastructure machine template copy.
+    pub infrastructure_template: Value,
+    /// Its MachineHealthCheck.
+    pub health_check: Option<Value>,
+}
+
+/// Every object the topology of one Cluster consists of.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesiredState {
+    /// The Cluster with the fields the topology owns set.
+    pub cluster: Value,
+    /// The InfrastructureCluster (none when the class has no infrastructure).
+    pub infrastructure_cluster: Option<Value>,
+    /// The control plane.
+    pub control_plane: DesiredControlPlane,
+    /// MachineDeployments, in topology order.
+    pub machine_deployments: Vec<DesiredMachineDeployment>,
+}
+
+impl DesiredState {
+    /// All objects, sorted by apiVersion, kind, namespace and name.
+    pub fn objects(&self) -> Vec<&Value> {
+        let mut all: Vec<&Value> = vec![&self.cluster, &self.control_plane.object];
+        all.extend(&self.infrastructure_cluster);
+        all.extend(&self.control_plane.machine_template);
+        all.extend(&self.control_plane.health_check);
+        for md in &self.machine_deployments {
+            all.push(&md.object);
+            all.push(&md.bootstrap_template);
+            all.push(&md.infrastructure_template);
+            all.extend(&md.health_check);
+        }
+        all.sort_by(|a, b| a.key().cmp(&b.key()));
+        all
+    }
+}
+
+/// Inputs shared by every part of the computation.
+pub(crate) struct Scope<'a> {
+    pub cluster: &'a Cluster,
+    pub topology: &'a Topology,
+    pub blueprint: &'a Blueprint<'a>,
+    pub current: &'a CurrentState<'a>,
+}
+
+impl Scope<'_> {
+    /// A name suffix derived from the Cluster's identity and `role`.
+    pub fn suffix(&self, role: &[&str]) -> String {
+        let mut parts = vec![self.cluster.namespace.as_str(), self.cluster.name.as_str()];
+        parts.extend_from_slice(role);
+        names::suffix(&parts)
+    }
+}
+
+/// Cluster API's `MergeMap`: the first map's values win; empty results are empty maps.
+pub(crate) fn merge_first_wins(
+    first: &BTreeMap<String, String>,
+    second: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut merged = second.clone();
+    merged.extend(first.iter().map(|(k, v)| (k.clone(), v.clone())));
+    merged
+}
+
+/// Computes the desired state of `cluster` from its blueprint and current state.
+pub fn compute(
+    cluster: &Cluster,
+    blueprint: &Blueprint<'_>,
+    current: &CurrentState<'_>,
+) -> Result<DesiredState, RenderError> {
+    let Some(topology) = cluster.topology.as_ref() else {
+        return Err(RenderError::new(format!(
+            "Cluster {} has no spec.topology",
+            cluster.key()
+        )));
+    };
+    let scope = Scope {
+        cluster,
+        topology,
+        blueprint,
+        current,
+    };
+    let mut errors = RenderError::default();
+    if !topology.machine_pools.is_empty() {
+        errors.push(
+            "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; \
+             this Cluster can be rendered once its MachinePools are removed",
+        );
+    }
+    let infrastructure_cluster = infrastructure::compute(&scope)
+        .map_err(|e| errors.push(e))
+        .ok()
+        .flatten();
+    let control_plane = control_plane::compute(&scope)
+        .map_err(|e| errors.extend(e))
+        .ok();
+    let mut machine_deployments = Vec::new();
+    for (i, md) in topology.machine_deployments.iter().enumerate() {
+        match machine_deployment::compute(&scope, i, md) {
+            Ok(desired) => machine_deployments.push(desired),
+            Err(e) => errors.extend(e),
+        }
+    }
+    match control_plane {
+        Some(control_plane) if errors.is_empty() => {
+            let cluster = cluster::compute(
+                &scope,
+                infrastructure_cluster.as_ref(),
+                &control_plane.object,
+            );
+            Ok(DesiredState {
+                cluster,
+                infrastructure_cluster,
+                control_plane,
+                machine_deployments,
+            })
+        }
+        _ => Err(errors),
+    }
+}

@@ -1,0 +1,97 @@
+//! How desired objects of Cluster API's own kinds, and references between objects, are
+//! written in `cluster.x-k8s.io/v1beta1` (and the v1beta1 control plane contract).
+//! Keeping the version-specific shapes here lets a later `v1beta2` writer sit beside it.
+
+use serde_json::{Value, json};
+use topograph_api::model::{Cluster, ObjectRef};
+use topograph_api::object::{ObjectExt, group_of};
+
+/// API version of the objects we write.
+pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
+
+/// Paths of the control plane contract fields (v1beta1 contract).
+pub mod control_plane {
+    /// The machines' infrastructure template reference.
+    pub const INFRASTRUCTURE_REF: &[&str] = &["spec", "machineTemplate", "infrastructureRef"];
+    /// The machines' metadata.
+    pub const MACHINE_METADATA: &[&str] = &["spec", "machineTemplate", "metadata"];
+    /// Replicas.
+    pub const REPLICAS: &[&str] = &["spec", "replicas"];
+    /// Kubernetes version.
+    pub const VERSION: &[&str] = &["spec", "version"];
+    /// Node drain timeout.
+    pub const NODE_DRAIN_TIMEOUT: &[&str] = &["spec", "machineTemplate", "nodeDrainTimeout"];
+    /// Volume detach timeout.
+    pub const NODE_VOLUME_DETACH_TIMEOUT: &[&str] =
+        &["spec", "machineTemplate", "nodeVolumeDetachTimeout"];
+    /// Node deletion timeout.
+    pub const NODE_DELETION_TIMEOUT: &[&str] = &["spec", "machineTemplate", "nodeDeletionTimeout"];
+    /// Readiness gates.
+    pub const READINESS_GATES: &[&str] = &["spec", "machineTemplate", "readinessGates"];
+}
+
+/// An `ObjectReference` to an object, as `contract.ObjToRef` builds it.
+pub fn ref_to(object: &Value) -> ObjectRef {
+    ObjectRef {
+        api_version: object.api_version().to_string(),
+        kind: object.kind().to_string(),
+        namespace: object.namespace().to_string(),
+        name: object.name().to_string(),
+    }
+}
+
+/// A reference as JSON; empty fields are omitted, as Go's `omitempty` does.
+pub fn ref_value(r: &ObjectRef) -> Value {
+    let mut map = serde_json::Map::new();
+    for (key, value) in [
+        ("apiVersion", &r.api_version),
+        ("kind", &r.kind),
+        ("name", &r.name),
+        ("namespace", &r.namespace),
+    ] {
+        if !value.is_empty() {
+            map.insert(key.to_string(), Value::String(value.clone()));
+        }
+    }
+    Value::Object(map)
+}
+
+/// The reference to `desired`, keeping the current reference's API version when group
+/// and kind are unchanged, so that a version a provider moved to is never downgraded.
+pub fn desired_ref(current: Option<&ObjectRef>, desired: &Value) -> ObjectRef {
+    let mut r = ref_to(desired);
+    if let Some(current) = current
+        && group_of(&current.api_version) == group_of(&r.api_version)
+        && current.kind == r.kind
+    {
+        r.api_version = current.api_version.clone();
+    }
+    r
+}
+
+/// Reads an `ObjectReference` stored in an object.
+pub fn read_ref(object: &Value, path: &[&str]) -> Option<ObjectRef> {
+    let r = object.at(path)?;
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let reference = ObjectRef {
+        api_version: s("apiVersion"),
+        kind: s("kind"),
+        namespace: s("namespace"),
+        name: s("name"),
+    };
+    (!reference.name.is_empty()).then_some(reference)
+}
+
+/// The owner reference to a Cluster. The UID is only known once the Cluster exists;
+/// an offline render of a new Cluster leaves it out.
+pub fn cluster_owner_ref(cluster: &Cluster) -> Value {
+    let mut owner = json!({
+        "apiVersion": API_VERSION,
+        "kind": "Cluster",
+        "name": cluster.name,
+    });
+    if !cluster.uid.is_empty() {
+        owner["uid"] = Value::String(cluster.uid.clone());
+    }
+    owner
+}
