@@ -1,1 +1,249 @@
-fn main() {}
+//! End-to-end tests of `topograph render`: the real binary on the examples, on Cluster
+//! API's own published templates, and on bad input (exit codes and messages).
+
+use serde_json::Value;
+use topograph_tests::{assert_golden, root, run};
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn render_example(name: &str, format: &str) -> std::process::Output {
+    let class = format!("examples/{name}/clusterclass.yaml");
+    let cluster = format!("examples/{name}/cluster.yaml");
+    run(&["render", "-f", &class, "-f", &cluster, "-o", format])
+}
+
+#[test]
+fn examples_match_their_golden_files() {
+    for name in ["mixed", "quick-start"] {
+        let output = render_example(name, "json");
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert_golden(&format!("{name}.json"), &stdout(&output));
+        let output = render_example(name, "yaml");
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert_golden(&format!("{name}.yaml"), &stdout(&output));
+    }
+}
+
+#[test]
+fn json_output_is_sorted_and_yaml_says_the_same() {
+    let json: Value = serde_json::from_str(&stdout(&render_example("mixed", "json"))).unwrap();
+    let objects = json.as_array().unwrap();
+    let keys: Vec<(String, String, String, String)> = objects
+        .iter()
+        .map(|o| {
+            let s = |p: &str| {
+                o.pointer(p)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            (
+                s("/apiVersion"),
+                s("/kind"),
+                s("/metadata/namespace"),
+                s("/metadata/name"),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    // 1 Cluster, 1 InfrastructureCluster, 1 ControlPlane + machine template + MHC,
+    // 3 MachineDeployments with 2 templates and 1 MHC each.
+    assert_eq!(objects.len(), 1 + 1 + 3 + 3 * 4);
+    let yaml_docs: Vec<Value> =
+        serde_saphyr::from_multiple(&stdout(&render_example("mixed", "yaml"))).unwrap();
+    assert_eq!(&yaml_docs, objects);
+}
+
+#[test]
+fn rendering_twice_is_byte_identical() {
+    let a = stdout(&render_example("quick-start", "yaml"));
+    let b = stdout(&render_example("quick-start", "yaml"));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn renders_cluster_api_published_templates_with_substitution() {
+    let dir = root().join("../shared/real-world/cluster-api-v1.10.10");
+    if !dir.exists() {
+        eprintln!("skipping: {} is not present", dir.display());
+        return;
+    }
+    for (class, cluster) in [
+        (
+            "clusterclass-quick-start.yaml",
+            "cluster-template-development.yaml",
+        ),
+        (
+            "clusterclass-in-memory.yaml",
+            "cluster-template-in-memory.yaml",
+        ),
+    ] {
+        let class = dir.join(class);
+        let cluster = dir.join(cluster);
+        let output = run(&[
+            "render",
+            "-f",
+            class.to_str().unwrap(),
+            "-f",
+            cluster.to_str().unwrap(),
+            "-o",
+            "json",
+            "--set",
+            "CLUSTER_NAME=dev",
+            "--set",
+            "NAMESPACE=team-a",
+            "--set",
+            "KUBERNETES_VERSION=v1.30.0",
+            "--set",
+            "CONTROL_PLANE_MACHINE_COUNT=3",
+            "--set",
+            "WORKER_MACHINE_COUNT=2",
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let objects: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+        let kinds: Vec<&str> = objects
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap_or(""))
+            .collect();
+        for kind in [
+            "Cluster",
+            "KubeadmControlPlane",
+            "MachineDeployment",
+            "MachineHealthCheck",
+        ] {
+            assert!(kinds.contains(&kind), "{kinds:?} lacks {kind}");
+        }
+        assert!(
+            objects
+                .iter()
+                .all(|o| o["metadata"]["namespace"] == "team-a")
+        );
+        let md = objects
+            .iter()
+            .find(|o| o["kind"] == "MachineDeployment")
+            .unwrap();
+        assert_eq!(md["spec"]["replicas"], 2);
+        assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.30.0");
+    }
+}
+
+#[test]
+fn a_missing_placeholder_value_is_an_input_error() {
+    let cluster =
+        root().join("../shared/real-world/cluster-api-v1.10.10/cluster-template-development.yaml");
+    if !cluster.exists() {
+        return;
+    }
+    let output = run(&[
+        "render",
+        "-f",
+        cluster.to_str().unwrap(),
+        "--set",
+        "CLUSTER_NAME=x",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let err = stderr(&output);
+    assert!(
+        err.contains("variable NAMESPACE is not set and has no default"),
+        "{err}"
+    );
+}
+
+#[test]
+fn exit_codes_and_messages_for_bad_input() {
+    let dir = std::env::temp_dir().join(format!("topograph-render-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    // (files, exit code, a line stderr must contain)
+    let bad_yaml = write("bad.yaml", "a: [1\n");
+    let old_api = write(
+        "old.yaml",
+        "apiVersion: cluster.x-k8s.io/v1alpha4\nkind: Cluster\nmetadata: {name: c}\n",
+    );
+    let no_class = write(
+        "noclass.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c, namespace: ns}\nspec:\n  topology: {class: gone, version: v1.30.0}\n",
+    );
+    let missing_template = write(
+        "missing.yaml",
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: cc, namespace: ns}\nspec:\n  controlPlane:\n    ref: {apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlaneTemplate, name: cp}\n---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: c, namespace: ns}\nspec:\n  topology: {class: cc, version: v1.30.0}\n",
+    );
+    let cases: Vec<(Vec<String>, i32, String)> = vec![
+        (
+            vec![bad_yaml.clone()],
+            1,
+            format!("{bad_yaml}: document 1: invalid YAML: line 1 column 4: unclosed bracket '['"),
+        ),
+        (
+            vec![old_api.clone()],
+            1,
+            format!(
+                "{old_api}: document 1: Cluster c: apiVersion: Unsupported value: \"cluster.x-k8s.io/v1alpha4\": supported values: \"cluster.x-k8s.io/v1beta1\""
+            ),
+        ),
+        (
+            vec![no_class.clone()],
+            1,
+            format!(
+                "{no_class}: document 1: Cluster ns/c: spec.topology.class: Invalid value: \"gone\": ClusterClass ns/gone is not among the inputs"
+            ),
+        ),
+        (
+            vec![missing_template.clone()],
+            1,
+            format!(
+                "{missing_template}: document 2: Cluster ns/c: failed to get control plane template for ClusterClass ns/cc: spec.controlPlane.ref: KubeadmControlPlaneTemplate ns/cp not found"
+            ),
+        ),
+        (
+            vec![
+                dir.join("does-not-exist.yaml")
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+            ],
+            2,
+            "does-not-exist.yaml: No such file or directory".to_string(),
+        ),
+    ];
+    for (files, code, line) in cases {
+        let mut args = vec!["render".to_string()];
+        for f in &files {
+            args.push("-f".into());
+            args.push(f.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{files:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(&line),
+            "{files:?}: wanted {line:?} in:\n{}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "nothing is printed on failure");
+    }
+    // Usage errors are exit code 2.
+    assert_eq!(run(&["render"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["render", "-f", "x", "-o", "toml"]).status.code(),
+        Some(2)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,1 +1,77 @@
-//! placeholder
+//! Helpers for the end-to-end tests: run the real `topograph` binary and compare its
+//! output with golden files (`UPDATE_GOLDEN=1` rewrites them).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Builds the `topograph` binary once per test process, so the tests never run a stale
+/// one (cargo does not build other packages' binaries for a package's tests).
+fn build_once() {
+    static BUILD: std::sync::Once = std::sync::Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "topograph-cli"])
+            .current_dir(root())
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "cargo build -p topograph-cli failed"
+        );
+    });
+}
+
+/// The `topograph` binary built by cargo for this test run.
+pub fn topograph() -> Command {
+    build_once();
+    let mut path = root().join("target").join("debug").join("topograph");
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        path = PathBuf::from(dir).join("debug").join("topograph");
+    }
+    if let Ok(exe) = std::env::var("CARGO_BIN_EXE_topograph") {
+        path = PathBuf::from(exe);
+    }
+    let mut command = Command::new(path);
+    command.current_dir(root());
+    command
+}
+
+/// Runs `topograph` with `args`.
+pub fn run(args: &[&str]) -> Output {
+    match topograph().args(args).output() {
+        Ok(output) => output,
+        Err(e) => {
+            panic!("cannot run topograph (build it with `cargo build -p topograph-cli`): {e}")
+        }
+    }
+}
+
+/// Compares `actual` with the golden file `name`, or rewrites it under `UPDATE_GOLDEN=1`.
+pub fn assert_golden(name: &str, actual: &str) {
+    let path = root().join("tests").join("golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        if let Err(e) = std::fs::write(&path, actual) {
+            panic!("writing {}: {e}", path.display());
+        }
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "reading {}: {e} (UPDATE_GOLDEN=1 creates it)",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs from the output; rerun with UPDATE_GOLDEN=1 if the change is intended.\n--- output ---\n{actual}",
+        path.display()
+    );
+}
