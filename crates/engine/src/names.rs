@@ -242,7 +242,7 @@ mod tests {
                 "c1-md-0-rrrrr",
             ),
             ("{{.cluster.name}}-workers", "c1-workers"),
-            ("prefix-{{- .cluster.name -}} -x", "prefixc1-x"),
+            ("prefix- {{- .cluster.name -}} -x", "prefix-c1-x"),
             ("static", "static"),
         ];
         for (template, want) in cases {

@@ -75,7 +75,7 @@ impl DesiredState {
             all.push(&md.infrastructure_template);
             all.extend(&md.health_check);
         }
-        all.sort_by(|a, b| a.key().cmp(&b.key()));
+        all.sort_by_key(|o| o.key());
         all
     }
 }
