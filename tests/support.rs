@@ -36,9 +36,6 @@ pub fn topograph() -> Command {
     if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
         path = PathBuf::from(dir).join("debug").join("topograph");
     }
-    if let Ok(exe) = std::env::var("CARGO_BIN_EXE_topograph") {
-        path = PathBuf::from(exe);
-    }
     let mut command = Command::new(path);
     command.current_dir(root());
     command

@@ -37,13 +37,6 @@ pub struct ObjectRef {
     pub name: String,
 }
 
-impl ObjectRef {
-    /// The group of the reference's API version.
-    pub fn group(&self) -> &str {
-        crate::object::group_of(&self.api_version)
-    }
-}
-
 /// Machine settings a class sets and a topology can override.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MachineSettings {
@@ -132,42 +125,6 @@ pub struct ClusterClass {
     pub variables: Vec<VariableDefinition>,
     /// Patches, in order.
     pub patches: Vec<Patch>,
-}
-
-impl ClusterClass {
-    /// The MachineDeployment class with this name.
-    pub fn machine_deployment_class(&self, class: &str) -> Option<&MachineDeploymentClass> {
-        self.machine_deployments.iter().find(|c| c.class == class)
-    }
-
-    /// Every template the class references, with the path of the reference.
-    pub fn template_refs(&self) -> Vec<(String, &ObjectRef)> {
-        let mut refs = Vec::new();
-        if let Some(infra) = &self.infrastructure {
-            refs.push(("spec.infrastructure.ref".to_string(), &infra.template));
-        }
-        refs.push((
-            "spec.controlPlane.ref".to_string(),
-            &self.control_plane.template,
-        ));
-        if let Some(machine) = &self.control_plane.machine_infrastructure {
-            refs.push((
-                "spec.controlPlane.machineInfrastructure.ref".to_string(),
-                machine,
-            ));
-        }
-        for (i, md) in self.machine_deployments.iter().enumerate() {
-            let base = format!("spec.workers.machineDeployments[{i}].template");
-            refs.push((format!("{base}.bootstrap.ref"), &md.bootstrap));
-            refs.push((format!("{base}.infrastructure.ref"), &md.infrastructure));
-        }
-        for (i, mp) in self.machine_pools.iter().enumerate() {
-            let base = format!("spec.workers.machinePools[{i}].template");
-            refs.push((format!("{base}.bootstrap.ref"), &mp.bootstrap));
-            refs.push((format!("{base}.infrastructure.ref"), &mp.infrastructure));
-        }
-        refs
-    }
 }
 
 /// The InfrastructureCluster part of a class.

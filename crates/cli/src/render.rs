@@ -113,12 +113,11 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         }
     };
 
-    let sources: HashMap<_, _> = bundle
-        .objects
-        .iter()
-        .map(|o| (o.value.key(), o.source.clone()))
-        .collect();
-    let store = ObjectStore::new(bundle.objects.iter().map(|o| o.value.clone()));
+    let mut sources = HashMap::new();
+    let store = ObjectStore::new(bundle.objects.into_iter().map(|o| {
+        sources.insert(o.value.key(), o.source);
+        o.value
+    }));
     let mut objects: Vec<Value> = Vec::new();
     let mut used_classes = vec![false; bundle.cluster_classes.len()];
     let mut rendered_any = false;
@@ -194,7 +193,7 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         }
     }
 
-    objects.sort_by_key(|o| o.key());
+    objects.sort_by_cached_key(|o| o.key());
     let printed = match args.output {
         Output::Json => serde_json::to_string_pretty(&objects)
             .map(|s| s + "\n")

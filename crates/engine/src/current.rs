@@ -58,6 +58,8 @@ fn referenced<'a>(
     reference: Option<ObjectRef>,
     namespace: &str,
 ) -> Referenced<'a> {
+    // A reference without a name refers to nothing, as in Cluster API.
+    let reference = reference.filter(|r| !r.name.is_empty());
     let object = reference.as_ref().and_then(|r| store.get(r, namespace));
     Referenced { reference, object }
 }

@@ -81,10 +81,11 @@ impl ObjectStore {
             {
                 continue;
             }
-            let have = o.labels();
+            // Compare in place: no label map is built for every object scanned.
+            let have = o.at(&["metadata", "labels"]);
             if labels
                 .iter()
-                .all(|(k, v)| have.get(*k).map(String::as_str) == Some(*v))
+                .all(|(k, v)| have.and_then(|l| l.get(*k)).and_then(Value::as_str) == Some(*v))
             {
                 self.read.borrow_mut().insert(i);
                 found.push(o);

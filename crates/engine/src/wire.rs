@@ -13,6 +13,10 @@ pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 pub mod control_plane {
     /// The machines' infrastructure template reference.
     pub const INFRASTRUCTURE_REF: &[&str] = &["spec", "machineTemplate", "infrastructureRef"];
+    /// The same reference under the v1beta2 contract; read so that a control plane a
+    /// newer provider wrote keeps its machine template's name.
+    pub const V1BETA2_INFRASTRUCTURE_REF: &[&str] =
+        &["spec", "machineTemplate", "spec", "infrastructureRef"];
     /// The machines' metadata.
     pub const MACHINE_METADATA: &[&str] = &["spec", "machineTemplate", "metadata"];
     /// Replicas.

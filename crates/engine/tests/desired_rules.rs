@@ -744,3 +744,13 @@ fn errors_name_the_problem() {
         );
     }
 }
+
+#[test]
+fn a_reference_without_a_name_does_not_name_the_object() {
+    let cluster = CLUSTER.replace(
+        "spec:\n  topology:",
+        "spec:\n  controlPlaneRef: {apiVersion: controlplane.cluster.x-k8s.io/v1beta1, kind: KubeadmControlPlane}\n  topology:",
+    );
+    let d = desired(&[CLASS, &cluster]);
+    assert_generated(&name(&d.control_plane.object), "c1-");
+}

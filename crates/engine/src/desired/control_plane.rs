@@ -3,76 +3,17 @@
 use serde_json::{Map, Value, json};
 use topograph_api::object::{ObjectExt, set_at, string_map, string_map_value};
 
-use super::clone::{CloneInput, is_enforced, template_to_object, template_to_template};
+use std::collections::BTreeMap;
+
+use super::clone::{CloneInput, template_to_object};
+use super::reuse::{ObjectNaming, TemplateCopy, carry_over_shim_owner, object_name, template_copy};
 use super::{DesiredControlPlane, Scope, health_check, merge_first_wins};
-use crate::current::Referenced;
 use crate::error::RenderError;
 use crate::labels;
-use crate::names::{self, NameData};
-use crate::wire::{self, control_plane as paths, desired_ref, ref_value};
+use crate::wire::{control_plane as paths, desired_ref, ref_value};
 
 /// The default naming template.
 pub const DEFAULT_NAME_TEMPLATE: &str = "{{ .cluster.name }}-{{ .random }}";
-
-/// Keeps the owner reference to the Cluster's shim Secret that an object created
-/// before the Cluster referenced it carries, so applying the desired object does not
-/// drop it.
-pub(crate) fn carry_over_shim_owner(
-    scope: &Scope<'_>,
-    current: Option<&Value>,
-    desired: &mut Value,
-) {
-    let shim = format!("{}-shim", scope.cluster.name);
-    let Some(owners) = current
-        .and_then(|c| c.at(&["metadata", "ownerReferences"]))
-        .and_then(Value::as_array)
-    else {
-        return;
-    };
-    let shims: Vec<Value> = owners
-        .iter()
-        .filter(|o| {
-            o.get("kind").and_then(Value::as_str) == Some("Secret")
-                && o.get("name").and_then(Value::as_str) == Some(shim.as_str())
-        })
-        .cloned()
-        .collect();
-    if !shims.is_empty() {
-        set_at(
-            desired,
-            &["metadata", "ownerReferences"],
-            Value::Array(shims),
-        );
-    }
-}
-
-/// Gives a template copy a new name when a current copy exists whose spec lacks what
-/// the desired spec sets: templates are immutable by convention, so a change means a
-/// new template (rotation). The new name hashes the desired spec, so re-rendering the
-/// same change gives the same name.
-pub(crate) fn rotate_if_changed(
-    scope: &Scope<'_>,
-    copy: &mut Value,
-    current: &Referenced<'_>,
-    prefix: &str,
-    role: &[&str],
-) {
-    let Some(current) = current.object else {
-        return;
-    };
-    let null = Value::Null;
-    let desired_spec = copy.get("spec").unwrap_or(&null);
-    let current_spec = current.get("spec").unwrap_or(&null);
-    if is_enforced(desired_spec, current_spec) {
-        return;
-    }
-    let content = desired_spec.to_string();
-    let mut parts = role.to_vec();
-    parts.push("rotation");
-    parts.push(&content);
-    let name = names::simple(prefix, &scope.suffix(&parts));
-    set_at(copy, &["metadata", "name"], Value::String(name));
-}
 
 pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderError> {
     let class = &scope.blueprint.class.control_plane;
@@ -85,15 +26,18 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
     let cp_annotations =
         merge_first_wins(&topology.metadata.annotations, &class.metadata.annotations);
 
-    let name = match scope.current.control_plane.name() {
-        Some(name) => name.to_string(),
-        None => names::render_template(
-            class.naming.as_deref().unwrap_or(DEFAULT_NAME_TEMPLATE),
-            &NameData::new(&cluster.name, &scope.suffix(&["ControlPlane"])),
-            &scope.suffix(&["ControlPlane", "overflow"]),
-        )
-        .map_err(|e| RenderError::new(format!("failed to generate name for ControlPlane: {e}")))?,
-    };
+    let name = object_name(
+        scope,
+        scope.current.control_plane.name(),
+        &ObjectNaming {
+            template: class.naming.as_deref(),
+            default_template: DEFAULT_NAME_TEMPLATE,
+            template_path: "spec.controlPlane.namingStrategy.template",
+            extra: &[],
+            role: &["ControlPlane"],
+        },
+    )
+    .map_err(RenderError::new)?;
     let mut object = template_to_object(CloneInput {
         template: scope.blueprint.control_plane_template,
         cloned_from: &class.template,
@@ -111,25 +55,17 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
         scope.blueprint.control_plane_machine_template,
     ) {
         let current = &scope.current.control_plane_machine_template;
-        let prefix = format!("{}-", cluster.name);
-        let role = ["ControlPlaneMachineTemplate"];
-        let name = match current.name() {
-            Some(name) => name.to_string(),
-            None => names::simple(&prefix, &scope.suffix(&role)),
-        };
-        let mut copy = template_to_template(
-            CloneInput {
+        let copy = template_copy(
+            scope,
+            TemplateCopy {
                 template,
                 cloned_from: template_ref,
-                namespace: &cluster.namespace,
-                cluster_name: &cluster.name,
-                labels: Default::default(),
-                annotations: Default::default(),
-                name,
+                current,
+                prefix: &format!("{}-", cluster.name),
+                role: &["ControlPlaneMachineTemplate"],
+                labels: BTreeMap::new(),
             },
-            wire::cluster_owner_ref(cluster),
         );
-        rotate_if_changed(scope, &mut copy, current, &prefix, &role);
         let reference = desired_ref(current.reference.as_ref(), &copy);
         set_at(
             &mut object,

@@ -4,9 +4,8 @@ use serde_json::Value;
 
 use super::Scope;
 use super::clone::{CloneInput, template_to_object};
-use super::control_plane::carry_over_shim_owner;
+use super::reuse::{ObjectNaming, carry_over_shim_owner, object_name};
 use crate::labels;
-use crate::names::{self, NameData};
 
 /// The default naming template.
 pub const DEFAULT_NAME_TEMPLATE: &str = "{{ .cluster.name }}-{{ .random }}";
@@ -20,21 +19,17 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<Option<Value>, String> {
     ) else {
         return Ok(None);
     };
-    let name = match scope.current.infrastructure_cluster.name() {
-        Some(name) => name.to_string(),
-        None => {
-            let data = NameData::new(
-                &scope.cluster.name,
-                &scope.suffix(&["InfrastructureCluster"]),
-            );
-            names::render_template(
-                infra.naming.as_deref().unwrap_or(DEFAULT_NAME_TEMPLATE),
-                &data,
-                &scope.suffix(&["InfrastructureCluster", "overflow"]),
-            )
-            .map_err(|e| format!("failed to generate name for InfrastructureCluster: {e}"))?
-        }
-    };
+    let name = object_name(
+        scope,
+        scope.current.infrastructure_cluster.name(),
+        &ObjectNaming {
+            template: infra.naming.as_deref(),
+            default_template: DEFAULT_NAME_TEMPLATE,
+            template_path: "spec.infrastructureNamingStrategy.template",
+            extra: &[],
+            role: &["InfrastructureCluster"],
+        },
+    )?;
     let mut object = template_to_object(CloneInput {
         template,
         cloned_from: &infra.template,

@@ -5,13 +5,11 @@ use serde_json::{Map, Value, json};
 use topograph_api::model::MachineDeploymentTopology;
 use topograph_api::object::{ObjectExt, set_at, string_map_value};
 
-use super::clone::{CloneInput, template_to_template};
-use super::control_plane::rotate_if_changed;
+use super::reuse::{ObjectNaming, TemplateCopy, object_name, template_copy};
 use super::{DesiredMachineDeployment, Scope, health_check, merge_first_wins};
 use crate::current::Referenced;
 use crate::error::RenderError;
 use crate::labels;
-use crate::names::{self, NameData};
 use crate::wire::{self, desired_ref, ref_value};
 
 /// The default naming template.
@@ -32,65 +30,58 @@ pub(crate) fn compute(
         )));
     };
     let class = blueprint.class;
+    let class_index = scope
+        .blueprint
+        .class
+        .machine_deployments
+        .iter()
+        .position(|c| c.class == class.class)
+        .unwrap_or_default();
     let current = scope.current.machine_deployments.get(&md.name);
     let no_template = Referenced::default();
     let prefix = format!("{}-{}-", cluster.name, md.name);
-
-    let template_copy =
-        |template: &Value, cloned_from, current_template: &Referenced<'_>, role: &str| {
-            let role = [role, md.name.as_str()];
-            let name = match current_template.name() {
-                Some(name) => name.to_string(),
-                None => names::simple(&prefix, &scope.suffix(&role)),
-            };
-            let mut copy = template_to_template(
-                CloneInput {
-                    template,
-                    cloned_from,
-                    namespace: &cluster.namespace,
-                    cluster_name: &cluster.name,
-                    labels: [(labels::DEPLOYMENT_NAME.to_string(), md.name.clone())].into(),
-                    annotations: Default::default(),
-                    name,
-                },
-                wire::cluster_owner_ref(cluster),
-            );
-            rotate_if_changed(scope, &mut copy, current_template, &prefix, &role);
-            copy
-        };
+    let copy = |template, cloned_from, current, role| {
+        template_copy(
+            scope,
+            TemplateCopy {
+                template,
+                cloned_from,
+                current,
+                prefix: &prefix,
+                role: &[role, md.name.as_str()],
+                labels: [(labels::DEPLOYMENT_NAME.to_string(), md.name.clone())].into(),
+            },
+        )
+    };
     let current_bootstrap = current.map_or(&no_template, |c| &c.bootstrap_template);
-    let bootstrap_template = template_copy(
+    let bootstrap_template = copy(
         blueprint.bootstrap_template,
         &class.bootstrap,
         current_bootstrap,
         "BootstrapTemplate",
     );
     let current_infrastructure = current.map_or(&no_template, |c| &c.infrastructure_template);
-    let infrastructure_template = template_copy(
+    let infrastructure_template = copy(
         blueprint.infrastructure_template,
         &class.infrastructure,
         current_infrastructure,
         "InfrastructureMachineTemplate",
     );
 
-    let name = match current {
-        Some(current) => current.object.name().to_string(),
-        None => names::render_template(
-            class.naming.as_deref().unwrap_or(DEFAULT_NAME_TEMPLATE),
-            &NameData::new(
-                &cluster.name,
-                &scope.suffix(&["MachineDeployment", &md.name]),
-            )
-            .with("machineDeployment.topologyName", &md.name),
-            &scope.suffix(&["MachineDeployment", &md.name, "overflow"]),
-        )
-        .map_err(|e| {
-            RenderError::new(format!(
-                "failed to generate name for MachineDeployment {:?}: {e}",
-                md.name
-            ))
-        })?,
-    };
+    let name = object_name(
+        scope,
+        current.map(|c| c.object.name()),
+        &ObjectNaming {
+            template: class.naming.as_deref(),
+            default_template: DEFAULT_NAME_TEMPLATE,
+            template_path: &format!(
+                "spec.workers.machineDeployments[{class_index}].namingStrategy.template"
+            ),
+            extra: &[("machineDeployment.topologyName", md.name.as_str())],
+            role: &["MachineDeployment", md.name.as_str()],
+        },
+    )
+    .map_err(RenderError::new)?;
 
     let mut md_labels = merge_first_wins(&md.metadata.labels, &class.metadata.labels);
     md_labels.insert(labels::CLUSTER_NAME.to_string(), cluster.name.clone());

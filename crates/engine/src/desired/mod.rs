@@ -9,6 +9,7 @@ mod control_plane;
 mod health_check;
 mod infrastructure;
 mod machine_deployment;
+mod reuse;
 
 use std::collections::BTreeMap;
 
@@ -75,7 +76,7 @@ impl DesiredState {
             all.push(&md.infrastructure_template);
             all.extend(&md.health_check);
         }
-        all.sort_by_key(|o| o.key());
+        all.sort_by_cached_key(|o| o.key());
         all
     }
 }

@@ -1,0 +1,146 @@
+//! What the desired objects take from the current ones: existing names (always reused),
+//! template copies rotated to a new name when their spec changed, and the shim owner
+//! reference. One place for these rules, shared by every kind of object.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use topograph_api::model::ObjectRef;
+use topograph_api::object::{ObjectExt, set_at};
+
+use super::Scope;
+use super::clone::{CloneInput, is_enforced, template_to_template};
+use crate::current::Referenced;
+use crate::names::{self, NameData};
+use crate::wire;
+
+/// How an object the Cluster references (InfrastructureCluster, ControlPlane,
+/// MachineDeployment) is named when it does not exist yet.
+pub(crate) struct ObjectNaming<'a> {
+    /// The class's naming template, if it has one.
+    pub template: Option<&'a str>,
+    /// The template used otherwise.
+    pub default_template: &'a str,
+    /// Path of the naming template in the ClusterClass, for errors.
+    pub template_path: &'a str,
+    /// Data the template sees besides `.cluster.name` and `.random`.
+    pub extra: &'a [(&'a str, &'a str)],
+    /// The object's role, which the suffix derives from.
+    pub role: &'a [&'a str],
+}
+
+/// The current name when the object exists, else the rendered naming template.
+pub(crate) fn object_name(
+    scope: &Scope<'_>,
+    current: Option<&str>,
+    naming: &ObjectNaming<'_>,
+) -> Result<String, String> {
+    if let Some(name) = current {
+        return Ok(name.to_string());
+    }
+    let data = naming.extra.iter().fold(
+        NameData::new(&scope.cluster.name, &scope.suffix(naming.role)),
+        |data, (field, value)| data.with(field, value),
+    );
+    let mut overflow_role = naming.role.to_vec();
+    overflow_role.push("overflow");
+    names::render_template(
+        naming.template.unwrap_or(naming.default_template),
+        &data,
+        &scope.suffix(&overflow_role),
+    )
+    .map_err(|e| {
+        format!(
+            "ClusterClass {}/{}: {}: Invalid value: {:?}: {e}",
+            scope.blueprint.class.namespace,
+            scope.blueprint.class.name,
+            naming.template_path,
+            naming.template.unwrap_or(naming.default_template)
+        )
+    })
+}
+
+/// A template copy for one Cluster (control plane machines, MachineDeployment
+/// templates).
+pub(crate) struct TemplateCopy<'a> {
+    /// The class template.
+    pub template: &'a Value,
+    /// The class's reference to it.
+    pub cloned_from: &'a ObjectRef,
+    /// The current copy, if any.
+    pub current: &'a Referenced<'a>,
+    /// Name prefix (`<cluster>-` or `<cluster>-<md>-`).
+    pub prefix: &'a str,
+    /// The copy's role, which the suffix derives from.
+    pub role: &'a [&'a str],
+    /// Labels to add.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The copy, named like the current one unless its spec changed: templates are
+/// immutable by convention, so a change means a new template (rotation). A rotated
+/// name hashes the desired spec, so re-rendering the same change gives the same name.
+pub(crate) fn template_copy(scope: &Scope<'_>, input: TemplateCopy<'_>) -> Value {
+    let cluster = scope.cluster;
+    let name = match input.current.name() {
+        Some(name) => name.to_string(),
+        None => names::simple(input.prefix, &scope.suffix(input.role)),
+    };
+    let mut copy = template_to_template(
+        CloneInput {
+            template: input.template,
+            cloned_from: input.cloned_from,
+            namespace: &cluster.namespace,
+            cluster_name: &cluster.name,
+            labels: input.labels,
+            annotations: BTreeMap::new(),
+            name,
+        },
+        wire::cluster_owner_ref(cluster),
+    );
+    if let Some(current) = input.current.object {
+        let null = Value::Null;
+        let desired_spec = copy.get("spec").unwrap_or(&null);
+        if !is_enforced(desired_spec, current.get("spec").unwrap_or(&null)) {
+            let content = desired_spec.to_string();
+            let mut parts = input.role.to_vec();
+            parts.push("rotation");
+            parts.push(&content);
+            let name = names::simple(input.prefix, &scope.suffix(&parts));
+            set_at(&mut copy, &["metadata", "name"], Value::String(name));
+        }
+    }
+    copy
+}
+
+/// Keeps the owner reference to the Cluster's shim Secret that an object created
+/// before the Cluster referenced it carries, so applying the desired object does not
+/// drop it.
+pub(crate) fn carry_over_shim_owner(
+    scope: &Scope<'_>,
+    current: Option<&Value>,
+    desired: &mut Value,
+) {
+    let shim = format!("{}-shim", scope.cluster.name);
+    let Some(owners) = current
+        .and_then(|c| c.at(&["metadata", "ownerReferences"]))
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    let shims: Vec<Value> = owners
+        .iter()
+        .filter(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("Secret")
+                && o.get("name").and_then(Value::as_str) == Some(shim.as_str())
+        })
+        .cloned()
+        .collect();
+    if !shims.is_empty() {
+        set_at(
+            desired,
+            &["metadata", "ownerReferences"],
+            Value::Array(shims),
+        );
+    }
+}
