@@ -187,6 +187,17 @@ pub fn remove_at(object: &mut Value, path: &[&str]) -> Option<Value> {
     current.as_object_mut()?.remove(*last)
 }
 
+/// A JSON object from entries, moving the values in. Unlike `serde_json::json!`, which
+/// re-serializes every `Value` it embeds, this does not copy the trees it is given.
+pub fn object_of<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 /// A string map as a JSON object.
 pub fn string_map_value(map: &BTreeMap<String, String>) -> Value {
     Value::Object(

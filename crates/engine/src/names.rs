@@ -107,12 +107,13 @@ impl NameData {
 /// Renders a naming template: literal text and `{{ .field.path }}` actions with the
 /// `{{-`/`-}}` trim markers. Other template constructs are reported as unsupported.
 ///
-/// A result longer than 63 characters is cut to 58 and given `overflow_suffix`, as
-/// Cluster API does (with a fresh suffix rather than `.random`).
+/// A result longer than 63 characters is cut to 58 and given `overflow_suffix()`, as
+/// Cluster API does (with a fresh suffix rather than `.random`); it is only computed
+/// then.
 pub fn render_template(
     template: &str,
     data: &NameData,
-    overflow_suffix: &str,
+    overflow_suffix: impl FnOnce() -> String,
 ) -> Result<String, NameTemplateError> {
     let parse_err = |reason: &str| NameTemplateError::Parse {
         template: template.to_string(),
@@ -176,7 +177,7 @@ pub fn render_template(
     }
     out.push_str(rest);
     if out.len() > MAX_NAME_LEN {
-        return Ok(simple(&out, overflow_suffix));
+        return Ok(simple(&out, &overflow_suffix()));
     }
     Ok(out)
 }
@@ -247,7 +248,7 @@ mod tests {
         ];
         for (template, want) in cases {
             assert_eq!(
-                render_template(template, &md, "zzzzz").unwrap(),
+                render_template(template, &md, || "zzzzz".into()).unwrap(),
                 want,
                 "{template}"
             );
@@ -257,14 +258,16 @@ mod tests {
     #[test]
     fn long_template_output_is_cut_and_suffixed() {
         let data = NameData::new(&"c".repeat(40), "rrrrr");
-        let name =
-            render_template("{{ .cluster.name }}-{{ .cluster.name }}", &data, "zzzzz").unwrap();
+        let name = render_template("{{ .cluster.name }}-{{ .cluster.name }}", &data, || {
+            "zzzzz".into()
+        })
+        .unwrap();
         assert_eq!(name.len(), 63);
         assert!(name.ends_with("zzzzz"));
         // Exactly 63 characters is kept as is.
         let data = NameData::new(&"c".repeat(63), "r");
         assert_eq!(
-            render_template("{{ .cluster.name }}", &data, "zzzzz").unwrap(),
+            render_template("{{ .cluster.name }}", &data, || "zzzzz".into()).unwrap(),
             "c".repeat(63)
         );
     }
@@ -273,23 +276,23 @@ mod tests {
     fn name_template_errors() {
         let data = NameData::new("c1", "rrrrr");
         assert_eq!(
-            render_template("{{ .cluster.name }}-{{ .nope }}", &data, "z")
+            render_template("{{ .cluster.name }}-{{ .nope }}", &data, || "z".into())
                 .unwrap_err()
                 .to_string(),
             "rendering template: template: template name generator: executing \"template name generator\" at <.nope>: map has no entry for key \"nope\""
         );
         assert_eq!(
-            render_template("{{ .cluster.nope }}", &data, "z")
+            render_template("{{ .cluster.nope }}", &data, || "z".into())
                 .unwrap_err()
                 .to_string(),
             "rendering template: template: template name generator: executing \"template name generator\" at <.cluster.nope>: map has no entry for key \"nope\""
         );
         assert!(matches!(
-            render_template("{{ .cluster.name", &data, "z"),
+            render_template("{{ .cluster.name", &data, || "z".into()),
             Err(NameTemplateError::Parse { .. })
         ));
         assert!(matches!(
-            render_template("{{ printf \"%s\" .random }}", &data, "z"),
+            render_template("{{ printf \"%s\" .random }}", &data, || "z".into()),
             Err(NameTemplateError::Parse { .. })
         ));
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use topograph_api::duration::Duration;
 use topograph_api::model::{HealthCheck, HealthCheckOverride, IntOrString};
-use topograph_api::object::{ObjectExt, string_map_value};
+use topograph_api::object::{ObjectExt, object_of, string_map_value};
 
 use super::Scope;
 use crate::labels;
@@ -45,7 +45,7 @@ pub(crate) fn build(
     spec.insert("clusterName".into(), json!(scope.cluster.name));
     spec.insert(
         "selector".into(),
-        json!({ "matchLabels": string_map_value(&selector) }),
+        object_of([("matchLabels", string_map_value(&selector))]),
     );
     for (field, conditions) in [
         ("unhealthyConditions", &check.unhealthy_node_conditions),
@@ -77,18 +77,19 @@ pub(crate) fn build(
         }
         spec.insert("remediationTemplate".into(), ref_value(&template));
     }
-    json!({
-        "apiVersion": wire::API_VERSION,
-        "kind": "MachineHealthCheck",
-        "metadata": {
-            "name": target.name(),
-            "namespace": namespace,
-            "labels": {
-                labels::TOPOLOGY_OWNED: "",
-                labels::CLUSTER_NAME: scope.cluster.name,
-            },
-            "ownerReferences": [wire::cluster_owner_ref(scope.cluster)],
+    let metadata = json!({
+        "name": target.name(),
+        "namespace": namespace,
+        "labels": {
+            labels::TOPOLOGY_OWNED: "",
+            labels::CLUSTER_NAME: scope.cluster.name,
         },
-        "spec": spec,
-    })
+        "ownerReferences": [wire::cluster_owner_ref(scope.cluster)],
+    });
+    object_of([
+        ("apiVersion", json!(wire::API_VERSION)),
+        ("kind", json!("MachineHealthCheck")),
+        ("metadata", metadata),
+        ("spec", Value::Object(spec)),
+    ])
 }

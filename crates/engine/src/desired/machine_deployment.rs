@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 use topograph_api::model::MachineDeploymentTopology;
-use topograph_api::object::{ObjectExt, set_at, string_map_value};
+use topograph_api::object::{ObjectExt, object_of, set_at, string_map_value};
 
 use super::reuse::{ObjectNaming, TemplateCopy, object_name, template_copy};
 use super::{DesiredMachineDeployment, Scope, health_check, merge_first_wins};
@@ -107,7 +107,7 @@ pub(crate) fn compute(
     let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_template);
     machine_spec.insert(
         "bootstrap".into(),
-        json!({ "configRef": ref_value(&bootstrap_ref) }),
+        object_of([("configRef", ref_value(&bootstrap_ref))]),
     );
     let infrastructure_ref = desired_ref(
         current_infrastructure.reference.as_ref(),
@@ -152,18 +152,21 @@ pub(crate) fn compute(
     }
     spec.insert(
         "selector".into(),
-        json!({ "matchLabels": string_map_value(&selector) }),
+        object_of([("matchLabels", string_map_value(&selector))]),
     );
     spec.insert(
         "template".into(),
-        json!({ "metadata": metadata.clone(), "spec": machine_spec }),
+        object_of([
+            ("metadata", Value::Object(metadata.clone())),
+            ("spec", Value::Object(machine_spec)),
+        ]),
     );
-    let mut object = json!({
-        "apiVersion": wire::API_VERSION,
-        "kind": "MachineDeployment",
-        "metadata": metadata,
-        "spec": spec,
-    });
+    let mut object = object_of([
+        ("apiVersion", json!(wire::API_VERSION)),
+        ("kind", json!("MachineDeployment")),
+        ("metadata", Value::Object(metadata)),
+        ("spec", Value::Object(spec)),
+    ]);
     set_at(&mut object, &["metadata", "name"], json!(name));
     set_at(
         &mut object,

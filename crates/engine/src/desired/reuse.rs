@@ -42,12 +42,15 @@ pub(crate) fn object_name(
         NameData::new(&scope.cluster.name, &scope.suffix(naming.role)),
         |data, (field, value)| data.with(field, value),
     );
-    let mut overflow_role = naming.role.to_vec();
-    overflow_role.push("overflow");
+    let overflow_suffix = || {
+        let mut role = naming.role.to_vec();
+        role.push("overflow");
+        scope.suffix(&role)
+    };
     names::render_template(
         naming.template.unwrap_or(naming.default_template),
         &data,
-        &scope.suffix(&overflow_role),
+        overflow_suffix,
     )
     .map_err(|e| {
         format!(
