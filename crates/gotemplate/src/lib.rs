@@ -1,0 +1,124 @@
+//! Go `text/template` with Sprig's hermetic function set (placeholder API; the engine
+//! lands with the template work of issue 3).
+
+use serde_json::Value;
+
+/// What a missing map key evaluates to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissingKey {
+    /// Go's default: `<no value>` when printed, false in conditions.
+    #[default]
+    Zero,
+    /// `missingkey=error`: evaluation fails with `map has no entry for key "k"`.
+    Error,
+}
+
+/// Which functions a template may call besides Go's builtins.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Functions {
+    /// Go's builtin functions only.
+    #[default]
+    Builtins,
+    /// Go's builtins plus `sprig.HermeticTxtFuncMap()`.
+    HermeticSprig,
+}
+
+/// Bounds on one evaluation, so a hostile template cannot hang or bloat a render.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest output, in bytes.
+    pub max_output_bytes: usize,
+    /// Most evaluation steps (actions, pipeline commands, range iterations).
+    pub max_steps: u64,
+    /// Deepest nesting of template calls.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_output_bytes: 1 << 20,
+            max_steps: 1_000_000,
+            max_depth: 100,
+        }
+    }
+}
+
+/// How a template is parsed and evaluated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Missing-key behaviour.
+    pub missing_key: MissingKey,
+    /// The function set.
+    pub functions: Functions,
+    /// Evaluation bounds.
+    pub limits: Limits,
+}
+
+impl Options {
+    /// What Cluster API uses for `enabledIf` and `valueFrom.template`.
+    pub fn patch() -> Self {
+        Options {
+            missing_key: MissingKey::Zero,
+            functions: Functions::HermeticSprig,
+            limits: Limits::default(),
+        }
+    }
+
+    /// What Cluster API uses for name templates.
+    pub fn name_generator() -> Self {
+        Options {
+            missing_key: MissingKey::Error,
+            functions: Functions::Builtins,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// The stage an error comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The text is not a valid template.
+    Parse,
+    /// Evaluation failed.
+    Execute,
+    /// Evaluation went over a [`Limits`] bound.
+    Limit,
+}
+
+/// A template error; its text is what Go prints (`template: tpl:1: unclosed action`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    /// The stage.
+    pub kind: ErrorKind,
+    /// Go's error text.
+    pub message: String,
+}
+
+/// A parsed template: parse once, execute many times.
+#[derive(Clone, Debug)]
+pub struct Template {
+    name: String,
+    options: Options,
+}
+
+impl Template {
+    /// Parses `text` as the template `name`.
+    pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Error> {
+        let _ = text;
+        Ok(Template {
+            name: name.to_string(),
+            options: options.clone(),
+        })
+    }
+
+    /// Evaluates the template with `data` (JSON numbers are Go float64s).
+    pub fn execute(&self, data: &Value) -> Result<String, Error> {
+        let _ = (data, &self.options);
+        Err(Error {
+            kind: ErrorKind::Execute,
+            message: format!("template: {}: not implemented yet", self.name),
+        })
+    }
+}
