@@ -6,6 +6,8 @@
 //! * [`current`]: what exists now (objects the Cluster references, owned
 //!   MachineDeployments found by label), whose names are always reused;
 //! * [`desired`]: the desired objects, with [`names`] for generated names;
+//! * [`patches`]: the class's patches, over the Cluster's (defaulted, validated)
+//!   variables and the builtin variables;
 //! * [`wire`]: how Cluster API's own kinds and references are written (v1beta1).
 //!
 //! Start with [`render`]: it runs the whole flow for one Cluster.
@@ -16,7 +18,9 @@ pub mod desired;
 pub mod error;
 pub mod labels;
 pub mod names;
+pub mod patches;
 pub mod store;
+mod variables;
 pub mod wire;
 
 use topograph_api::model::{Cluster, ClusterClass};
@@ -25,6 +29,15 @@ pub use desired::DesiredState;
 pub use error::RenderError;
 pub use store::ObjectStore;
 
+/// A render and how the class's patches shaped it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    /// The desired objects.
+    pub desired: DesiredState,
+    /// Which patch changed which path of which object.
+    pub explanation: patches::Explanation,
+}
+
 /// Renders the desired state of `cluster`, whose class is `class`, reading templates
 /// and current objects from `store`.
 pub fn render(
@@ -32,10 +45,19 @@ pub fn render(
     class: &ClusterClass,
     store: &ObjectStore,
 ) -> Result<DesiredState, RenderError> {
+    render_explained(cluster, class, store).map(|r| r.desired)
+}
+
+/// [`render`], also saying what each patch did.
+pub fn render_explained(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    store: &ObjectStore,
+) -> Result<Rendered, RenderError> {
     let blueprint = blueprint::Blueprint::resolve(class, store);
     let current = current::CurrentState::read(cluster, store);
-    match (blueprint, current) {
-        (Ok(blueprint), Ok(current)) => desired::compute(cluster, &blueprint, &current),
+    let (blueprint, current) = match (blueprint, current) {
+        (Ok(blueprint), Ok(current)) => (blueprint, current),
         (blueprint, current) => {
             let mut errors = RenderError::default();
             if let Err(e) = blueprint {
@@ -44,7 +66,25 @@ pub fn render(
             if let Err(e) = current {
                 errors.extend(e);
             }
-            Err(errors)
+            return Err(errors);
         }
-    }
+    };
+    let mut desired = desired::compute(cluster, &blueprint, &current)?;
+    let Some(topology) = cluster.topology.as_ref() else {
+        return Err(RenderError::new(format!(
+            "Cluster {} has no spec.topology",
+            cluster.key()
+        )));
+    };
+    let values = variables::resolve(topology, class)?;
+    let explanation = patches::apply(cluster, topology, &blueprint, &mut desired, &values.as_patch_values())
+        .map_err(|e| {
+            RenderError::new(format!(
+                "error computing the desired state of the Cluster topology: failed to apply patches: {e}"
+            ))
+        })?;
+    Ok(Rendered {
+        desired,
+        explanation,
+    })
 }

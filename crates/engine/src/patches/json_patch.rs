@@ -1,0 +1,358 @@
+//! RFC 6902 JSON patches, applied the way the Go library Cluster API uses does it
+//! (evanphx/json-patch v5 with default options): parents are never created, `-` and
+//! negative indices address array ends, and the error texts are that library's, so a
+//! failing patch reads the same here as on a Cluster's condition.
+//!
+//! Only the operations inline patches produce are supported (`add`, `replace`,
+//! `remove`); anything else is refused as the library refuses an unknown operation.
+
+use serde_json::Value;
+
+use super::go_text;
+
+/// One operation of a JSON patch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operation {
+    /// `add`, `replace` or `remove`.
+    pub op: String,
+    /// A JSON pointer.
+    pub path: String,
+    /// The value, for `add` and `replace`.
+    pub value: Option<Value>,
+}
+
+impl Operation {
+    /// The operation as JSON, keys in the order Go's encoder writes a map.
+    pub fn to_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("op".into(), Value::String(self.op.clone()));
+        map.insert("path".into(), Value::String(self.path.clone()));
+        if let Some(value) = &self.value {
+            map.insert("value".into(), value.clone());
+        }
+        Value::Object(map)
+    }
+}
+
+/// Why a patch could not be applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatchError {
+    /// The patch is malformed (unknown operation, missing value).
+    Decode(String),
+    /// The patch does not fit the document.
+    Apply(String),
+}
+
+impl std::fmt::Display for PatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PatchError::Decode(m) | PatchError::Apply(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Applies `operations` in order to a copy of `doc`; `doc` is untouched on error.
+pub fn apply(doc: &Value, operations: &[Operation]) -> Result<Value, PatchError> {
+    for operation in operations {
+        decode(operation)?;
+    }
+    let mut out = doc.clone();
+    for operation in operations {
+        apply_one(&mut out, operation)?;
+    }
+    Ok(out)
+}
+
+fn decode(operation: &Operation) -> Result<(), PatchError> {
+    let invalid =
+        |why: &str| PatchError::Decode(format!("invalid operation {}: {why}", operation.to_json()));
+    match operation.op.as_str() {
+        "add" | "replace" if operation.value.is_none() => Err(invalid(
+            "failed to decode 'value': operation, missing value field: missing value",
+        )),
+        "add" | "replace" | "remove" => Ok(()),
+        _ => Err(invalid("unsupported operation")),
+    }
+}
+
+/// The reference tokens of a pointer, unescaped (`~1` is `/`, `~0` is `~`).
+fn tokens(path: &str) -> Vec<String> {
+    path.split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// The container holding the last token of `path`, if every step exists.
+fn parent_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Option<&'a mut Value> {
+    let mut current = doc;
+    for token in tokens {
+        current = match current {
+            Value::Object(map) => map.get_mut(token)?,
+            Value::Array(items) => {
+                let index = go_text::atoi(token).ok()?;
+                let len = items.len() as i64;
+                let index = if index < 0 { index + len } else { index };
+                usize::try_from(index).ok().and_then(|i| items.get_mut(i))?
+            }
+            _ => return None,
+        };
+    }
+    match current {
+        Value::Object(_) | Value::Array(_) => Some(current),
+        _ => None,
+    }
+}
+
+fn invalid_index(op: &str, path: &str, index: &str) -> PatchError {
+    PatchError::Apply(format!(
+        "error in {op} for path: '{path}': Unable to access invalid index: {index}: invalid index referenced"
+    ))
+}
+
+fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
+    let op = operation.op.as_str();
+    let path = operation.path.as_str();
+    let tokens = tokens(path);
+    let q_path = go_text::quote(path);
+    let missing_path = || {
+        PatchError::Apply(match op {
+            "replace" => format!(
+                "replace operation does not apply: doc is missing path: {path}: missing value"
+            ),
+            _ => format!(
+                "{op} operation does not apply: doc is missing path: {q_path}: missing value"
+            ),
+        })
+    };
+    let Some((last, parents)) = tokens.split_last() else {
+        return Err(missing_path());
+    };
+    let Some(parent) = parent_mut(doc, parents) else {
+        return Err(missing_path());
+    };
+    let value = operation.value.clone().unwrap_or(Value::Null);
+    match parent {
+        Value::Object(map) => match op {
+            "add" => {
+                map.insert(last.clone(), value);
+            }
+            "replace" => match map.get_mut(last) {
+                Some(slot) => *slot = value,
+                None => {
+                    return Err(PatchError::Apply(format!(
+                        "replace operation does not apply: doc is missing key: {path}: missing value"
+                    )));
+                }
+            },
+            _ => {
+                if map.remove(last).is_none() {
+                    return Err(PatchError::Apply(format!(
+                        "error in remove for path: '{path}': unable to remove nonexistent key: {last}: missing value"
+                    )));
+                }
+            }
+        },
+        Value::Array(items) => {
+            let len = items.len() as i64;
+            match op {
+                "add" => {
+                    let index = if last == "-" {
+                        len
+                    } else {
+                        go_text::atoi(last).map_err(|e| {
+                            PatchError::Apply(format!(
+                                "error in add for path: '{path}': value was not a proper array index: '{last}': {e}"
+                            ))
+                        })?
+                    };
+                    let at = if index < 0 { index + len + 1 } else { index };
+                    match usize::try_from(at) {
+                        Ok(at) if at <= items.len() => items.insert(at, value),
+                        _ => return Err(invalid_index("add", path, last)),
+                    }
+                }
+                "replace" => {
+                    let slot = go_text::atoi(last)
+                        .ok()
+                        .map(|i| if i < 0 { i + len } else { i })
+                        .and_then(|i| usize::try_from(i).ok())
+                        .and_then(|i| items.get_mut(i));
+                    match slot {
+                        Some(slot) => *slot = value,
+                        None => {
+                            return Err(PatchError::Apply(format!(
+                                "replace operation does not apply: doc is missing key: {path}: missing value"
+                            )));
+                        }
+                    }
+                }
+                _ => {
+                    let index = go_text::atoi(last).map_err(|e| {
+                        PatchError::Apply(format!("error in remove for path: '{path}': {e}"))
+                    })?;
+                    let at = if index < 0 { index + len } else { index };
+                    match usize::try_from(at) {
+                        Ok(at) if at < items.len() => {
+                            items.remove(at);
+                        }
+                        _ => return Err(invalid_index("remove", path, last)),
+                    }
+                }
+            }
+        }
+        _ => return Err(missing_path()),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn op(op: &str, path: &str, value: Option<Value>) -> Operation {
+        Operation {
+            op: op.into(),
+            path: path.into(),
+            value,
+        }
+    }
+
+    /// Cases and answers from the reference library (see the module doc).
+    #[test]
+    fn matches_the_reference_library() {
+        let doc = json!({"spec": {"a": [1, 2], "m": {"k": 1}, "s": "x"}});
+        let cases: Vec<(Operation, Result<Value, &str>)> = vec![
+            (
+                op("add", "/spec/x/y", Some(json!(1))),
+                Err(
+                    r#"add operation does not apply: doc is missing path: "/spec/x/y": missing value"#,
+                ),
+            ),
+            (
+                op("remove", "/spec/x", None),
+                Err(
+                    "error in remove for path: '/spec/x': unable to remove nonexistent key: x: missing value",
+                ),
+            ),
+            (
+                op("remove", "/spec/x/y", None),
+                Err(
+                    r#"remove operation does not apply: doc is missing path: "/spec/x/y": missing value"#,
+                ),
+            ),
+            (
+                op("replace", "/spec/x", Some(json!(2))),
+                Err("replace operation does not apply: doc is missing key: /spec/x: missing value"),
+            ),
+            (
+                op("replace", "/spec/x/y", Some(json!(2))),
+                Err(
+                    "replace operation does not apply: doc is missing path: /spec/x/y: missing value",
+                ),
+            ),
+            (
+                op("add", "/spec/a/5", Some(json!(2))),
+                Err(
+                    "error in add for path: '/spec/a/5': Unable to access invalid index: 5: invalid index referenced",
+                ),
+            ),
+            (
+                op("add", "/spec/a/x", Some(json!(2))),
+                Err(
+                    r#"error in add for path: '/spec/a/x': value was not a proper array index: 'x': strconv.Atoi: parsing "x": invalid syntax"#,
+                ),
+            ),
+            (
+                op("remove", "/spec/a/-", None),
+                Err(
+                    r#"error in remove for path: '/spec/a/-': strconv.Atoi: parsing "-": invalid syntax"#,
+                ),
+            ),
+            (
+                op("remove", "/spec/a/2", None),
+                Err(
+                    "error in remove for path: '/spec/a/2': Unable to access invalid index: 2: invalid index referenced",
+                ),
+            ),
+            (
+                op("replace", "/spec/a/2", Some(json!(1))),
+                Err(
+                    "replace operation does not apply: doc is missing key: /spec/a/2: missing value",
+                ),
+            ),
+            (
+                op("add", "/spec/s/b", Some(json!(1))),
+                Err(
+                    r#"add operation does not apply: doc is missing path: "/spec/s/b": missing value"#,
+                ),
+            ),
+            (
+                op("add", "/spec/a/-5", Some(json!(9))),
+                Err(
+                    "error in add for path: '/spec/a/-5': Unable to access invalid index: -5: invalid index referenced",
+                ),
+            ),
+            (
+                op("bogus", "/spec/a", Some(json!(2))),
+                Err(
+                    r#"invalid operation {"op":"bogus","path":"/spec/a","value":2}: unsupported operation"#,
+                ),
+            ),
+            (
+                op("add", "/spec/a", None),
+                Err(
+                    r#"invalid operation {"op":"add","path":"/spec/a"}: failed to decode 'value': operation, missing value field: missing value"#,
+                ),
+            ),
+            (
+                op("add", "/spec/a/-", Some(json!(3))),
+                Ok(json!({"spec": {"a": [1, 2, 3], "m": {"k": 1}, "s": "x"}})),
+            ),
+            (
+                op("add", "/spec/a/-1", Some(json!(3))),
+                Ok(json!({"spec": {"a": [1, 2, 3], "m": {"k": 1}, "s": "x"}})),
+            ),
+            (
+                op("add", "/spec/a/1", Some(json!(3))),
+                Ok(json!({"spec": {"a": [1, 3, 2], "m": {"k": 1}, "s": "x"}})),
+            ),
+            (
+                op("remove", "/spec/a/-1", None),
+                Ok(json!({"spec": {"a": [1], "m": {"k": 1}, "s": "x"}})),
+            ),
+            (
+                op("replace", "/spec/m/k", Some(json!({"z": [1]}))),
+                Ok(json!({"spec": {"a": [1, 2], "m": {"k": {"z": [1]}}, "s": "x"}})),
+            ),
+            (op("remove", "/spec", None), Ok(json!({}))),
+        ];
+        for (operation, want) in cases {
+            let got = apply(&doc, std::slice::from_ref(&operation)).map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_string), "{operation:?}");
+        }
+    }
+
+    #[test]
+    fn escaped_tokens_and_failed_patches_leave_the_document_alone() {
+        let doc = json!({"spec": {"a/b": 1, "c~d": 2}});
+        let out = apply(
+            &doc,
+            &[
+                op("replace", "/spec/a~1b", Some(json!(5))),
+                op("remove", "/spec/c~0d", None),
+            ],
+        );
+        assert_eq!(out, Ok(json!({"spec": {"a/b": 5}})));
+        let failed = apply(
+            &doc,
+            &[
+                op("replace", "/spec/a~1b", Some(json!(5))),
+                op("remove", "/spec/nope", None),
+            ],
+        );
+        assert!(failed.is_err());
+        assert_eq!(doc, json!({"spec": {"a/b": 1, "c~d": 2}}));
+    }
+}

@@ -1,0 +1,189 @@
+//! The patch engine (spec section 4): a ClusterClass's patches, in order, change copies
+//! of the class's templates; the patched templates then overwrite the desired objects'
+//! specs, labels and annotations.
+//!
+//! * [`request`]: the items (templates) and the variables each sees;
+//! * [`inline`]: selectors, `enabledIf` and values of inline patches;
+//! * [`json_patch`]: RFC 6902 application with the reference library's errors;
+//! * [`update`]: copying patched templates into the desired objects;
+//! * [`builtin`], [`variable_path`], [`template_value`]: what patches read.
+//!
+//! Every error names the patch and the template kind, wrapped the way Cluster API
+//! wraps them, so the message matches what a Cluster's `TopologyReconciled` condition
+//! would say.
+
+pub mod builtin;
+mod go_text;
+mod inline;
+pub mod json_patch;
+mod request;
+mod template_value;
+mod update;
+pub mod variable_path;
+
+use serde_json::Value;
+use topograph_api::model::{Cluster, Topology};
+use topograph_api::object::{ObjectExt, set_at};
+
+use crate::blueprint::Blueprint;
+use crate::desired::DesiredState;
+use go_text::quote;
+use inline::Outcome;
+pub use request::Values;
+use request::{Item, Target};
+use template_value::TemplateCache;
+
+pub use template_value::yaml_to_json;
+
+/// What one patch did to one template, in terms of the desired object it feeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The patch's name.
+    pub patch: String,
+    /// The template patched (`Kind name`).
+    pub template: String,
+    /// The desired object the template feeds (`Kind namespace/name`).
+    pub object: String,
+    /// `add`, `replace` or `remove`.
+    pub op: String,
+    /// The path in the template.
+    pub template_path: String,
+    /// The path in the object, or why the change does not reach the object.
+    pub object_path: Result<String, &'static str>,
+}
+
+/// A patch whose selectors matched a template but whose `enabledIf` was false there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The patch's name.
+    pub patch: String,
+    /// The template (`Kind name`).
+    pub template: String,
+    /// The desired object the template feeds.
+    pub object: String,
+}
+
+/// Which patch changed which path of which object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Explanation {
+    /// Changes, in the order they were applied.
+    pub changes: Vec<Change>,
+    /// Patches turned off by `enabledIf`, per template.
+    pub skipped: Vec<Skipped>,
+}
+
+fn describe(object: &Value) -> String {
+    format!("{} {}/{}", object.kind(), object.namespace(), object.name())
+}
+
+fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
+    match target {
+        Target::InfrastructureCluster => desired.infrastructure_cluster.as_ref(),
+        Target::ControlPlane => Some(&desired.control_plane.object),
+        Target::ControlPlaneMachineTemplate => desired.control_plane.machine_template.as_ref(),
+        Target::Bootstrap(i) => desired
+            .machine_deployments
+            .get(i)
+            .map(|m| &m.bootstrap_template),
+        Target::Infrastructure(i) => desired
+            .machine_deployments
+            .get(i)
+            .map(|m| &m.infrastructure_template),
+    }
+}
+
+/// Applies JSON patch operations to an item; only `spec`, labels and annotations of
+/// the result are kept (a field the result lacks leaves the item's alone).
+fn apply_to_item(item: &mut Item, operations: &[json_patch::Operation]) -> Result<(), String> {
+    let patched = json_patch::apply(&item.object, operations).map_err(|e| match e {
+        json_patch::PatchError::Decode(m) => {
+            format!("failed to apply patch: error decoding json patch (RFC6902): {m}")
+        }
+        json_patch::PatchError::Apply(m) => {
+            format!("failed to apply patch: error applying json patch (RFC6902): {m}")
+        }
+    })?;
+    for path in [
+        &["spec"][..],
+        &["metadata", "labels"][..],
+        &["metadata", "annotations"][..],
+    ] {
+        if let Some(value) = patched.at(path) {
+            set_at(&mut item.object, path, value.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Runs every patch of the class over `desired`, returning what changed where.
+pub fn apply(
+    cluster: &Cluster,
+    topology: &Topology,
+    blueprint: &Blueprint<'_>,
+    desired: &mut DesiredState,
+    values: &Values<'_>,
+) -> Result<Explanation, String> {
+    let patches = &blueprint.class.patches;
+    let mut explanation = Explanation::default();
+    if patches.is_empty() {
+        return Ok(explanation);
+    }
+    let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
+    let mut templates = TemplateCache::default();
+    for patch in patches {
+        let name = quote(&patch.name);
+        if patch.definitions.as_ref().is_none_or(Vec::is_empty) {
+            return Err(
+                if patch
+                    .external
+                    .as_ref()
+                    .is_some_and(|e| e.generate_extension.is_some())
+                {
+                    format!(
+                        "can not use external patch {name} if RuntimeSDK feature flag is disabled"
+                    )
+                } else {
+                    format!("failed to create patch generator for patch {name}")
+                },
+            );
+        }
+        let outcomes = inline::generate(patch, &globals, &items, &mut templates)
+            .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
+        for outcome in outcomes {
+            let index = match &outcome {
+                Outcome::Operations(index, _) | Outcome::Disabled(index) => *index,
+            };
+            let Some(item) = items.get_mut(index) else {
+                return Err("unable to find corresponding request item for patch".to_string());
+            };
+            let template = format!("{} {}", item.object.kind(), item.object.name());
+            let object = target_object(desired, item.target)
+                .map(describe)
+                .unwrap_or_default();
+            match outcome {
+                Outcome::Disabled(_) => explanation.skipped.push(Skipped {
+                    patch: patch.name.clone(),
+                    template,
+                    object,
+                }),
+                Outcome::Operations(_, operations) => {
+                    apply_to_item(item, &operations)
+                        .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
+                    explanation
+                        .changes
+                        .extend(operations.into_iter().map(|op| Change {
+                            patch: patch.name.clone(),
+                            template: template.clone(),
+                            object: object.clone(),
+                            object_path: update::object_path(item.target, &op.path),
+                            op: op.op,
+                            template_path: op.path,
+                        }));
+                }
+            }
+        }
+    }
+    update::apply(&items, desired)
+        .map_err(|e| format!("failed to apply patches to desired state: {e}"))?;
+    Ok(explanation)
+}

@@ -1,0 +1,281 @@
+//! The patch request: one item per class template that the Cluster's desired objects
+//! come from, in a fixed order (InfrastructureCluster, ControlPlane, its machine
+//! template, then each MachineDeployment's bootstrap and infrastructure templates in
+//! topology order), each with the variables it sees.
+//!
+//! Items are copies of the class's templates, not of the desired objects; the desired
+//! objects' labels and annotations are synced into them first so that patches see
+//! (and may change) what the objects will carry.
+
+use serde_json::{Map, Value};
+use topograph_api::model::{Cluster, Topology, Variable};
+use topograph_api::object::{ObjectExt, object_at_mut, remove_at, set_at};
+
+use super::builtin;
+use crate::blueprint::Blueprint;
+use crate::desired::DesiredState;
+use crate::labels;
+
+/// Which desired object an item's template feeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The InfrastructureCluster.
+    InfrastructureCluster,
+    /// The ControlPlane.
+    ControlPlane,
+    /// The control plane's machine template copy.
+    ControlPlaneMachineTemplate,
+    /// The bootstrap template copy of the MachineDeployment at this index.
+    Bootstrap(usize),
+    /// The infrastructure template copy of the MachineDeployment at this index.
+    Infrastructure(usize),
+}
+
+/// Where an item's template is referenced from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// The holder's kind (`Cluster`, the control plane kind, `MachineDeployment`).
+    pub kind: String,
+    /// The holder's name.
+    pub name: String,
+    /// The field of the holder that references the template.
+    pub field_path: &'static str,
+}
+
+/// One template to patch.
+#[derive(Clone, Debug)]
+pub struct Item {
+    /// Where the template is referenced from.
+    pub holder: Holder,
+    /// The template, as patches so far left it.
+    pub object: Value,
+    /// Variables of this item (overrides and builtin), merged over the global ones.
+    pub variables: Map<String, Value>,
+    /// The desired object the item feeds.
+    pub target: Target,
+}
+
+/// Holder field paths, as patches' selectors know them.
+pub mod field_path {
+    /// Cluster → InfrastructureCluster.
+    pub const INFRASTRUCTURE_REF: &str = "spec.infrastructureRef";
+    /// Cluster → ControlPlane.
+    pub const CONTROL_PLANE_REF: &str = "spec.controlPlaneRef";
+    /// ControlPlane → machine template (v1beta1 contract).
+    pub const CONTROL_PLANE_MACHINE_TEMPLATE: &str = "spec.machineTemplate.infrastructureRef";
+    /// ControlPlane → machine template (v1beta2 contract).
+    pub const CONTROL_PLANE_MACHINE_TEMPLATE_V1BETA2: &str =
+        "spec.machineTemplate.spec.infrastructureRef";
+    /// MachineDeployment → bootstrap template.
+    pub const BOOTSTRAP: &str = "spec.template.spec.bootstrap.configRef";
+    /// MachineDeployment → infrastructure template.
+    pub const INFRASTRUCTURE: &str = "spec.template.spec.infrastructureRef";
+}
+
+/// Annotations that never reach a patch.
+const STRIPPED_ANNOTATIONS: &[&str] = &[labels::LAST_APPLIED, "cluster.x-k8s.io/conversion-data"];
+
+/// Sets `labels` and `annotations` under `at` of `item` from `from`'s metadata.
+fn sync_metadata(item: &mut Value, at: &[&str], from: &Value) {
+    for (field, map) in [
+        ("labels", from.labels()),
+        ("annotations", from.annotations()),
+    ] {
+        let mut map = map;
+        if field == "annotations" {
+            for key in STRIPPED_ANNOTATIONS {
+                map.remove(*key);
+            }
+        }
+        let mut path = at.to_vec();
+        path.push(field);
+        if map.is_empty() {
+            remove_at(item, &path);
+        } else {
+            set_at(item, &path, topograph_api::object::string_map_value(&map));
+        }
+    }
+}
+
+fn template_item(template: &Value) -> Value {
+    let mut item = template.clone();
+    let metadata = object_at_mut(&mut item, &["metadata"]);
+    metadata.remove("managedFields");
+    if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
+        for key in STRIPPED_ANNOTATIONS {
+            annotations.remove(*key);
+        }
+        if annotations.is_empty() {
+            metadata.remove("annotations");
+        }
+    }
+    item
+}
+
+/// User variables that the class defines (inline definitions), as a map.
+fn defined(values: &[Variable], class_definitions: &[String]) -> Map<String, Value> {
+    values
+        .iter()
+        .filter(|v| v.name != builtin::NAME && class_definitions.contains(&v.name))
+        .map(|v| (v.name.clone(), v.value.clone()))
+        .collect()
+}
+
+fn with_builtin(mut variables: Map<String, Value>, key: &str, value: Value) -> Map<String, Value> {
+    let mut b = Map::new();
+    b.insert(key.to_string(), value);
+    variables.insert(builtin::NAME.to_string(), Value::Object(b));
+    variables
+}
+
+/// Variable values after defaulting, per scope.
+pub struct Values<'a> {
+    /// `spec.topology.variables`.
+    pub cluster: &'a [Variable],
+    /// Control plane overrides.
+    pub control_plane: &'a [Variable],
+    /// Overrides per MachineDeployment, in topology order.
+    pub machine_deployments: Vec<&'a [Variable]>,
+}
+
+/// The global variables and the items of the request.
+pub fn build(
+    cluster: &Cluster,
+    topology: &Topology,
+    blueprint: &Blueprint<'_>,
+    desired: &DesiredState,
+    values: &Values<'_>,
+) -> (Map<String, Value>, Vec<Item>) {
+    let definitions: Vec<String> = blueprint
+        .class
+        .variables
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    let globals = with_builtin(
+        defined(values.cluster, &definitions),
+        "cluster",
+        builtin::cluster(cluster, topology, &desired.cluster),
+    );
+    let cluster_holder = |field_path| Holder {
+        kind: "Cluster".to_string(),
+        name: cluster.name.clone(),
+        field_path,
+    };
+    let mut items = Vec::new();
+    if let (Some(template), Some(object)) = (
+        blueprint.infrastructure_cluster_template,
+        desired.infrastructure_cluster.as_ref(),
+    ) {
+        let mut item = template_item(template);
+        sync_metadata(&mut item, &["spec", "template", "metadata"], object);
+        items.push(Item {
+            holder: cluster_holder(field_path::INFRASTRUCTURE_REF),
+            object: item,
+            variables: Map::new(),
+            target: Target::InfrastructureCluster,
+        });
+    }
+    let cp = &desired.control_plane;
+    let cp_variables = with_builtin(
+        defined(values.control_plane, &definitions),
+        "controlPlane",
+        builtin::control_plane(topology, cp),
+    );
+    let mut item = template_item(blueprint.control_plane_template);
+    sync_metadata(&mut item, &["spec", "template", "metadata"], &cp.object);
+    items.push(Item {
+        holder: cluster_holder(field_path::CONTROL_PLANE_REF),
+        object: item,
+        variables: cp_variables.clone(),
+        target: Target::ControlPlane,
+    });
+    if let (Some(template), Some(copy)) = (
+        blueprint.control_plane_machine_template,
+        cp.machine_template.as_ref(),
+    ) {
+        let mut item = template_item(template);
+        sync_metadata(&mut item, &["metadata"], copy);
+        items.push(Item {
+            holder: Holder {
+                kind: cp.object.kind().to_string(),
+                name: cp.object.name().to_string(),
+                field_path: field_path::CONTROL_PLANE_MACHINE_TEMPLATE,
+            },
+            object: item,
+            variables: cp_variables,
+            target: Target::ControlPlaneMachineTemplate,
+        });
+    }
+    for (index, md) in desired.machine_deployments.iter().enumerate() {
+        let Some(md_topology) = topology
+            .machine_deployments
+            .iter()
+            .find(|t| t.name == md.topology_name)
+        else {
+            continue;
+        };
+        let Some(md_blueprint) = blueprint
+            .machine_deployments
+            .get(md_topology.class.as_str())
+        else {
+            continue;
+        };
+        let overrides = values
+            .machine_deployments
+            .get(index)
+            .copied()
+            .unwrap_or(&[]);
+        let variables = with_builtin(
+            defined(overrides, &definitions),
+            "machineDeployment",
+            builtin::machine_deployment(md_topology, md),
+        );
+        let holder = |field_path| Holder {
+            kind: "MachineDeployment".to_string(),
+            name: md.object.name().to_string(),
+            field_path,
+        };
+        for (template, copy, field, target) in [
+            (
+                md_blueprint.bootstrap_template,
+                &md.bootstrap_template,
+                field_path::BOOTSTRAP,
+                Target::Bootstrap(index),
+            ),
+            (
+                md_blueprint.infrastructure_template,
+                &md.infrastructure_template,
+                field_path::INFRASTRUCTURE,
+                Target::Infrastructure(index),
+            ),
+        ] {
+            let mut item = template_item(template);
+            sync_metadata(&mut item, &["metadata"], copy);
+            items.push(Item {
+                holder: holder(field),
+                object: item,
+                variables: variables.clone(),
+                target,
+            });
+        }
+    }
+    (globals, items)
+}
+
+/// Globals first, then the item's variables by name; `builtin` is merged field by
+/// field so an item sees `builtin.cluster` and its own `builtin.<kind>`.
+pub fn merge(globals: &Map<String, Value>, item: &Map<String, Value>) -> Map<String, Value> {
+    let mut merged = globals.clone();
+    for (name, value) in item {
+        match (merged.get_mut(name), value) {
+            (Some(Value::Object(base)), Value::Object(extra)) if name == builtin::NAME => {
+                base.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            _ => {
+                merged.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    merged
+}

@@ -1,0 +1,84 @@
+//! Rendering `enabledIf` and `valueFrom.template`: a Go template with Sprig's hermetic
+//! functions, evaluated over the variables, whose output is read as YAML (1.1, so `yes`
+//! and `on` are booleans) into a JSON value. Templates are parsed once per render.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use topograph_gotemplate::{Options, Template};
+
+use super::go_text::quote;
+
+/// Parsed templates by text, so a template used for many items is parsed once.
+#[derive(Default)]
+pub struct TemplateCache {
+    parsed: HashMap<String, Result<Template, String>>,
+}
+
+impl TemplateCache {
+    fn get(&mut self, text: &str) -> Result<&Template, String> {
+        self.parsed
+            .entry(text.to_string())
+            .or_insert_with(|| {
+                Template::parse("tpl", text, &Options::patch())
+                    .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Renders `text` with `data` and reads the output as YAML.
+    pub fn render(&mut self, text: &str, data: &Value) -> Result<Value, String> {
+        let template = self.get(text)?;
+        let rendered = template
+            .execute(data)
+            .map_err(|e| format!("failed to render template: {}: {e}", quote(text)))?;
+        yaml_to_json(&rendered).map_err(|e| {
+            format!(
+                "failed to unmarshal rendered template: {}: {e}",
+                quote(&rendered)
+            )
+        })
+    }
+}
+
+/// Reads rendered output as Kubernetes' YAML reader does: empty output is `null`.
+pub fn yaml_to_json(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    let docs = serde_saphyr::from_multiple::<Value>(text).map_err(|e| {
+        let message = e.to_string();
+        message.lines().next().unwrap_or_default().to_string()
+    })?;
+    Ok(docs.into_iter().next().unwrap_or(Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn output_is_read_as_yaml_1_1() {
+        let cases = [
+            ("true", json!(true)),
+            (" yes\n", json!(true)),
+            ("on", json!(true)),
+            ("\"true\"", json!("true")),
+            ("1", json!(1)),
+            ("", Value::Null),
+            ("- 3\n- 4", json!([3, 4])),
+            (
+                "local:\n  imageTag: 3.5\n",
+                json!({"local": {"imageTag": 3.5}}),
+            ),
+            ("<no value>", json!("<no value>")),
+            ("kindest/node:v1.30.0", json!("kindest/node:v1.30.0")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(yaml_to_json(text), Ok(want), "{text:?}");
+        }
+        assert!(yaml_to_json("a: b: c").is_err());
+    }
+}

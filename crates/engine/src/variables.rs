@@ -1,0 +1,82 @@
+//! The Cluster's variable values as patches see them: defaulted from the class's
+//! definitions and validated, at the top level and in every override list, before
+//! any patch runs (as the topology controller does before each reconcile).
+
+use topograph_api::model::{ClusterClass, Topology, Variable};
+use topograph_variables::{Scope, default_variables, validate_variables};
+
+use crate::error::RenderError;
+use crate::patches::Values;
+
+/// Defaulted values per scope.
+pub struct Resolved {
+    cluster: Vec<Variable>,
+    control_plane: Vec<Variable>,
+    machine_deployments: Vec<Vec<Variable>>,
+}
+
+impl Resolved {
+    /// Borrowed, in the shape the patch engine reads.
+    pub fn as_patch_values(&self) -> Values<'_> {
+        Values {
+            cluster: &self.cluster,
+            control_plane: &self.control_plane,
+            machine_deployments: self.machine_deployments.iter().map(Vec::as_slice).collect(),
+        }
+    }
+}
+
+fn resolve_scope(
+    values: &[Variable],
+    class: &ClusterClass,
+    scope: Scope<'_>,
+    errors: &mut RenderError,
+) -> Vec<Variable> {
+    match default_variables(values, &class.variables, scope) {
+        Ok(defaulted) => {
+            for e in validate_variables(&defaulted, None, &class.variables, scope) {
+                errors.push(e.to_string());
+            }
+            defaulted
+        }
+        Err(problems) => {
+            for e in problems {
+                errors.push(e.to_string());
+            }
+            Vec::new()
+        }
+    }
+}
+
+/// Defaults and validates every variable list of `topology` against `class`.
+pub fn resolve(topology: &Topology, class: &ClusterClass) -> Result<Resolved, RenderError> {
+    let mut errors = RenderError::default();
+    let cluster = resolve_scope(&topology.variables, class, Scope::Cluster, &mut errors);
+    let control_plane = resolve_scope(
+        &topology.control_plane.variable_overrides,
+        class,
+        Scope::ControlPlane,
+        &mut errors,
+    );
+    let machine_deployments = topology
+        .machine_deployments
+        .iter()
+        .map(|md| {
+            resolve_scope(
+                &md.variable_overrides,
+                class,
+                Scope::MachineDeployment(&md.name),
+                &mut errors,
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(Resolved {
+            cluster,
+            control_plane,
+            machine_deployments,
+        })
+    } else {
+        Err(errors)
+    }
+}
