@@ -11,6 +11,7 @@ use topograph_api::ObjectExt;
 use topograph_api::envsubst;
 use topograph_api::load::{self, Input, LoadOptions};
 use topograph_engine::ObjectStore;
+use topograph_engine::patches::Explanation;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -39,6 +40,10 @@ pub struct RenderArgs {
     /// Substitute `${NAME}` placeholders from the environment (`--set` wins).
     #[arg(long = "env")]
     env: bool,
+    /// Also say, on standard error, which patch changed which path of which object
+    /// (and which patches `enabledIf` turned off).
+    #[arg(long = "explain")]
+    explain: bool,
 }
 
 const EXIT_INVALID: u8 = 1;
@@ -51,6 +56,29 @@ fn read_file(name: &str) -> std::io::Result<String> {
         Ok(text)
     } else {
         std::fs::read_to_string(name)
+    }
+}
+
+/// Prints what the patches did for one Cluster, one line per change.
+fn explain(cluster: &str, explanation: &Explanation) {
+    if explanation.changes.is_empty() && explanation.skipped.is_empty() {
+        eprintln!("explain: Cluster {cluster}: no patch changed anything");
+    }
+    for change in &explanation.changes {
+        let landed = match &change.object_path {
+            Ok(path) => format!("{} {path}", change.object),
+            Err(why) => format!("{} ({why})", change.object),
+        };
+        eprintln!(
+            "explain: Cluster {cluster}: patch {:?}: {} {landed} [template {} {}]",
+            change.patch, change.op, change.template, change.template_path
+        );
+    }
+    for skipped in &explanation.skipped {
+        eprintln!(
+            "explain: Cluster {cluster}: patch {:?}: not enabled for {} [template {}]",
+            skipped.patch, skipped.object, skipped.template
+        );
     }
 }
 
@@ -149,10 +177,13 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         };
         used_classes[class_index] = true;
         let class = &bundle.cluster_classes[class_index].value;
-        match topograph_engine::render(cluster, class, &store) {
-            Ok(desired) => {
+        match topograph_engine::render_explained(cluster, class, &store) {
+            Ok(rendered) => {
                 rendered_any = true;
-                objects.extend(desired.objects().into_iter().cloned());
+                if args.explain {
+                    explain(&cluster.key(), &rendered.explanation);
+                }
+                objects.extend(rendered.desired.objects().into_iter().cloned());
             }
             Err(errors) => {
                 for message in &errors.messages {
@@ -176,14 +207,6 @@ pub fn run(args: &RenderArgs) -> ExitCode {
             eprintln!(
                 "warning: {}: ClusterClass {}/{} is not used by any Cluster",
                 loaded.source, class.namespace, class.name
-            );
-        } else if !class.patches.is_empty() {
-            eprintln!(
-                "warning: {}: ClusterClass {}/{}: its {} patch(es) and variables are not applied yet by this version",
-                loaded.source,
-                class.namespace,
-                class.name,
-                class.patches.len()
             );
         }
     }
