@@ -48,12 +48,50 @@ pub fn render(
     render_explained(cluster, class, store).map(|r| r.desired)
 }
 
+/// How a render treats its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Check the class's patches against Cluster API's admission rules first, as an API
+    /// server with its webhooks would have. Turned off only to reproduce what a class
+    /// that bypassed admission does at reconcile time.
+    pub admission_checks: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            admission_checks: true,
+        }
+    }
+}
+
 /// [`render`], also saying what each patch did.
 pub fn render_explained(
     cluster: &Cluster,
     class: &ClusterClass,
     store: &ObjectStore,
 ) -> Result<Rendered, RenderError> {
+    render_with(cluster, class, store, RenderOptions::default())
+}
+
+/// [`render_explained`] with explicit options.
+pub fn render_with(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    store: &ObjectStore,
+    options: RenderOptions,
+) -> Result<Rendered, RenderError> {
+    if options.admission_checks {
+        let problems = patches::validate(class);
+        if !problems.is_empty() {
+            return Err(RenderError {
+                messages: problems
+                    .iter()
+                    .map(|p| format!("ClusterClass {}/{}: {p}", class.namespace, class.name))
+                    .collect(),
+            });
+        }
+    }
     let blueprint = blueprint::Blueprint::resolve(class, store);
     let current = current::CurrentState::read(cluster, store);
     let (blueprint, current) = match (blueprint, current) {

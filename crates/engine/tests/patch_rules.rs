@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use topograph_api::load::{Input, LoadOptions, load};
-use topograph_engine::{DesiredState, ObjectStore, Rendered, render_explained};
+use topograph_engine::{DesiredState, ObjectStore, RenderOptions, Rendered, render_with};
 
 const CLASS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1
@@ -110,7 +110,11 @@ spec:
 
 const CP: &str = "apiVersion: controlplane.cluster.x-k8s.io/v1beta1\n        kind: KubeadmControlPlaneTemplate\n        matchResources: {controlPlane: true}";
 
-fn render_with(patches: &str, variables: &str) -> Result<Rendered, String> {
+fn render_checked(
+    patches: &str,
+    variables: &str,
+    admission_checks: bool,
+) -> Result<Rendered, String> {
     let class = CLASS.replace("PATCHES", &patches.replace('\n', "\n  "));
     let cluster = CLUSTER.replace("VARIABLES", variables);
     let inputs = [
@@ -125,22 +129,30 @@ fn render_with(patches: &str, variables: &str) -> Result<Rendered, String> {
     ];
     let bundle = load(&inputs, &LoadOptions::default()).map_err(|e| format!("{e:?}"))?;
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
-    render_explained(
+    render_with(
         &bundle.clusters[0].value,
         &bundle.cluster_classes[0].value,
         &store,
+        RenderOptions { admission_checks },
     )
     .map_err(|e| e.to_string())
 }
 
+/// Renders as a reconcile would, after admission.
+fn render(patches: &str, variables: &str) -> Result<Rendered, String> {
+    render_checked(patches, variables, true)
+}
+
 fn desired(patches: &str, variables: &str) -> DesiredState {
-    render_with(patches, variables)
+    render(patches, variables)
         .unwrap_or_else(|e| panic!("{e}"))
         .desired
 }
 
+/// The reconcile-time error of a class that bypassed admission (the texts Cluster API
+/// produces when its webhooks did not run).
 fn error(patches: &str, variables: &str) -> String {
-    match render_with(patches, variables) {
+    match render_checked(patches, variables, false) {
         Ok(_) => panic!("expected an error for patches {patches}"),
         Err(e) => e,
     }
@@ -510,7 +522,7 @@ fn patches_accumulate_in_order_and_topology_fields_win() {
             "[{op: add, path: /spec/template/spec/chain/-, value: b}]"
         )
     );
-    let rendered = render_with(&patches, "[]").unwrap_or_else(|e| panic!("{e}"));
+    let rendered = render_checked(&patches, "[]", false).unwrap_or_else(|e| panic!("{e}"));
     let cp = &rendered.desired.control_plane.object;
     assert_eq!(
         at(cp, "/spec/chain"),
@@ -584,4 +596,117 @@ fn variables_are_validated_before_patches_run() {
         ),
         "{got}"
     );
+}
+
+/// A class whose patches break the admission rules is refused before anything renders,
+/// with every problem and its field path.
+#[test]
+fn admission_rules_for_patches() {
+    let sel_cp = format!("      {CP}");
+    let case = |definitions: &str| format!("\n- name: p\n  definitions:\n{definitions}\n");
+    let def =
+        |json_patches: &str| format!("  - selector:\n  {sel_cp}\n    jsonPatches: {json_patches}");
+    let jp = "spec.patches[0].definitions[0].jsonPatches[0]";
+    let cases: Vec<(String, Vec<String>)> = vec![
+        (
+            case(&def("[{op: move, path: /spec/template/spec/x}]")),
+            vec![format!(
+                r#"{jp}.op: Unsupported value: "{{\n  \"op\": \"move\",\n  \"path\": \"/spec/template/spec/x\"\n}}": supported values: "add", "remove", "replace""#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /metadata/name, value: x}]")),
+            vec![format!(
+                r#"{jp}.path: Invalid value: "{{\n  \"op\": \"add\",\n  \"path\": \"/metadata/name\",\n  \"value\": \"x\"\n}}": jsonPatch path must start with "/spec/""#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/list/1, value: x}]")),
+            vec![format!(
+                r#"{jp}.path: Invalid value: "/spec/template/spec/list/1": arrays can only be accessed using "0" (prepend) or "-" (append)"#
+            )],
+        ),
+        (
+            case(&def("[{op: remove, path: /spec/template/spec/list/0}]")),
+            vec![format!(
+                r#"{jp}.path: Invalid value: "/spec/template/spec/list/0": elements in arrays can not be accessed in a remove operation"#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/x}]")),
+            vec![format!(
+                r#"{jp}: Invalid value: "{{\n  \"op\": \"add\",\n  \"path\": \"/spec/template/spec/x\"\n}}": jsonPatch must define one of value or valueFrom"#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/x, valueFrom: {}}]")),
+            vec![format!(
+                r#"{jp}.valueFrom: Invalid value: "{{}}": valueFrom must set either template or variable"#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/x, valueFrom: {template: \"{{ .tag\"}}]")),
+            vec![format!(
+                r#"{jp}.valueFrom.template: Invalid value: "{{{{ .tag": template can not be parsed: template: valueFrom.template:1: unclosed action"#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/x, valueFrom: {variable: builtin.cluster.metadata}}]")),
+            vec![format!(
+                r#"{jp}.valueFrom.variable: Invalid value: "builtin.cluster.metadata": not a defined builtin variable"#
+            )],
+        ),
+        (
+            case(&def("[{op: add, path: /spec/template/spec/x, valueFrom: {variable: \"nope[0].x\"}}]")),
+            vec![format!(
+                r#"{jp}.valueFrom.variable: Invalid value: "nope[0].x": variable with name nope[0].x cannot be found"#
+            )],
+        ),
+        (
+            "\n- name: p\n  enabledIf: \"{{ .tag\"\n  definitions: []\n".to_string(),
+            vec![r#"spec.patches[0].enabledIf: Invalid value: "{{ .tag": template can not be parsed: template: enabledIf:1: unclosed action"#.to_string()],
+        ),
+        (
+            case("  - selector: {apiVersion: v1, kind: K, matchResources: {}}\n    jsonPatches: []"),
+            vec![r#"spec.patches[0].definitions[0].selector: Invalid value: "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"K\",\n  \"matchResources\": {}\n}": no selector enabled"#.to_string()],
+        ),
+        (
+            case("  - selector: {apiVersion: v1, kind: K, matchResources: {controlPlane: true, infrastructureCluster: true}}\n    jsonPatches: []"),
+            vec![
+                "spec.patches[0].definitions[0].selector.matchResources.infrastructureCluster: Invalid value: true: selector is enabled but does not match the infrastructure ref".to_string(),
+                "spec.patches[0].definitions[0].selector.matchResources.controlPlane: Invalid value: true: selector is enabled but matches neither the controlPlane ref nor the controlPlane machineInfrastructure ref".to_string(),
+            ],
+        ),
+        (
+            case("  - selector:\n      apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\n      kind: DockerMachineTemplate\n      matchResources: {machineDeploymentClass: {names: [\"a*b\", \"**\", \"other\", \"*-worker\"]}}\n    jsonPatches: []"),
+            vec![
+                r#"spec.patches[0].definitions[0].selector.matchResources.machineDeploymentClass.names[0]: Invalid value: "a*b": "*" rune can only appear at the beginning, or ending of the selector"#.to_string(),
+            ],
+        ),
+        (
+            case("  - selector:\n      apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\n      kind: DockerMachineTemplate\n      matchResources: {machineDeploymentClass: {names: [\"other\", \"*-worker\"]}}\n    jsonPatches: []"),
+            vec![
+                r#"spec.patches[0].definitions[0].selector.matchResources.machineDeploymentClass.names[0]: Invalid value: "other": selector is enabled but matches neither the bootstrap ref nor the infrastructure ref of a MachineDeployment class"#.to_string(),
+            ],
+        ),
+        (
+            "\n- name: \"\"\n  definitions: []\n- name: \"\"\n  external: {generateExtension: x}\n- name: z\n".to_string(),
+            vec![
+                "spec.patches[0].name: Required value: patch name must be defined".to_string(),
+                r#"spec.patches[1].name: Invalid value: "": patch names must be unique. Patch with name "" is defined more than once"#.to_string(),
+                "spec.patches[1].external: Forbidden: patch.external can be used only if the RuntimeSDK feature flag is enabled".to_string(),
+                "spec.patches[2]: Required value: one of definitions or external must be defined".to_string(),
+            ],
+        ),
+    ];
+    for (patches, wants) in cases {
+        let got = match render(&patches, "[]") {
+            Ok(_) => panic!("patches {patches} should be refused"),
+            Err(e) => e,
+        };
+        for want in wants {
+            let line = format!("ClusterClass ns/cc: {want}");
+            assert!(got.lines().any(|l| l == line), "missing\n{line}\nin\n{got}");
+        }
+    }
 }

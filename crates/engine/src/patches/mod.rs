@@ -6,7 +6,8 @@
 //! * [`inline`]: selectors, `enabledIf` and values of inline patches;
 //! * [`json_patch`]: RFC 6902 application with the reference library's errors;
 //! * [`update`]: copying patched templates into the desired objects;
-//! * [`builtin`], [`variable_path`], [`template_value`]: what patches read.
+//! * [`builtin`], [`variable_path`], [`template_value`]: what patches read;
+//! * [`validate()`]: the admission rules for patches, checked before rendering.
 //!
 //! Every error names the patch and the template kind, wrapped the way Cluster API
 //! wraps them, so the message matches what a Cluster's `TopologyReconciled` condition
@@ -19,6 +20,7 @@ pub mod json_patch;
 mod request;
 mod template_value;
 mod update;
+mod validate;
 pub mod variable_path;
 
 use serde_json::Value;
@@ -34,6 +36,7 @@ use request::{Item, Target};
 use template_value::TemplateCache;
 
 pub use template_value::yaml_to_json;
+pub use validate::validate;
 
 /// What one patch did to one template, in terms of the desired object it feeds.
 #[derive(Clone, Debug, PartialEq, Eq)]
