@@ -11,7 +11,7 @@ fn json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|n| Value::from(n)),
+        any::<i32>().prop_map(Value::from),
         "[a-z0-9~/]{0,4}".prop_map(Value::String),
     ];
     leaf.prop_recursive(4, 32, 4, |inner| {
