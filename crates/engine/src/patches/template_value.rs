@@ -51,7 +51,27 @@ pub fn yaml_to_json(text: &str) -> Result<Value, String> {
         let message = e.to_string();
         message.lines().next().unwrap_or_default().to_string()
     })?;
-    Ok(docs.into_iter().next().unwrap_or(Value::Null))
+    let mut value = docs.into_iter().next().unwrap_or(Value::Null);
+    integral_floats_to_integers(&mut value);
+    Ok(value)
+}
+
+/// Kubernetes' YAML reader writes a float with no fraction as an integer (`1.0` and
+/// `1e3` become `1` and `1000`); the YAML parser here keeps them floats.
+fn integral_floats_to_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.2e18
+            {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -74,6 +94,15 @@ mod tests {
                 json!({"local": {"imageTag": 3.5}}),
             ),
             ("<no value>", json!("<no value>")),
+            (
+                "a: 1e3\nd: 1.0\ne: ~\ng: .5\nh: +1\n",
+                json!({"a": 1000, "d": 1, "e": null, "g": 0.5, "h": 1}),
+            ),
+            (
+                "local:\n  imageTag: \n",
+                json!({"local": {"imageTag": null}}),
+            ),
+            ("a\n---\nb", json!("a")),
             ("kindest/node:v1.30.0", json!("kindest/node:v1.30.0")),
         ];
         for (text, want) in cases {
