@@ -132,7 +132,73 @@ fn renders_cluster_api_published_templates_with_substitution() {
             .unwrap();
         assert_eq!(md["spec"]["replicas"], 2);
         assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.30.0");
+        for template in objects
+            .iter()
+            .filter(|o| o["kind"] == "DockerMachineTemplate" || o["kind"] == "DevMachineTemplate")
+        {
+            assert_eq!(
+                template["spec"]["template"]["spec"]["customImage"], "kindest/node:v1.30.0",
+                "the customImage patch of {}",
+                template["metadata"]["name"]
+            );
+        }
     }
+}
+
+/// The published quick-start class's patches, as Cluster API applies them to the
+/// published development Cluster (empty image variables, pod security on).
+#[test]
+fn published_quick_start_patches_apply() {
+    let dir = root().join("../shared/real-world/cluster-api-v1.10.10");
+    if !dir.exists() {
+        return;
+    }
+    let class = dir.join("clusterclass-quick-start.yaml");
+    let cluster = dir.join("cluster-template-development.yaml");
+    let output = run(&[
+        "render",
+        "-f",
+        class.to_str().unwrap(),
+        "-f",
+        cluster.to_str().unwrap(),
+        "-o",
+        "json",
+        "--set",
+        "CLUSTER_NAME=dev",
+        "--set",
+        "NAMESPACE=team-a",
+        "--set",
+        "KUBERNETES_VERSION=v1.24.3",
+        "--set",
+        "CONTROL_PLANE_MACHINE_COUNT=1",
+        "--set",
+        "WORKER_MACHINE_COUNT=1",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let objects: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let kcp = objects
+        .iter()
+        .find(|o| o["kind"] == "KubeadmControlPlane")
+        .unwrap();
+    let spec = &kcp["spec"]["kubeadmConfigSpec"];
+    let cluster_configuration = &spec["clusterConfiguration"];
+    // imageRepository is empty, so its patch is off; the tag patches render `null`s.
+    assert_eq!(cluster_configuration["imageRepository"], Value::Null);
+    assert_eq!(
+        cluster_configuration["etcd"],
+        serde_json::json!({"local": {"imageTag": null}})
+    );
+    assert_eq!(
+        cluster_configuration["dns"],
+        serde_json::json!({"imageTag": null})
+    );
+    // Before v1.25 the admission configuration is the v1beta1 one.
+    let content = spec["files"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        content.contains("apiVersion: pod-security.admission.config.k8s.io/v1beta1\n"),
+        "{content}"
+    );
+    assert!(content.contains("enforce: \"baseline\""), "{content}");
 }
 
 #[test]
