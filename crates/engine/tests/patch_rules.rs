@@ -690,8 +690,9 @@ fn admission_rules_for_patches() {
             ],
         ),
         (
-            "\n- name: \"\"\n  definitions: []\n- name: \"\"\n  external: {generateExtension: x}\n- name: z\n".to_string(),
+            "\n- name: \"\"\n  definitions: []\n- name: \"\"\n  external: {generateExtension: x}\n- name: z\n- name: inline\n  definitions: []\n".to_string(),
             vec![
+                r#"spec.patches[3].name: Required value: "inline" can not be used as the name of a patch"#.to_string(),
                 "spec.patches[0].name: Required value: patch name must be defined".to_string(),
                 r#"spec.patches[1].name: Invalid value: "": patch names must be unique. Patch with name "" is defined more than once"#.to_string(),
                 "spec.patches[1].external: Forbidden: patch.external can be used only if the RuntimeSDK feature flag is enabled".to_string(),

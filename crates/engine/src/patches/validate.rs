@@ -374,6 +374,12 @@ pub fn validate(class: &ClusterClass) -> Vec<FieldError> {
                 "patch name must be defined",
             ));
         }
+        if patch.name == "inline" {
+            errors.push(FieldError::required(
+                format!("{path}.name"),
+                "\"inline\" can not be used as the name of a patch",
+            ));
+        }
         if names.contains(&patch.name.as_str()) {
             errors.push(FieldError::invalid(
                 format!("{path}.name"),
