@@ -47,13 +47,22 @@ pub fn yaml_to_json(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    let docs = serde_saphyr::from_multiple::<Value>(text).map_err(|e| {
-        let message = e.to_string();
-        message.lines().next().unwrap_or_default().to_string()
-    })?;
+    let docs =
+        serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options()).map_err(|e| {
+            let message = e.to_string();
+            message.lines().next().unwrap_or_default().to_string()
+        })?;
     let mut value = docs.into_iter().next().unwrap_or(Value::Null);
     integral_floats_to_integers(&mut value);
     Ok(value)
+}
+
+/// Go's YAML 1.1 reader: `010` is octal, a repeated key keeps its last value.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    options.legacy_octal_numbers = true;
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    options
 }
 
 /// Kubernetes' YAML reader writes a float with no fraction as an integer (`1.0` and
