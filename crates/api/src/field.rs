@@ -21,6 +21,14 @@ pub enum ErrorType {
     Duplicate,
     /// Something went wrong that is not the user's input.
     Internal,
+    /// The value is not of the expected type; Kubernetes prints it as `Invalid value`.
+    TypeInvalid,
+    /// A string is too long; Kubernetes prints no value for it.
+    TooLong,
+    /// A list or map has too many entries.
+    TooMany,
+    /// A referenced thing does not exist.
+    NotFound,
 }
 
 impl ErrorType {
@@ -33,8 +41,94 @@ impl ErrorType {
             ErrorType::Forbidden => "Forbidden",
             ErrorType::Duplicate => "Duplicate value",
             ErrorType::Internal => "Internal error",
+            ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::NotFound => "Not found",
         }
     }
+
+    /// The reason name Kubernetes uses in API status details (`FieldValueInvalid`, ...).
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::NotFound => "FieldValueNotFound",
+        }
+    }
+
+    /// Whether Kubernetes leaves the bad value out of the printed error.
+    pub fn omits_value(self) -> bool {
+        matches!(
+            self,
+            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal
+        )
+    }
+}
+
+/// Quotes `s` the way Go's `strconv.Quote` (and so `%q`) does: printable characters
+/// stay as they are, the rest become `\a`, `\n`, `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if is_go_printable(c) => out.push(c),
+            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `strconv.IsPrint`, close enough for the characters found in field values:
+/// control characters, separators other than the ASCII space, format characters,
+/// private-use and unassigned code points are not printable.
+fn is_go_printable(c: char) -> bool {
+    let u = c as u32;
+    if u < 0x20 || (0x7f..0xa0).contains(&u) {
+        return false;
+    }
+    if c == ' ' {
+        return true;
+    }
+    if c.is_whitespace() {
+        return false;
+    }
+    !matches!(
+        u,
+        0xad | 0x600..=0x605
+            | 0x61c
+            | 0x6dd
+            | 0x70f
+            | 0x180e
+            | 0x200b..=0x200f
+            | 0x202a..=0x202e
+            | 0x2060..=0x206f
+            | 0xd800..=0xdfff
+            | 0xe000..=0xf8ff
+            | 0xfeff
+            | 0xfff0..=0xfffb
+            | 0xf0000..=0x10ffff
+    )
 }
 
 /// One problem with one field.
@@ -58,12 +152,12 @@ impl FieldError {
 
     /// A value is invalid; `bad_value` is shown quoted.
     pub fn invalid(path: impl Into<String>, bad_value: &str, detail: impl Into<String>) -> Self {
-        Self::new(
-            path,
-            ErrorType::Invalid,
-            Some(format!("{bad_value:?}")),
-            detail,
-        )
+        Self::new(path, ErrorType::Invalid, Some(go_quote(bad_value)), detail)
+    }
+
+    /// Something went wrong that is not the user's input (no value is printed).
+    pub fn internal(path: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(path, ErrorType::Internal, None, detail)
     }
 
     /// A value is not allowed here.
@@ -90,7 +184,9 @@ impl FieldError {
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.path, self.error_type.as_str())?;
-        if let Some(value) = &self.bad_value {
+        if let Some(value) = &self.bad_value
+            && !self.error_type.omits_value()
+        {
             write!(f, ": {value}")?;
         }
         if !self.detail.is_empty() {
@@ -125,5 +221,23 @@ mod tests {
             .to_string(),
             "spec.topology: Forbidden: cannot be removed from an existing Cluster"
         );
+    }
+
+    #[test]
+    fn value_less_types_print_no_value() {
+        let e = FieldError::new("v", ErrorType::TooLong, Some("\"abc\"".into()), "x");
+        assert_eq!(e.to_string(), "v: Too long: x");
+        let e = FieldError::new("v", ErrorType::TooMany, Some("3".into()), "y");
+        assert_eq!(e.to_string(), "v: Too many: 3: y");
+        let e = FieldError::new("v", ErrorType::TypeInvalid, Some("1".into()), "z");
+        assert_eq!(e.to_string(), "v: Invalid value: 1: z");
+    }
+
+    #[test]
+    fn quotes_like_go() {
+        assert_eq!(go_quote("a\"b\\"), "\"a\\\"b\\\\\"");
+        assert_eq!(go_quote("\u{1}\n"), "\"\\x01\\n\"");
+        assert_eq!(go_quote("héllo"), "\"héllo\"");
+        assert_eq!(go_quote("\u{feff}"), "\"\\ufeff\"");
     }
 }

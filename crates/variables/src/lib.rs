@@ -1,10 +1,31 @@
-//! ClusterClass variables (placeholder API; the implementation lands with issue 3):
-//! schemas in Cluster API's dialect, validation of values with its error texts and
-//! field paths, and defaulting.
+//! ClusterClass variables: schemas in Cluster API's dialect, validation of values
+//! with its error texts and field paths, the unknown-field check, CEL rules,
+//! defaulting, and the Cluster-level rules (duplicates, conflicting definitions,
+//! required variables).
+//!
+//! The validator is our own rendition of the Kubernetes CRD machinery Cluster API
+//! runs (see `docs/decisions/0004-variable-schema-validation.md`): its messages are
+//! part of the contract.
+
+mod cel;
+pub mod check;
+mod cluster;
+mod defaulting;
+pub mod dialect;
+pub mod formats;
+mod goregex;
+pub mod json;
+pub mod openapi;
+mod prune;
+mod report;
+pub mod schema;
+pub mod value;
 
 use serde_json::Value;
 use topograph_api::field::FieldError;
 use topograph_api::model::{Variable, VariableDefinition};
+
+pub use cluster::BUILTIN;
 
 /// Where a list of variable values lives, for field paths and the rules that differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,18 +57,21 @@ impl Scope<'_> {
     }
 }
 
-/// Defaults `values` against `definitions` (spec 5.3): existing values in order, then
-/// variables created from a top-level default (in [`Scope::Cluster`] only).
+/// Defaults `values` against `definitions` (spec 5.3): existing values in their order,
+/// defaulted; then, in [`Scope::Cluster`] only, definitions (by name) not yet present
+/// whose schema has a top-level `default` are created. Values come back re-serialized
+/// as Go's `encoding/json` writes them (object keys sorted).
 pub fn default_variables(
     values: &[Variable],
     definitions: &[VariableDefinition],
     scope: Scope<'_>,
 ) -> Result<Vec<Variable>, Vec<FieldError>> {
-    let _ = (definitions, scope);
-    Ok(values.to_vec())
+    cluster::default_variables(values, definitions, scope)
 }
 
-/// Validates `values` against `definitions` (spec 5.4). `old` holds the previous values
+/// Validates `values` against `definitions` (spec 5.4): duplicates, conflicting
+/// definitions, required variables (Cluster scope only), then each value (unknown
+/// name, OpenAPI validation, unknown fields, CEL). `old` holds the previous values
 /// for transition rules (`oldSelf`), when there is a previous Cluster.
 pub fn validate_variables(
     values: &[Variable],
@@ -55,11 +79,11 @@ pub fn validate_variables(
     definitions: &[VariableDefinition],
     scope: Scope<'_>,
 ) -> Vec<FieldError> {
-    let _ = (values, old, definitions, scope);
-    Vec::new()
+    cluster::validate_variables(values, old, definitions, scope)
 }
 
-/// Validates one value against one schema, reporting at `path` (`spec.topology.variables[name]`).
+/// Validates one value against one schema, reporting at `path`
+/// (`spec.topology.variables[name]`; the value's own errors are under `<path>.value`).
 pub fn validate_value(
     schema: &Value,
     name: &str,
@@ -67,6 +91,31 @@ pub fn validate_value(
     old: Option<&Value>,
     path: &str,
 ) -> Vec<FieldError> {
-    let _ = (schema, name, value, old, path);
-    Vec::new()
+    cluster::validate_value(schema, name, value, old, path)
+}
+
+/// Defaults one top-level variable: `value` `None` means "not set", and then the
+/// variable is only created from the schema's own `default` (`Ok(None)` otherwise).
+/// Errors are reported at `path` (`spec.topology.variables[name]`).
+pub fn default_value(
+    schema: &Value,
+    name: &str,
+    value: Option<&Value>,
+    path: &str,
+) -> Result<Option<Value>, Vec<FieldError>> {
+    let subject = check::Subject {
+        name,
+        at: (!path.is_empty()).then(|| path.to_string()),
+    };
+    let schema = json::from_serde(schema);
+    let value = value.map(json::from_serde);
+    match check::default_variable(Some(&schema), &subject, value.as_ref()) {
+        check::Defaulted::Absent => Ok(None),
+        check::Defaulted::Value(text) => Ok(serde_json::from_str(&text).ok()),
+        check::Defaulted::Invalid(_, errors) => Err(errors),
+        check::Defaulted::Undecodable(e) => Err(vec![FieldError::internal(
+            path,
+            format!("variable {name:?}: schema does not decode: {e}"),
+        )]),
+    }
 }

@@ -1,0 +1,424 @@
+//! Variable values as Go sees them after decoding: the number kinds Kubernetes'
+//! decoder produces (integers that fit `int64` stay integers, everything else is a
+//! `float64`), Go's equality, and Go's ways of printing numbers and JSON.
+
+use std::collections::BTreeMap;
+
+use crate::json::Json;
+
+/// A decoded value. Objects are Go maps: one entry per key (a repeated key keeps its
+/// last value) and no order of their own, so they are kept sorted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// JSON `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// An integer (Kubernetes' decoder keeps integral literals that fit `int64`).
+    Int(i64),
+    /// Any other number.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// An array.
+    Arr(Vec<Val>),
+    /// An object.
+    Obj(BTreeMap<String, Val>),
+}
+
+/// How numbers are decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numbers {
+    /// `k8s.io/apimachinery/pkg/util/json`: integral literals that fit `int64` stay integers.
+    Kubernetes,
+    /// Go's `encoding/json` into `interface{}`: every number is a `float64`.
+    Float,
+}
+
+/// Decodes `j` the way Go does; the error is Go's message for the first number that
+/// does not fit a `float64`.
+pub fn decode(j: &Json, numbers: Numbers) -> Result<Val, String> {
+    let mut first_error = None;
+    let v = decode_inner(j, numbers, &mut first_error);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(v),
+    }
+}
+
+fn decode_inner(j: &Json, numbers: Numbers, err: &mut Option<String>) -> Val {
+    match j {
+        Json::Null => Val::Null,
+        Json::Bool(b) => Val::Bool(*b),
+        Json::Str(s) => Val::Str(s.clone()),
+        Json::Num(lit) => match number(lit, numbers) {
+            Ok(v) => v,
+            Err(e) => {
+                if err.is_none() {
+                    *err = Some(e);
+                }
+                Val::Null
+            }
+        },
+        Json::Arr(items) => Val::Arr(
+            items
+                .iter()
+                .map(|i| decode_inner(i, numbers, err))
+                .collect(),
+        ),
+        Json::Obj(members) => {
+            let mut m = BTreeMap::new();
+            for (k, v) in members {
+                m.insert(k.clone(), decode_inner(v, numbers, err));
+            }
+            Val::Obj(m)
+        }
+    }
+}
+
+/// Whether a literal is written as an integer (no fraction, no exponent).
+pub fn is_integer_literal(lit: &str) -> bool {
+    !lit.contains(['.', 'e', 'E'])
+}
+
+/// Parses a float literal like Go's `strconv.ParseFloat`; `None` when out of range.
+pub fn parse_float(lit: &str) -> Option<f64> {
+    let f: f64 = lit.parse().ok()?;
+    f.is_finite().then_some(f)
+}
+
+fn number(lit: &str, numbers: Numbers) -> Result<Val, String> {
+    if numbers == Numbers::Kubernetes
+        && is_integer_literal(lit)
+        && let Ok(i) = lit.parse::<i64>()
+    {
+        return Ok(Val::Int(i));
+    }
+    match parse_float(lit) {
+        Some(f) => Ok(Val::Float(f)),
+        None => Err(format!(
+            "json: cannot unmarshal number {lit} into Go value of type float64"
+        )),
+    }
+}
+
+/// Converts a `serde_json` value (integers that fit `i64` stay integers).
+pub fn from_serde(v: &serde_json::Value) -> Val {
+    match v {
+        serde_json::Value::Null => Val::Null,
+        serde_json::Value::Bool(b) => Val::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Val::Int(i),
+            None => Val::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        serde_json::Value::String(s) => Val::Str(s.clone()),
+        serde_json::Value::Array(a) => Val::Arr(a.iter().map(from_serde).collect()),
+        serde_json::Value::Object(o) => {
+            Val::Obj(o.iter().map(|(k, v)| (k.clone(), from_serde(v))).collect())
+        }
+    }
+}
+
+/// Converts to a `serde_json` value.
+pub fn to_serde(v: &Val) -> serde_json::Value {
+    match v {
+        Val::Null => serde_json::Value::Null,
+        Val::Bool(b) => serde_json::Value::Bool(*b),
+        Val::Int(i) => serde_json::Value::from(*i),
+        Val::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        Val::Str(s) => serde_json::Value::String(s.clone()),
+        Val::Arr(a) => serde_json::Value::Array(a.iter().map(to_serde).collect()),
+        Val::Obj(o) => {
+            serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), to_serde(v))).collect())
+        }
+    }
+}
+
+impl Val {
+    /// The JSON type name kube-openapi infers for a decoded value.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Val::Null => "null",
+            Val::Bool(_) => "boolean",
+            Val::Int(_) => "integer",
+            Val::Float(_) => "number",
+            Val::Str(_) => "string",
+            Val::Arr(_) => "array",
+            Val::Obj(_) => "object",
+        }
+    }
+
+    /// The value as a `float64`, as Go's numeric helpers read it.
+    pub fn as_f64(&self) -> f64 {
+        match self {
+            Val::Int(i) => *i as f64,
+            Val::Float(f) => *f,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Go's `reflect.DeepEqual` on decoded values: an integer never equals a float.
+pub fn deep_equal(a: &Val, b: &Val) -> bool {
+    a == b
+}
+
+// ---------------------------------------------------------------------------------
+// Number printing.
+
+/// Shortest decimal digits of a finite, non-zero `|f|`, and the decimal point position
+/// (value = 0.DIGITS × 10^point).
+fn shortest_digits(f: f64) -> (String, i32) {
+    let s = format!("{:e}", f.abs());
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    (digits, exp + 1)
+}
+
+fn fixed(neg: bool, digits: &str, point: i32) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    let nd = digits.len() as i32;
+    if point <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-point) as usize));
+        out.push_str(digits);
+    } else if point >= nd {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', (point - nd) as usize));
+    } else {
+        out.push_str(digits.get(..point as usize).unwrap_or_default());
+        out.push('.');
+        out.push_str(digits.get(point as usize..).unwrap_or_default());
+    }
+    out
+}
+
+fn scientific(neg: bool, digits: &str, point: i32, min_exp_digits: usize) -> String {
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(digits.get(..1).unwrap_or("0"));
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(digits.get(1..).unwrap_or_default());
+    }
+    let exp = point - 1;
+    out.push('e');
+    out.push(if exp < 0 { '-' } else { '+' });
+    let e = exp.unsigned_abs().to_string();
+    for _ in e.len()..min_exp_digits {
+        out.push('0');
+    }
+    out.push_str(&e);
+    out
+}
+
+/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which is also what `%v` prints.
+pub fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    if !f.is_finite() {
+        return if f.is_nan() {
+            "NaN".into()
+        } else if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let (digits, point) = shortest_digits(f);
+    let exp = point - 1;
+    if exp < -4 || exp >= 6 {
+        scientific(f < 0.0, &digits, point, 2)
+    } else {
+        fixed(f < 0.0, &digits, point)
+    }
+}
+
+/// Go's `strconv.FormatFloat(f, 'f', -1, 64)`.
+pub fn go_float_fixed(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let (digits, point) = shortest_digits(f);
+    fixed(f < 0.0, &digits, point)
+}
+
+/// How Go's `encoding/json` writes a `float64`.
+pub fn json_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let abs = f.abs();
+    let (digits, point) = shortest_digits(f);
+    if !(1e-6..1e21).contains(&abs) {
+        let s = scientific(f < 0.0, &digits, point, 2);
+        // encoding/json trims the exponent's leading zero: 1e-07 becomes 1e-7.
+        if let Some(i) = s.find("e-0") {
+            let mut t = s.clone();
+            t.remove(i + 2);
+            return t;
+        }
+        s
+    } else {
+        fixed(f < 0.0, &digits, point)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// JSON output.
+
+/// Writes a string as Go's `encoding/json` does (HTML characters escaped).
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Go's `json.Marshal` of a decoded value: compact, object keys sorted.
+pub fn to_json(v: &Val) -> String {
+    let mut out = String::new();
+    write_json(v, &mut out);
+    out
+}
+
+fn write_json(v: &Val, out: &mut String) {
+    match v {
+        Val::Null => out.push_str("null"),
+        Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Val::Int(i) => out.push_str(&i.to_string()),
+        Val::Float(f) => out.push_str(&json_float(*f)),
+        Val::Str(s) => json_string(s, out),
+        Val::Arr(a) => {
+            out.push('[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        Val::Obj(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(k, out);
+                out.push(':');
+                write_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Compact JSON text of a parsed (not decoded) value, as Go's `json.Compact` leaves it:
+/// literals are kept as written.
+pub fn compact(j: &Json) -> String {
+    let mut out = String::new();
+    write_compact(j, &mut out);
+    out
+}
+
+fn write_compact(j: &Json, out: &mut String) {
+    match j {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Num(n) => out.push_str(n),
+        Json::Str(s) => json_string(s, out),
+        Json::Arr(a) => {
+            out.push('[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_compact(item, out);
+            }
+            out.push(']');
+        }
+        Json::Obj(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(k, out);
+                out.push(':');
+                write_compact(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_number_printing() {
+        assert_eq!(go_float(1e20), "1e+20");
+        assert_eq!(go_float(10.0), "10");
+        assert_eq!(go_float(0.5), "0.5");
+        assert_eq!(go_float(1.2345678901234567e19), "1.2345678901234567e+19");
+        assert_eq!(go_float(-9.223372036854776e18), "-9.223372036854776e+18");
+        assert_eq!(go_float(123456.0), "123456");
+        assert_eq!(go_float(1234567.0), "1.234567e+06");
+        assert_eq!(go_float(0.0001), "0.0001");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(json_float(1.2345678901234567e19), "12345678901234567000");
+        assert_eq!(json_float(1e21), "1e+21");
+        assert_eq!(json_float(1e-7), "1e-7");
+        assert_eq!(json_float(100.0), "100");
+        assert_eq!(
+            go_float_fixed(-9.223372036854775808e18),
+            "-9223372036854775808"
+        );
+    }
+
+    #[test]
+    fn kubernetes_numbers() {
+        let j = crate::json::parse("[1, 1.0, -0, 1e2, 12345678901234567890]").unwrap();
+        let v = decode(&j, Numbers::Kubernetes).unwrap();
+        assert_eq!(
+            v,
+            Val::Arr(vec![
+                Val::Int(1),
+                Val::Float(1.0),
+                Val::Int(0),
+                Val::Float(100.0),
+                Val::Float(1.2345678901234567e19)
+            ])
+        );
+        let j = crate::json::parse("[1e400]").unwrap();
+        assert_eq!(
+            decode(&j, Numbers::Float).unwrap_err(),
+            "json: cannot unmarshal number 1e400 into Go value of type float64"
+        );
+    }
+}
