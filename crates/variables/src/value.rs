@@ -243,15 +243,6 @@ pub fn go_float(f: f64) -> String {
     }
 }
 
-/// Go's `strconv.FormatFloat(f, 'f', -1, 64)`.
-pub fn go_float_fixed(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let (digits, point) = shortest_digits(f);
-    fixed(f < 0.0, &digits, point)
-}
-
 /// How Go's `encoding/json` writes a `float64`.
 pub fn json_float(f: f64) -> String {
     if f == 0.0 {
@@ -395,10 +386,6 @@ mod tests {
         assert_eq!(json_float(1e21), "1e+21");
         assert_eq!(json_float(1e-7), "1e-7");
         assert_eq!(json_float(100.0), "100");
-        assert_eq!(
-            go_float_fixed(-9.223372036854775808e18),
-            "-9223372036854775808"
-        );
     }
 
     #[test]
