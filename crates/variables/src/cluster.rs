@@ -72,10 +72,14 @@ fn definitions_index<'a>(
         return Ok(index);
     }
     conflicting.sort_unstable();
-    let listed: Vec<String> = definitions
-        .iter()
-        .map(|d| format!("Name: {}", d.name))
-        .collect();
+    // Definitions are shown per variable name, as the ClusterClass status lists them.
+    let mut names: Vec<&str> = Vec::new();
+    for d in definitions {
+        if !names.contains(&d.name.as_str()) {
+            names.push(&d.name);
+        }
+    }
+    let listed: Vec<String> = names.iter().map(|n| format!("Name: {n}")).collect();
     let shown = format!("[{}]", listed.join(","));
     Err(conflicting
         .into_iter()
