@@ -264,12 +264,32 @@ fn has_default_literal(schema: &Schema, problems: &[dialect::Problem]) -> bool {
 }
 
 /// A CRD-mode request: `schema` read as an `apiextensions.k8s.io/v1` schema, then
-/// validated. `Err((stage, message))` when the schema cannot be used at all.
+/// validated under `path` (`None`: Go's nil path). `Err((stage, message))` when the
+/// schema cannot be used, in the oracle's words.
 pub fn crd_request(
     schema: Option<&Json>,
     value: Option<&Json>,
     path: Option<&str>,
 ) -> Result<Vec<FieldError>, (&'static str, String)> {
-    let _ = (schema, value, path);
-    Err(("schema", "crd mode not implemented".to_string()))
+    use crate::crd::Unusable;
+    let schema = crate::crd::read(schema).map_err(|u| match u {
+        Unusable::Decode(e) => (
+            "schema",
+            format!("oracle: schema does not decode as apiextensions/v1 JSONSchemaProps: {e}"),
+        ),
+        Unusable::Conversion(e) => ("schema", format!("oracle: schema conversion failed: {e}")),
+        Unusable::BadReference(e) => ("schema", e),
+        Unusable::Reference(r) => (
+            "panic",
+            format!("oracle: panic: schema references not supported: {r}"),
+        ),
+    })?;
+    let data = match value {
+        None | Some(Json::Null) => None,
+        Some(j) => Some(
+            value::decode(j, Numbers::Kubernetes)
+                .map_err(|e| ("request", format!("oracle: bad request: {e}")))?,
+        ),
+    };
+    Ok(crd(&schema, data.as_ref(), path))
 }

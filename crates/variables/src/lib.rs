@@ -10,6 +10,7 @@
 mod cel;
 pub mod check;
 mod cluster;
+pub mod crd;
 mod defaulting;
 pub mod dialect;
 pub mod formats;

@@ -126,35 +126,13 @@ impl Target<'_> {
 }
 
 /// How `field.Error` prints a bad value: strings quoted, numbers and booleans plain,
-/// anything else in Go syntax.
+/// anything else as JSON.
 pub fn print_value(v: &EVal) -> String {
     match v {
-        EVal::Nil => go_quote("null"),
+        EVal::Nil => "null".to_string(),
         EVal::Str(s) => go_quote(s),
         EVal::Int(i) => i.to_string(),
         EVal::Float(f) => go_float(*f),
-        EVal::Data(d) => go_syntax(d),
-    }
-}
-
-/// Go's `%#v` of decoded JSON data.
-fn go_syntax(v: &Val) -> String {
-    match v {
-        Val::Null => "interface {}(nil)".to_string(),
-        Val::Bool(b) => b.to_string(),
-        Val::Int(i) => i.to_string(),
-        Val::Float(f) => go_float(*f),
-        Val::Str(s) => go_quote(s),
-        Val::Arr(items) => {
-            let inner: Vec<String> = items.iter().map(go_syntax).collect();
-            format!("[]interface {{}}{{{}}}", inner.join(", "))
-        }
-        Val::Obj(m) => {
-            let inner: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{}:{}", go_quote(k), go_syntax(v)))
-                .collect();
-            format!("map[string]interface {{}}{{{}}}", inner.join(", "))
-        }
+        EVal::Data(d) => to_json(d),
     }
 }
