@@ -1,7 +1,26 @@
-//! Go `text/template` with Sprig's hermetic function set (placeholder API; the engine
-//! lands with the template work of issue 3).
+//! Go `text/template` with Sprig's hermetic function set, evaluated the way Cluster
+//! API evaluates patch and name templates.
+//!
+//! Parse once with [`Template::parse`], then [`Template::execute`] many times. Output
+//! and error texts match Go's byte for byte (checked against a corpus of answers from
+//! Go itself, see `tests/corpus/`). Data is JSON, typed as Go's `encoding/json` types
+//! it (every number is a `float64`). Every evaluation is bounded by [`Limits`].
+
+use std::sync::Arc;
 
 use serde_json::Value;
+
+mod ast;
+mod builtins;
+mod exec;
+mod fmt;
+mod funcs;
+mod lex;
+mod literal;
+mod parse;
+mod semver;
+mod sprig;
+mod value;
 
 /// What a missing map key evaluates to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,26 +118,47 @@ pub struct Error {
 /// A parsed template: parse once, execute many times.
 #[derive(Clone, Debug)]
 pub struct Template {
-    name: String,
+    name: Arc<str>,
+    text: Arc<str>,
+    trees: Arc<parse::TreeSet>,
     options: Options,
 }
 
 impl Template {
     /// Parses `text` as the template `name`.
     pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Error> {
-        let _ = text;
+        let functions = options.functions;
+        let has_func = move |f: &str| funcs::lookup(f, functions).is_some();
+        let trees =
+            parse::parse(name, text, &has_func, options.limits.max_depth).map_err(|e| Error {
+                kind: if e.limit {
+                    ErrorKind::Limit
+                } else {
+                    ErrorKind::Parse
+                },
+                message: e.message,
+            })?;
         Ok(Template {
-            name: name.to_string(),
+            name: name.into(),
+            text: text.into(),
+            trees: Arc::new(trees),
             options: options.clone(),
         })
     }
 
+    /// The template's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Evaluates the template with `data` (JSON numbers are Go float64s).
     pub fn execute(&self, data: &Value) -> Result<String, Error> {
-        let _ = (data, &self.options);
-        Err(Error {
-            kind: ErrorKind::Execute,
-            message: format!("template: {}: not implemented yet", self.name),
-        })
+        let data = value::Value::from_json(data);
+        exec::Exec::new(&self.trees, &self.text, &self.name, &self.options).run(&self.name, data)
+    }
+
+    /// Every function name templates parsed with `functions` may call.
+    pub fn function_names(functions: Functions) -> Vec<&'static str> {
+        funcs::names(functions)
     }
 }

@@ -1,0 +1,163 @@
+//! The function table: Go builtins and Sprig's hermetic set, each with its Go
+//! signature so that argument checks and their error texts match Go
+//! (`wrong number of args for X: want 2 got 1`, `expected integer; found "a"`).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use crate::value::Value;
+use crate::{Functions, Limits};
+
+/// The Go type of a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Param {
+    /// `interface{}`
+    Any,
+    /// `reflect.Value`: the raw value, missing values included (builtins).
+    Reflect,
+    Str,
+    Int,
+    Int64,
+    Float64,
+    Bool,
+    /// `map[string]interface {}`
+    MapIface,
+    /// `[]interface {}`
+    ListIface,
+    /// `*semver.Version`
+    Version,
+    /// `uint32`
+    Uint32,
+    /// A Sprig struct no template value can be (`sprig.certificate`, `time.Time`).
+    Cert,
+}
+
+impl Param {
+    pub(crate) fn go_type(self) -> &'static str {
+        match self {
+            Param::Any => "interface {}",
+            Param::Reflect => "reflect.Value",
+            Param::Str => "string",
+            Param::Int => "int",
+            Param::Int64 => "int64",
+            Param::Float64 => "float64",
+            Param::Bool => "bool",
+            Param::MapIface => "map[string]interface {}",
+            Param::ListIface => "[]interface {}",
+            Param::Version => "*semver.Version",
+            Param::Uint32 => "uint32",
+            Param::Cert => "sprig.certificate",
+        }
+    }
+
+    /// Whether Go's `nil` converts to this type.
+    pub(crate) fn can_be_nil(self) -> bool {
+        matches!(
+            self,
+            Param::Any | Param::Reflect | Param::MapIface | Param::ListIface | Param::Version
+        )
+    }
+}
+
+/// Why a function failed.
+#[derive(Debug)]
+pub(crate) enum FnError {
+    /// A Go error (or recovered panic) text.
+    Go(String),
+    /// An evaluation bound was hit.
+    Limit(String),
+}
+
+impl From<String> for FnError {
+    fn from(s: String) -> Self {
+        FnError::Go(s)
+    }
+}
+
+impl From<&str> for FnError {
+    fn from(s: &str) -> Self {
+        FnError::Go(s.to_string())
+    }
+}
+
+pub(crate) type FnResult = Result<Value, FnError>;
+
+/// What a function may consult while it runs.
+pub(crate) struct Ctx {
+    pub limits: Limits,
+}
+
+impl Ctx {
+    /// Fails when a result of `n` bytes or elements would go over the bounds.
+    pub(crate) fn check_size(&self, n: u128) -> Result<(), FnError> {
+        let max = (self.limits.max_output_bytes as u128).max(self.limits.max_steps as u128);
+        if n > max {
+            return Err(FnError::Limit(format!(
+                "result of {n} bytes or elements exceeds the evaluation limit"
+            )));
+        }
+        Ok(())
+    }
+}
+
+pub(crate) type Native = fn(&mut Ctx, Vec<Value>) -> FnResult;
+
+/// A callable with its Go signature.
+pub(crate) struct FuncDef {
+    pub params: &'static [Param],
+    pub variadic: Option<Param>,
+    pub call: Native,
+}
+
+pub(crate) type Table = HashMap<&'static str, FuncDef>;
+
+pub(crate) fn def(
+    t: &mut Table,
+    name: &'static str,
+    params: &'static [Param],
+    variadic: Option<Param>,
+    call: Native,
+) {
+    t.insert(
+        name,
+        FuncDef {
+            params,
+            variadic,
+            call,
+        },
+    );
+}
+
+static BUILTINS: LazyLock<Table> = LazyLock::new(|| {
+    let mut t = Table::new();
+    crate::builtins::register(&mut t);
+    t
+});
+
+static SPRIG: LazyLock<Table> = LazyLock::new(|| {
+    let mut t = Table::new();
+    crate::sprig::register(&mut t);
+    t
+});
+
+/// Finds a function; Sprig's names shadow builtins (its `slice`), as Go's
+/// template function map does.
+pub(crate) fn lookup(name: &str, functions: Functions) -> Option<(&'static FuncDef, bool)> {
+    if functions == Functions::HermeticSprig {
+        if let Some(f) = SPRIG.get(name) {
+            return Some((f, false));
+        }
+    }
+    BUILTINS.get(name).map(|f| (f, true))
+}
+
+/// Every function name of a set (for tests and docs).
+pub(crate) fn names(functions: Functions) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = BUILTINS.keys().copied().collect();
+    if functions == Functions::HermeticSprig {
+        v.extend(SPRIG.keys().copied());
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}

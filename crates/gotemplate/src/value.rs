@@ -1,0 +1,218 @@
+//! Go values as templates see them.
+//!
+//! Template data arrives as JSON and, as in Cluster API, is typed the way Go's
+//! `encoding/json` decodes into `interface{}`: objects are `map[string]interface{}`,
+//! arrays `[]interface{}`, numbers `float64`. Functions return their own Go types
+//! (`int`, `int64`, `[]string`, `*semver.Version`, ...), and those types show in
+//! output (`%T`, `typeOf`) and in error texts, so the value model keeps them apart.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::semver::Version;
+
+/// Element type of a Go slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    /// `[]interface {}`
+    Iface,
+    /// `[]string`
+    Str,
+    /// `[]int`
+    Int,
+    /// `[][]interface {}`
+    Lists,
+}
+
+/// Element type of a Go map (keys are always strings here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MapKind {
+    /// `map[string]interface {}`
+    Iface,
+    /// `map[string]string`
+    Str,
+}
+
+/// A shared, mutable Go map.
+pub(crate) type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
+
+/// A Go value.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// Go's zero `reflect.Value`: a missing map entry, "no value".
+    Invalid,
+    /// A nil `interface{}` (JSON `null`, the literal `nil`).
+    Nil,
+    Bool(bool),
+    /// Go `int`.
+    Int(i64),
+    /// Go `int64`.
+    Int64(i64),
+    /// Go `uint8` (a byte of a string).
+    Uint8(u8),
+    /// Go `uint64`.
+    Uint64(u64),
+    Float64(f64),
+    /// Go `complex128` (only from literals such as `1i`).
+    Complex(f64, f64),
+    Str(Rc<str>),
+    List(Rc<Vec<Value>>, ListKind),
+    /// Go maps are references: `set`, `unset` and `merge` change them in place,
+    /// visibly to every holder.
+    Map(MapRef, MapKind),
+    /// `*semver.Version`
+    Version(Rc<Version>),
+}
+
+impl Value {
+    pub(crate) fn str(s: impl Into<Rc<str>>) -> Value {
+        Value::Str(s.into())
+    }
+
+    pub(crate) fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(items), ListKind::Iface)
+    }
+
+    pub(crate) fn str_list(items: Vec<String>) -> Value {
+        Value::List(
+            Rc::new(items.into_iter().map(Value::str).collect()),
+            ListKind::Str,
+        )
+    }
+
+    pub(crate) fn map(m: BTreeMap<String, Value>) -> Value {
+        Value::Map(Rc::new(RefCell::new(m)), MapKind::Iface)
+    }
+
+    /// A snapshot of a map's entries (Go iterates a sorted copy too).
+    pub(crate) fn entries(m: &MapRef) -> Vec<(String, Value)> {
+        m.try_borrow()
+            .map(|b| b.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// One entry of a map.
+    pub(crate) fn map_get(m: &MapRef, k: &str) -> Option<Value> {
+        m.try_borrow().ok().and_then(|b| b.get(k).cloned())
+    }
+
+    /// Number of entries of a map.
+    pub(crate) fn map_len(m: &MapRef) -> usize {
+        m.try_borrow().map(|b| b.len()).unwrap_or(0)
+    }
+
+    /// Converts decoded JSON the way `encoding/json` fills an `interface{}`.
+    pub(crate) fn from_json(v: &serde_json::Value) -> Value {
+        match v {
+            serde_json::Value::Null => Value::Nil,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Float64(n.as_f64().unwrap_or(0.0)),
+            serde_json::Value::String(s) => Value::str(s.as_str()),
+            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Object(o) => Value::map(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Go's type name (`%T`, `typeOf`).
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Value::Invalid | Value::Nil => "<nil>",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
+            Value::Uint8(_) => "uint8",
+            Value::Uint64(_) => "uint64",
+            Value::Float64(_) => "float64",
+            Value::Complex(..) => "complex128",
+            Value::Str(_) => "string",
+            Value::List(_, k) => match k {
+                ListKind::Iface => "[]interface {}",
+                ListKind::Str => "[]string",
+                ListKind::Int => "[]int",
+                ListKind::Lists => "[][]interface {}",
+            },
+            Value::Map(_, k) => match k {
+                MapKind::Iface => "map[string]interface {}",
+                MapKind::Str => "map[string]string",
+            },
+            Value::Version(_) => "*semver.Version",
+        }
+    }
+
+    /// Go's `reflect.Kind` name (`kindOf`).
+    pub(crate) fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Invalid | Value::Nil => "invalid",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
+            Value::Uint8(_) => "uint8",
+            Value::Uint64(_) => "uint64",
+            Value::Float64(_) => "float64",
+            Value::Complex(..) => "complex128",
+            Value::Str(_) => "string",
+            Value::List(..) => "slice",
+            Value::Map(..) => "map",
+            Value::Version(_) => "ptr",
+        }
+    }
+
+    /// Go template truth: false, 0, nil, and empty strings, slices and maps are false.
+    pub(crate) fn truth(&self) -> bool {
+        match self {
+            Value::Invalid | Value::Nil => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) | Value::Int64(i) => *i != 0,
+            Value::Uint8(u) => *u != 0,
+            Value::Uint64(u) => *u != 0,
+            Value::Float64(f) => *f != 0.0,
+            Value::Complex(r, i) => *r != 0.0 || *i != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(l, _) => !l.is_empty(),
+            Value::Map(m, _) => Value::map_len(m) > 0,
+            Value::Version(_) => true,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil | Value::Invalid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_numbers_are_float64() {
+        let v = Value::from_json(&serde_json::json!({"n": 3, "l": [1, "a", null]}));
+        let Value::Map(m, MapKind::Iface) = v else {
+            panic!("not a map")
+        };
+        assert!(matches!(Value::map_get(&m, "n"), Some(Value::Float64(f)) if f == 3.0));
+        assert_eq!(
+            Value::map_get(&m, "l").as_ref().map(Value::type_name),
+            Some("[]interface {}")
+        );
+    }
+
+    #[test]
+    fn truthiness_follows_go() {
+        assert!(!Value::str("").truth());
+        assert!(Value::Float64(0.5).truth());
+        assert!(!Value::list(vec![]).truth());
+        assert!(!Value::Nil.truth());
+    }
+}
