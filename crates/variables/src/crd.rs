@@ -266,12 +266,10 @@ impl Decoder {
                         _ => {}
                     }
                 }
-                "default" | "example" => {
-                    if !matches!(v, Json::Null) {
-                        literals.push((key.clone(), v.clone()));
-                        if key == "default" {
-                            s.default = value::decode(v, Numbers::Kubernetes).ok();
-                        }
+                "default" | "example" if !matches!(v, Json::Null) => {
+                    literals.push((key.clone(), v.clone()));
+                    if key == "default" {
+                        s.default = value::decode(v, Numbers::Kubernetes).ok();
                     }
                 }
                 "enum" => match v {

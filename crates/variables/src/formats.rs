@@ -319,7 +319,7 @@ fn is_mac(s: &str) -> bool {
     let bytes = s.as_bytes();
     let hex = |x: &[u8]| x.iter().all(u8::is_ascii_hexdigit);
     if bytes.get(2) == Some(&b':') || bytes.get(2) == Some(&b'-') {
-        if (s.len() + 1) % 3 != 0 {
+        if !(s.len() + 1).is_multiple_of(3) {
             return false;
         }
         let n = (s.len() + 1) / 3;
@@ -338,7 +338,7 @@ fn is_mac(s: &str) -> bool {
         }
         true
     } else if bytes.get(4) == Some(&b'.') {
-        if (s.len() + 1) % 5 != 0 {
+        if !(s.len() + 1).is_multiple_of(5) {
             return false;
         }
         let n = 2 * (s.len() + 1) / 5;
@@ -422,7 +422,7 @@ fn is_credit_card(s: &str) -> bool {
         }
         double = !double;
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 // ---------------------------------------------------------------------------------
@@ -542,7 +542,7 @@ pub fn go_parse_duration(s: &str) -> Option<i128> {
         .parse()
         .ok()?;
         total += v * scale;
-        if total > 9.223372036854775807e18 {
+        if total > 9.223_372_036_854_776e18 {
             return None;
         }
     }

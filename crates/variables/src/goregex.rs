@@ -46,14 +46,15 @@ fn check_syntax(p: &str) -> Result<(), (&'static str, String)> {
                         j += 2;
                         continue;
                     }
-                    if d == '[' && chars.get(j + 1).map(|x| x.1) == Some(':') {
-                        if let Some(end) = p.get(chars[j].0..).and_then(|r| r.find(":]")) {
-                            let stop = chars[j].0 + end + 2;
-                            while chars.get(j).is_some_and(|x| x.0 < stop) {
-                                j += 1;
-                            }
-                            continue;
+                    if d == '['
+                        && chars.get(j + 1).map(|x| x.1) == Some(':')
+                        && let Some(end) = p.get(chars[j].0..).and_then(|r| r.find(":]"))
+                    {
+                        let stop = chars[j].0 + end + 2;
+                        while chars.get(j).is_some_and(|x| x.0 < stop) {
+                            j += 1;
                         }
+                        continue;
                     }
                     if d == ']' {
                         closed = true;
@@ -86,10 +87,8 @@ fn check_syntax(p: &str) -> Result<(), (&'static str, String)> {
                 }
                 depth.push(at);
             }
-            ')' => {
-                if depth.pop().is_none() {
-                    return Err(("unexpected )", p.to_string()));
-                }
+            ')' if depth.pop().is_none() => {
+                return Err(("unexpected )", p.to_string()));
             }
             _ => {}
         }

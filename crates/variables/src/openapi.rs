@@ -178,7 +178,7 @@ fn invalid_type(name: &str, type_name: &str, value: &str) -> Problem {
 /// swag's check that a float holds an integer JSON can carry exactly.
 pub fn is_json_integer(f: f64) -> bool {
     const MAX: f64 = 9_007_199_254_740_991.0;
-    const SMALLEST: f64 = 4.940_656_458_412_465_4e-324;
+    const SMALLEST: f64 = 5e-324;
     if !f.is_finite() || !(-MAX..=MAX).contains(&f) {
         return false;
     }
@@ -196,7 +196,7 @@ pub fn is_json_integer(f: f64) -> bool {
 
 /// Go's `int64(f)` on amd64: out-of-range values become the minimum.
 fn go_f64_to_i64(f: f64) -> i64 {
-    if f.is_nan() || f >= 9.223372036854775808e18 || f < -9.223372036854775808e18 {
+    if f.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         i64::MIN
     } else {
         f as i64
@@ -289,16 +289,13 @@ impl Validator {
             matches!(data, Val::Float(f) if is_json_integer(*f)) && types.contains(&"integer");
         let is_int_float = matches!(data, Val::Int(_)) && types.contains(&"number");
         let string_or_slice = matches!(data, Val::Str(_) | Val::Arr(_));
-        if !string_or_slice
-            && !format.is_empty()
-            && !(types.contains(&sch_type) || data_format == format || is_float_int || is_int_float)
-        {
+        let type_fits =
+            types.contains(&sch_type) || data_format == format || is_float_int || is_int_float;
+        if !(string_or_slice || format.is_empty() || type_fits) {
             return Outcome::err(invalid_type(path, format, data_format));
         }
-        if !(types.contains(&"number") || types.contains(&"integer"))
-            && !format.is_empty()
-            && string_or_slice
-        {
+        let numeric = types.contains(&"number") || types.contains(&"integer");
+        if string_or_slice && !(numeric || format.is_empty()) {
             return ok;
         }
         if !(types.contains(&sch_type) || is_float_int || is_int_float) {

@@ -236,7 +236,7 @@ pub fn go_float(f: f64) -> String {
     }
     let (digits, point) = shortest_digits(f);
     let exp = point - 1;
-    if exp < -4 || exp >= 6 {
+    if !(-4..6).contains(&exp) {
         scientific(f < 0.0, &digits, point, 2)
     } else {
         fixed(f < 0.0, &digits, point)

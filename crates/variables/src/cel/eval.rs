@@ -95,7 +95,7 @@ pub fn parse_timestamp(s: &str) -> Option<i128> {
         return None;
     }
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59 {
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 59 {
         return None;
     }
     let mut i = 19;
@@ -565,7 +565,9 @@ fn call(target: Option<&Node>, func: &str, args: &[Node], act: &mut Activation) 
             CVal::Int(i) => CVal::Int(i),
             CVal::Uint(u) => i64::try_from(u).map_or_else(|_| err("integer overflow"), CVal::Int),
             CVal::Double(d)
-                if d.is_finite() && d > -9.223372036854775808e18 && d < 9.223372036854775807e18 =>
+                if d.is_finite()
+                    && d > -9.223_372_036_854_776e18
+                    && d < 9.223_372_036_854_776e18 =>
             {
                 CVal::Int(d as i64)
             }
@@ -581,7 +583,7 @@ fn call(target: Option<&Node>, func: &str, args: &[Node], act: &mut Activation) 
             CVal::Int(i) => {
                 u64::try_from(i).map_or_else(|_| err("unsigned integer overflow"), CVal::Uint)
             }
-            CVal::Double(d) if d.is_finite() && d >= 0.0 && d < 1.8446744073709552e19 => {
+            CVal::Double(d) if d.is_finite() && (0.0..1.8446744073709552e19).contains(&d) => {
                 CVal::Uint(d as u64)
             }
             CVal::Str(s) => s.parse().map_or_else(|_| err("invalid uint"), CVal::Uint),
@@ -601,7 +603,7 @@ fn call(target: Option<&Node>, func: &str, args: &[Node], act: &mut Activation) 
             CVal::Str(s) => match s.as_str() {
                 "1" | "t" | "true" | "TRUE" | "True" => CVal::Bool(true),
                 "0" | "f" | "false" | "FALSE" | "False" => CVal::Bool(false),
-                _ => err(format!("type conversion error from 'string' to 'bool'")),
+                _ => err("type conversion error from 'string' to 'bool'".to_string()),
             },
             _ => no_overload(),
         },

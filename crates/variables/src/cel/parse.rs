@@ -378,10 +378,7 @@ impl Parser {
         next: fn(&mut Self) -> Result<Node, ParseError>,
     ) -> Result<Node, ParseError> {
         let mut left = next(self)?;
-        loop {
-            let Some((_, func)) = ops.iter().find(|(op, _)| self.is_op(op)) else {
-                break;
-            };
+        while let Some((_, func)) = ops.iter().find(|(op, _)| self.is_op(op)) {
             let pos = self.bump().1;
             let right = next(self)?;
             left = Node {

@@ -548,7 +548,7 @@ impl Checker {
             "_[_]" => {
                 let (a, b) = two(&ts);
                 match (&a, &b) {
-                    (Ty::List(e), i) if matches!(i, Ty::Int | Ty::Uint | Ty::Dyn) => (**e).clone(),
+                    (Ty::List(e), Ty::Int | Ty::Uint | Ty::Dyn) => (**e).clone(),
                     (Ty::Map(k, v), i) if unify(k, i) => (**v).clone(),
                     (Ty::Dyn, _) => Ty::Dyn,
                     _ => self.no_overload(pos, func, None, &ts),
