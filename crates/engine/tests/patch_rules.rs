@@ -578,24 +578,30 @@ fn patches_accumulate_in_order_and_topology_fields_win() {
 
 #[test]
 fn variables_are_validated_before_patches_run() {
-    let got = error(
-        &cp_patch(
-            "p",
-            None,
-            "[{op: add, path: /spec/template/spec/x, value: 1}]",
+    let patch = cp_patch(
+        "p",
+        None,
+        "[{op: add, path: /spec/template/spec/x, value: 1}]",
+    );
+    // (variables, the error; defaulting errors stop before validation, as in the webhook)
+    let cases = [
+        (
+            "[{name: count, value: three}]",
+            r#"spec.topology.variables[count].value: Invalid value: "\"three\"": must be of type integer: "string""#,
         ),
-        "[{name: count, value: three}, {name: nope, value: 1}]",
-    );
-    assert!(
-        got.contains(r#"spec.topology.variables[count].value: Invalid value: "\"three\"": must be of type integer: "string""#),
-        "{got}"
-    );
-    assert!(
-        got.contains(
-            r#"spec.topology.variables[nope]: Invalid value: "1": variable is not defined"#
+        (
+            "[{name: nope, value: 1}, {name: count, value: three}]",
+            r#"spec.topology.variables[nope]: Invalid value: "1": variable is not defined"#,
         ),
-        "{got}"
-    );
+        (
+            "[{name: tag, value: a}, {name: tag, value: b}]",
+            r#"spec.topology.variables[tag]: Invalid value: "\"b\"": variable "tag" is set more than once"#,
+        ),
+    ];
+    for (variables, want) in cases {
+        let got = error(&patch, variables);
+        assert_eq!(got, want, "{variables}");
+    }
 }
 
 /// A class whose patches break the admission rules is refused before anything renders,
