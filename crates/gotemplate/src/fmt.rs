@@ -451,6 +451,11 @@ impl Printer {
     }
 
     fn fmt_float(&mut self, f: f64, verb: char) {
+        if matches!(verb, 'x' | 'X') {
+            let h = hex_float(f, verb == 'X', self.spec.prec);
+            self.pad(&h);
+            return;
+        }
         let (fmt, prec) = match verb {
             'v' => ('g', self.spec.prec.map_or(-1, |p| p as i64)),
             'g' | 'G' => (verb, self.spec.prec.map_or(-1, |p| p as i64)),
@@ -620,6 +625,121 @@ impl Printer {
                 self.buf.push(']');
             }
         }
+    }
+}
+
+/// `%x` of a float: `[-]0x1.hhhp±dd`.
+fn hex_float(f: f64, upper: bool, prec: Option<usize>) -> String {
+    if !f.is_finite() {
+        return format_float(f, 'g', -1);
+    }
+    let neg = f.is_sign_negative();
+    let bits = f.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1 << 52) - 1);
+    if exp == 0 && mant == 0 {
+        let z = match prec {
+            Some(p) if p > 0 => format!("0x0.{}p+00", "0".repeat(p)),
+            _ => "0x0p+00".to_string(),
+        };
+        let z = if neg { format!("-{z}") } else { z };
+        return if upper { z.to_uppercase() } else { z };
+    }
+    if exp == 0 {
+        // Subnormal: normalise.
+        while mant & (1 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        exp += 1;
+        mant &= (1 << 52) - 1;
+    }
+    let e = exp - 1023;
+    let mut digits = format!("{mant:013x}");
+    match prec {
+        Some(p) if p < 13 => {
+            // Round the 52-bit fraction to p hex digits, half to even.
+            let shift = 4 * (13 - p) as u32;
+            let full = (1u64 << 52) | mant;
+            let mut r = full >> shift;
+            let rem = full & ((1u64 << shift) - 1);
+            let half = 1u64 << (shift - 1);
+            if rem > half || (rem == half && r & 1 == 1) {
+                r += 1;
+            }
+            let lead = r >> (4 * p as u32);
+            let frac = r & ((1u64 << (4 * p as u32)) - 1);
+            let body = if p == 0 {
+                format!("0x{lead}")
+            } else {
+                format!("0x{lead}.{frac:0w$x}", w = p)
+            };
+            let s = format!(
+                "{}{body}p{}{:02}",
+                if neg { "-" } else { "" },
+                if e < 0 { '-' } else { '+' },
+                e.abs()
+            );
+            return if upper { s.to_uppercase() } else { s };
+        }
+        Some(p) => {
+            while digits.len() < p {
+                digits.push('0');
+            }
+        }
+        None => {
+            while digits.ends_with('0') {
+                digits.pop();
+            }
+        }
+    }
+    let frac = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let s = format!(
+        "{}0x1{frac}p{}{:02}",
+        if neg { "-" } else { "" },
+        if e < 0 { '-' } else { '+' },
+        e.abs()
+    );
+    if upper { s.to_uppercase() } else { s }
+}
+
+/// `%#v`: Go-syntax representation.
+fn go_syntax(v: &Value, depth: usize) -> String {
+    match v {
+        Value::Invalid | Value::Nil => {
+            if depth == 0 {
+                "<nil>".into()
+            } else {
+                "interface {}(nil)".into()
+            }
+        }
+        Value::Str(s) => quote(s),
+        Value::Float64(f) => {
+            let s = format_float(*f, 'g', -1);
+            if depth > 0 || s.contains(['.', 'e', 'I', 'N']) {
+                s
+            } else {
+                s
+            }
+        }
+        Value::Uint8(b) => format!("0x{b:x}"),
+        Value::Uint64(u) => format!("0x{u:x}"),
+        Value::List(items, _) if depth < MAX_PRINT_DEPTH => {
+            let inner: Vec<String> = items.iter().map(|x| go_syntax(x, depth + 1)).collect();
+            format!("{}{{{}}}", v.type_name(), inner.join(", "))
+        }
+        Value::Map(m, _) if depth < MAX_PRINT_DEPTH => {
+            let inner: Vec<String> = Value::entries(m)
+                .iter()
+                .map(|(k, x)| format!("{}:{}", quote(k), go_syntax(x, depth + 1)))
+                .collect();
+            format!("{}{{{}}}", v.type_name(), inner.join(", "))
+        }
+        other => sprint_value(other),
     }
 }
 
@@ -830,8 +950,16 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
                 p.buf.push_str("(MISSING)");
             }
             _ => {
-                if verb == 'v' {
+                if verb == 'v' && p.spec.sharp {
                     p.spec.sharp = false;
+                    if let Some(a) = args.get(arg_num) {
+                        let g = go_syntax(a, 0);
+                        p.pad(&g);
+                    }
+                    arg_num += 1;
+                    continue;
+                }
+                if verb == 'v' {
                     p.spec.plus = false;
                 }
                 if let Some(a) = args.get(arg_num) {

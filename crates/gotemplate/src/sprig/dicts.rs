@@ -115,8 +115,11 @@ pub(crate) fn register(t: &mut Table) {
         def(t, name, &[MapIface], Some(MapIface), f);
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        def(t, name, &[Any], None, |_, a| {
-            Ok(deep_copy(a.first().unwrap_or(&Value::Nil), 0))
+        def(t, name, &[Any], None, |_, a| match a.first() {
+            None | Some(Value::Nil | Value::Invalid) => {
+                Err("reflect: call of reflect.Value.Type on zero Value".into())
+            }
+            Some(v) => Ok(deep_copy(v, 0)),
         });
     }
     def(t, "dig", &[], Some(Any), |_, a| {

@@ -74,58 +74,72 @@ fn b64_encode(b: &[u8]) -> String {
     out
 }
 
-/// `base64.StdEncoding.DecodeString`: strict padding; newlines are skipped.
+/// `base64.StdEncoding.DecodeString`, quantum by quantum with Go's error offsets.
 fn b64_decode(s: &str) -> Result<Vec<u8>, String> {
-    let b: Vec<(usize, u8)> = s
-        .bytes()
-        .enumerate()
-        .filter(|(_, c)| *c != b'\n' && *c != b'\r')
-        .collect();
+    let src = s.as_bytes();
     let err = |i: usize| format!("illegal base64 data at input byte {i}");
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let mut vals = [0u32; 4];
-        let mut n = 0;
-        while n < 4 {
-            let Some(&(pos, c)) = b.get(i) else {
-                if n == 0 {
+    let mut si = 0usize;
+    while si < src.len() {
+        let mut dbuf = [0u8; 4];
+        let mut dlen = 4;
+        let mut j = 0usize;
+        let mut end = false;
+        while j < 4 {
+            if si == src.len() {
+                if j == 0 {
                     return Ok(out);
                 }
-                return Err(err(b.last().map_or(0, |x| x.0 + 1) - 0));
-            };
-            if c == b'=' {
-                // Padding must complete the quantum and end the input.
-                if n < 2 {
-                    return Err(err(pos));
-                }
-                let need = 4 - n;
-                for k in 0..need {
-                    match b.get(i + k) {
-                        Some(&(_, b'=')) => {}
-                        Some(&(p, _)) => return Err(err(p)),
-                        None => return Err(err(s.len())),
-                    }
-                }
-                if let Some(&(p, _)) = b.get(i + need) {
-                    return Err(err(p));
-                }
-                let v = (vals[0] << 18) | (vals[1] << 12) | (vals[2] << 6);
-                out.push((v >> 16) as u8);
-                if n == 3 {
-                    out.push((v >> 8) as u8);
-                }
-                return Ok(out);
+                return Err(err(si - j));
             }
-            let Some(d) = B64.iter().position(|x| *x == c) else {
-                return Err(err(pos));
-            };
-            vals[n] = d as u32;
-            n += 1;
-            i += 1;
+            let c = src[si];
+            si += 1;
+            if let Some(d) = B64.iter().position(|x| *x == c) {
+                dbuf[j] = d as u8;
+                j += 1;
+                continue;
+            }
+            if c == b'\n' || c == b'\r' {
+                continue;
+            }
+            if c != b'=' {
+                return Err(err(si - 1));
+            }
+            match j {
+                0 | 1 => return Err(err(si - 1)),
+                2 => {
+                    while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                        si += 1;
+                    }
+                    if si == src.len() {
+                        return Err(err(src.len()));
+                    }
+                    if src[si] != b'=' {
+                        return Err(err(si - 1));
+                    }
+                    si += 1;
+                }
+                _ => {}
+            }
+            while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                si += 1;
+            }
+            if si < src.len() {
+                return Err(err(si));
+            }
+            dlen = j;
+            end = true;
+            break;
         }
-        let v = (vals[0] << 18) | (vals[1] << 12) | (vals[2] << 6) | vals[3];
-        out.extend_from_slice(&[(v >> 16) as u8, (v >> 8) as u8, v as u8]);
+        let v = (u32::from(dbuf[0]) << 18)
+            | (u32::from(dbuf[1]) << 12)
+            | (u32::from(dbuf[2]) << 6)
+            | u32::from(dbuf[3]);
+        let bytes = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+        out.extend_from_slice(&bytes[..dlen.saturating_sub(1)]);
+        if end {
+            break;
+        }
     }
     Ok(out)
 }
@@ -154,44 +168,56 @@ fn b32_encode(b: &[u8]) -> String {
     out
 }
 
+/// `base32.StdEncoding.DecodeString` with Go's error offsets (newlines stripped first).
 fn b32_decode(s: &str) -> Result<Vec<u8>, String> {
-    let b: Vec<(usize, u8)> = s
-        .bytes()
-        .enumerate()
-        .filter(|(_, c)| *c != b'\n' && *c != b'\r')
-        .collect();
+    let src: Vec<u8> = s.bytes().filter(|c| *c != b'\n' && *c != b'\r').collect();
+    let olen = src.len();
     let err = |i: usize| format!("illegal base32 data at input byte {i}");
     let mut out = Vec::new();
-    for (q, quantum) in b.chunks(8).enumerate() {
-        if quantum.len() < 8 {
-            return Err(err(quantum.first().map_or(s.len(), |x| x.0)));
-        }
-        let mut n = 0u64;
-        let mut data = 0;
-        for &(pos, c) in quantum {
-            if c == b'=' {
-                if data < 2 || q != b.len() / 8 - 1 {
-                    return Err(err(pos));
+    let mut pos = 0usize;
+    let mut end = false;
+    while pos < olen && !end {
+        let mut dbuf = [0u8; 8];
+        let mut dlen = 8;
+        let mut j = 0usize;
+        while j < 8 {
+            let rest = olen - pos;
+            if rest == 0 {
+                return Err(err(olen - j));
+            }
+            let c = src[pos];
+            pos += 1;
+            let rest = olen - pos;
+            if c == b'=' && j >= 2 && rest < 8 {
+                if rest + j < 7 {
+                    return Err(err(olen));
                 }
-                n <<= 5;
-                continue;
+                for k in 0..7 - j {
+                    if rest > k && src[pos + k] != b'=' {
+                        return Err(err(olen - rest + k - 1));
+                    }
+                }
+                dlen = j;
+                end = true;
+                if matches!(dlen, 1 | 3 | 6) {
+                    return Err(err(olen - rest - 1));
+                }
+                break;
             }
-            if data < 8 && quantum.iter().take(data).any(|x| x.1 == b'=') {
-                return Err(err(pos));
+            match B32.iter().position(|x| *x == c) {
+                Some(d) => dbuf[j] = d as u8,
+                None => return Err(err(olen - rest - 1)),
             }
-            let Some(d) = B32.iter().position(|x| *x == c) else {
-                return Err(err(pos));
-            };
-            n = (n << 5) | d as u64;
-            data += 1;
+            j += 1;
         }
-        let bytes = match data {
+        let n = dbuf.iter().fold(0u64, |acc, x| (acc << 5) | u64::from(*x));
+        let bytes = match dlen {
             8 => 5,
             7 => 4,
             5 => 3,
             4 => 2,
             2 => 1,
-            _ => return Err(err(quantum[data.min(7)].0)),
+            _ => 0,
         };
         for k in 0..bytes {
             out.push((n >> (32 - 8 * k)) as u8);

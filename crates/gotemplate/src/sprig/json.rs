@@ -199,15 +199,14 @@ impl Decoder<'_> {
     }
 
     fn literal(&mut self, word: &str, v: Value) -> Result<Value, String> {
-        for (k, want) in word.bytes().enumerate() {
-            let c = self.peek().ok_or(EOF_MSG)?;
+        for want in word.bytes() {
+            let c = self.peek().unwrap_or(b' ');
             if c != want {
                 return Err(bad(
                     c,
                     &format!("in literal {word} (expecting {})", quote_char(want)),
                 ));
             }
-            let _ = k;
             self.i += 1;
         }
         Ok(v)
@@ -290,7 +289,7 @@ impl Decoder<'_> {
     fn hex4(&mut self) -> Result<u32, String> {
         let mut v = 0u32;
         for _ in 0..4 {
-            let c = self.peek().ok_or(EOF_MSG)?;
+            let c = self.peek().unwrap_or(b' ');
             let d = (c as char)
                 .to_digit(16)
                 .ok_or_else(|| bad(c, "in \\u hexadecimal character escape"))?;
@@ -312,7 +311,7 @@ impl Decoder<'_> {
                 }
                 b'\\' => {
                     self.i += 1;
-                    let e = self.peek().ok_or(EOF_MSG)?;
+                    let e = self.peek().unwrap_or(b' ');
                     self.i += 1;
                     let ch = match e {
                         b'"' => '"',
@@ -368,10 +367,9 @@ impl Decoder<'_> {
         let start = self.i;
         if self.peek() == Some(b'-') {
             self.i += 1;
-            match self.peek() {
-                None => return Err(EOF_MSG.into()),
-                Some(b'0'..=b'9') => {}
-                Some(c) => return Err(bad(c, "in numeric literal")),
+            match self.peek().unwrap_or(b' ') {
+                b'0'..=b'9' => {}
+                c => return Err(bad(c, "in numeric literal")),
             }
         }
         if self.peek() == Some(b'0') {
@@ -381,10 +379,9 @@ impl Decoder<'_> {
         }
         if self.peek() == Some(b'.') {
             self.i += 1;
-            match self.peek() {
-                None => return Err(EOF_MSG.into()),
-                Some(b'0'..=b'9') => {}
-                Some(c) => return Err(bad(c, "after decimal point in numeric literal")),
+            match self.peek().unwrap_or(b' ') {
+                b'0'..=b'9' => {}
+                c => return Err(bad(c, "after decimal point in numeric literal")),
             }
             self.digits();
         }
@@ -393,10 +390,9 @@ impl Decoder<'_> {
             if let Some(b'+' | b'-') = self.peek() {
                 self.i += 1;
             }
-            match self.peek() {
-                None => return Err(EOF_MSG.into()),
-                Some(b'0'..=b'9') => {}
-                Some(c) => return Err(bad(c, "in exponent of numeric literal")),
+            match self.peek().unwrap_or(b' ') {
+                b'0'..=b'9' => {}
+                c => return Err(bad(c, "in exponent of numeric literal")),
             }
             self.digits();
         }
@@ -466,6 +462,9 @@ mod tests {
             unmarshal("[1 2]").err().as_deref(),
             Some("invalid character '2' after array element")
         );
-        assert_eq!(unmarshal("tru").err().as_deref(), Some(EOF_MSG));
+        assert_eq!(
+            unmarshal("tru").err().as_deref(),
+            Some("invalid character ' ' in literal true (expecting 'e')")
+        );
     }
 }

@@ -182,7 +182,7 @@ pub(crate) fn register(t: &mut Table) {
     def(t, "toDate", &[Str, Str], None, unsupported);
     def(t, "mustToDate", &[Str, Str], None, unsupported);
     def(t, "unixEpoch", &[Cert], None, unsupported);
-    for name in ["dateModify", "mustDateModify", "must_date_modify"] {
+    for name in ["mustDateModify", "must_date_modify"] {
         def(t, name, &[Str, Cert], None, unsupported);
     }
 

@@ -77,6 +77,18 @@ fn go_syntax_error(p: &str) -> Option<String> {
                 depth += 1;
                 can_repeat = false;
                 prev_repeat = false;
+                if chars.get(i + 1) == Some(&'?') {
+                    // Group flags or a name: `(?i)`, `(?:`, `(?P<n>`, `(?<n>`.
+                    let mut j = i + 2;
+                    while j < chars.len() && !matches!(chars[j], ')' | ':' | '>') {
+                        j += 1;
+                    }
+                    if chars.get(j) == Some(&')') {
+                        depth -= 1;
+                    }
+                    i = j + 1;
+                    continue;
+                }
             }
             ')' => {
                 if depth == 0 {

@@ -22,7 +22,11 @@ fn sized(c: &Ctx, out: String) -> FnResult {
 pub(crate) fn register(t: &mut Table) {
     def(t, "hello", &[], None, |_, _| s("Hello!"));
     def(t, "abbrev", &[Int, Str], None, |_, a| {
-        s(abbreviate(arg_str(&a, 1), 0, arg_int(&a, 0)))
+        let (width, st) = (arg_int(&a, 0), arg_str(&a, 1));
+        if width < 4 {
+            return s(st);
+        }
+        s(abbreviate(st, 0, width))
     });
     def(t, "abbrevboth", &[Int, Int, Str], None, |_, a| {
         let (left, right) = (arg_int(&a, 0), arg_int(&a, 1));
