@@ -165,7 +165,7 @@ pub fn default_variables(
     }
 }
 
-fn undecodable(subject: &Subject<'_>, e: &str) -> FieldError {
+pub(crate) fn undecodable(subject: &Subject<'_>, e: &str) -> FieldError {
     FieldError::internal(
         subject.at.clone().unwrap_or_else(|| "<nil>".into()),
         format!(

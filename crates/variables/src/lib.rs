@@ -114,9 +114,16 @@ pub fn default_value(
         check::Defaulted::Absent => Ok(None),
         check::Defaulted::Value(text) => Ok(serde_json::from_str(&text).ok()),
         check::Defaulted::Invalid(_, errors) => Err(errors),
-        check::Defaulted::Undecodable(e) => Err(vec![FieldError::internal(
-            path,
-            format!("variable {name:?}: schema does not decode: {e}"),
-        )]),
+        check::Defaulted::Undecodable(e) => Err(vec![cluster::undecodable(&subject, &e)]),
     }
+}
+
+/// Validates `value` against a plain `apiextensions.k8s.io/v1` schema (CRD semantics:
+/// kube-openapi's detail texts, each error's own bad value), reporting under `path`
+/// (empty: no path). `Err` when the schema itself cannot be used.
+pub fn validate_crd(schema: &Value, value: &Value, path: &str) -> Result<Vec<FieldError>, String> {
+    let schema = json::from_serde(schema);
+    let value = json::from_serde(value);
+    let path = (!path.is_empty()).then_some(path);
+    check::crd_request(Some(&schema), Some(&value), path).map_err(|(_, e)| e)
 }

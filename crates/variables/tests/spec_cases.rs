@@ -311,3 +311,17 @@ fn override_paths_and_transition_rules() {
     );
     assert!(validate_variables(&values, None, &defs, Scope::Cluster).is_empty());
 }
+
+#[test]
+fn crd_mode_keeps_kube_openapi_details() {
+    let errors = topograph_variables::validate_crd(
+        &json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        &json!({"n": "x"}),
+        "spec",
+    )
+    .unwrap();
+    assert_eq!(
+        strings(&errors),
+        ["spec.n: Invalid value: \"string\": n in body must be of type integer: \"string\""]
+    );
+}
