@@ -454,7 +454,11 @@ fn selectors_and_per_machine_deployment_variables() {
       matchResources: {infrastructureCluster: true}
     jsonPatches: [{op: add, path: /spec/template/spec/loadBalancer/image, valueFrom: {variable: builtin.cluster.name}}]
 "#;
-    let d = desired(patches, "[{name: tag, value: cluster-wide}]");
+    // The `wrong-version` selector matches no template of the class, which admission
+    // refuses; rendering without admission shows it also matches nothing at reconcile.
+    let d = render_checked(patches, "[{name: tag, value: cluster-wide}]", false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .desired;
     let md0 = &d.machine_deployments[0];
     let md1 = &d.machine_deployments[1];
     assert_eq!(
