@@ -132,10 +132,14 @@ fn renders_cluster_api_published_templates_with_substitution() {
             .unwrap();
         assert_eq!(md["spec"]["replicas"], 2);
         assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.30.0");
-        for template in objects
-            .iter()
-            .filter(|o| o["kind"] == "DockerMachineTemplate" || o["kind"] == "DevMachineTemplate")
-        {
+        // Only the quick-start class has the customImage patch.
+        let patched = objects.iter().filter(|o| {
+            o["kind"] == "DockerMachineTemplate"
+                && o["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("quick-start"))
+        });
+        for template in patched {
             assert_eq!(
                 template["spec"]["template"]["spec"]["customImage"], "kindest/node:v1.30.0",
                 "the customImage patch of {}",
