@@ -6,9 +6,10 @@
 //! rendering is a pure function and a retried create can never leak a second object.
 //! See `docs/decisions/0001-deterministic-name-suffixes.md`.
 
-use std::collections::BTreeMap;
-
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+use topograph_api::object::set_at;
+use topograph_gotemplate::{Options, Template};
 
 /// Kubernetes' `rand.String` alphabet: no vowels, no `0`, `1` or `3`.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -52,26 +53,22 @@ pub fn simple(prefix: &str, suffix: &str) -> String {
     format!("{}{suffix}", truncate(prefix, MAX_GENERATED_BASE_LEN))
 }
 
-/// Why a naming template could not be used.
+/// Why a naming template could not be used; the texts are Cluster API's.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NameTemplateError {
-    /// The template does not parse (or uses what naming templates do not support).
+    /// The template does not parse.
     #[error("parsing template {template:?}: {reason}")]
     Parse {
         /// The template.
         template: String,
-        /// Why.
+        /// Go's parse error.
         reason: String,
     },
-    /// The template refers to data that does not exist.
-    #[error(
-        "rendering template: template: template name generator: executing \"template name generator\" at <{field}>: map has no entry for key {key:?}"
-    )]
-    MissingKey {
-        /// The field expression, e.g. `.nope`.
-        field: String,
-        /// The missing key.
-        key: String,
+    /// Evaluation failed (a missing key, since `missingkey=error` is on).
+    #[error("rendering template: {reason}")]
+    Render {
+        /// Go's execution error.
+        reason: String,
     },
 }
 
@@ -79,33 +76,27 @@ pub enum NameTemplateError {
 /// `.machineDeployment.topologyName` / `.machinePool.topologyName`.
 #[derive(Clone, Debug, Default)]
 pub struct NameData {
-    values: BTreeMap<String, String>,
+    value: Value,
 }
 
 impl NameData {
     /// Data with `.cluster.name` and `.random`.
     pub fn new(cluster_name: &str, random: &str) -> Self {
-        let mut values = BTreeMap::new();
-        values.insert("cluster.name".to_string(), cluster_name.to_string());
-        values.insert("random".to_string(), random.to_string());
-        NameData { values }
+        NameData::default()
+            .with("cluster.name", cluster_name)
+            .with("random", random)
     }
 
     /// Adds a dotted field, e.g. `machineDeployment.topologyName`.
     pub fn with(mut self, field: &str, value: &str) -> Self {
-        self.values.insert(field.to_string(), value.to_string());
+        let path: Vec<&str> = field.split('.').collect();
+        set_at(&mut self.value, &path, Value::String(value.to_string()));
         self
-    }
-
-    /// Whether `path` names a map (a prefix of some field) rather than a value.
-    fn is_map(&self, path: &str) -> bool {
-        let prefix = format!("{path}.");
-        self.values.keys().any(|k| k.starts_with(&prefix))
     }
 }
 
-/// Renders a naming template: literal text and `{{ .field.path }}` actions with the
-/// `{{-`/`-}}` trim markers. Other template constructs are reported as unsupported.
+/// Renders a naming template as Cluster API does: Go's `text/template` without Sprig,
+/// with `missingkey=error`.
 ///
 /// A result longer than 63 characters is cut to 58 and given `overflow_suffix()`, as
 /// Cluster API does (with a fresh suffix rather than `.random`); it is only computed
@@ -115,67 +106,18 @@ pub fn render_template(
     data: &NameData,
     overflow_suffix: impl FnOnce() -> String,
 ) -> Result<String, NameTemplateError> {
-    let parse_err = |reason: &str| NameTemplateError::Parse {
+    let parsed = Template::parse(
+        "template name generator",
+        template,
+        &Options::name_generator(),
+    )
+    .map_err(|e| NameTemplateError::Parse {
         template: template.to_string(),
-        reason: reason.to_string(),
-    };
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let mut literal = &rest[..start];
-        let mut action = &rest[start + 2..];
-        if let Some(a) = action.strip_prefix('-')
-            && a.starts_with([' ', '\t', '\n', '\r'])
-        {
-            literal = literal.trim_end();
-            action = a;
-        }
-        out.push_str(literal);
-        let end = action
-            .find("}}")
-            .ok_or_else(|| parse_err("template: template name generator:1: unclosed action"))?;
-        let mut body = &action[..end];
-        let mut after = &action[end + 2..];
-        if let Some(b) = body.strip_suffix('-')
-            && b.ends_with([' ', '\t', '\n', '\r'])
-        {
-            body = b;
-            after = after.trim_start();
-        }
-        let field = body.trim();
-        let is_field_chain = field.starts_with('.')
-            && field.len() > 1
-            && field[1..]
-                .split('.')
-                .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'));
-        if !is_field_chain {
-            return Err(parse_err(&format!(
-                "naming templates support field references such as {{{{ .cluster.name }}}}; {{{{{body}}}}} is not supported"
-            )));
-        }
-        let path = &field[1..];
-        match data.values.get(path) {
-            Some(value) => out.push_str(value),
-            None => {
-                // Report the first missing key on the way, as Go's missingkey=error does.
-                let segments: Vec<&str> = path.split('.').collect();
-                let mut missing = segments[0];
-                for i in 1..=segments.len() {
-                    let prefix = segments[..i].join(".");
-                    if !data.is_map(&prefix) && !data.values.contains_key(&prefix) {
-                        missing = segments[i - 1];
-                        break;
-                    }
-                }
-                return Err(NameTemplateError::MissingKey {
-                    field: field.to_string(),
-                    key: missing.to_string(),
-                });
-            }
-        }
-        rest = after;
-    }
-    out.push_str(rest);
+        reason: e.message,
+    })?;
+    let out = parsed
+        .execute(&data.value)
+        .map_err(|e| NameTemplateError::Render { reason: e.message })?;
     if out.len() > MAX_NAME_LEN {
         return Ok(simple(&out, &overflow_suffix()));
     }
@@ -279,20 +221,31 @@ mod tests {
             render_template("{{ .cluster.name }}-{{ .nope }}", &data, || "z".into())
                 .unwrap_err()
                 .to_string(),
-            "rendering template: template: template name generator: executing \"template name generator\" at <.nope>: map has no entry for key \"nope\""
+            "rendering template: template: template name generator:1:23: executing \"template name generator\" at <.nope>: map has no entry for key \"nope\""
         );
         assert_eq!(
             render_template("{{ .cluster.nope }}", &data, || "z".into())
                 .unwrap_err()
                 .to_string(),
-            "rendering template: template: template name generator: executing \"template name generator\" at <.cluster.nope>: map has no entry for key \"nope\""
+            "rendering template: template: template name generator:1:11: executing \"template name generator\" at <.cluster.nope>: map has no entry for key \"nope\""
         );
         assert!(matches!(
             render_template("{{ .cluster.name", &data, || "z".into()),
             Err(NameTemplateError::Parse { .. })
         ));
+        assert_eq!(
+            render_template("{{ .cluster.name", &data, || "z".into())
+                .unwrap_err()
+                .to_string(),
+            "parsing template \"{{ .cluster.name\": template: template name generator:1: unclosed action"
+        );
+        // The whole language is there, without Sprig.
+        assert_eq!(
+            render_template("{{ printf \"%s-x\" .random }}", &data, || "z".into()),
+            Ok("rrrrr-x".to_string())
+        );
         assert!(matches!(
-            render_template("{{ printf \"%s\" .random }}", &data, || "z".into()),
+            render_template("{{ .random | upper }}", &data, || "z".into()),
             Err(NameTemplateError::Parse { .. })
         ));
     }
