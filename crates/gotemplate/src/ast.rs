@@ -138,7 +138,6 @@ impl Display for Command {
 /// A variable declared or assigned by a pipeline.
 #[derive(Clone, Debug)]
 pub(crate) struct Decl {
-    pub pos: usize,
     pub idents: Vec<String>,
 }
 

@@ -697,19 +697,19 @@ impl<'t> Exec<'t> {
             }
             _ => {}
         }
-        if let Value::Version(_) = &receiver.v {
-            if let Some(m) = crate::semver::method(name) {
-                return self.eval_call(
-                    dot,
-                    m,
-                    false,
-                    At::Arg(node),
-                    name,
-                    Some(args),
-                    final_,
-                    Some(receiver.v),
-                );
-            }
+        if let Value::Version(_) = &receiver.v
+            && let Some(m) = crate::semver::method(name)
+        {
+            return self.eval_call(
+                dot,
+                m,
+                false,
+                At::Arg(node),
+                name,
+                Some(args),
+                final_,
+                Some(receiver.v),
+            );
         }
         let has_args = args.len() > 1 || final_.is_some();
         match &receiver.v {
@@ -827,7 +827,7 @@ impl<'t> Exec<'t> {
         }
         if let Some(fv) = final_ {
             let t = match f.variadic {
-                Some(vt) if num_in - 1 >= num_fixed => vt,
+                Some(vt) if num_in > num_fixed => vt,
                 _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
             };
             let fv_str = fv.v.clone();
@@ -949,12 +949,8 @@ impl<'t> Exec<'t> {
                 Arg::Number { num, .. } if num.is_float => Ok(Value::Float64(num.float)),
                 _ => Err(self.errorf(format!("expected float; found {n}"))),
             },
-            Param::Int | Param::Int64 => match n {
-                Arg::Number { num, .. } if num.is_int => Ok(if typ == Param::Int {
-                    Value::Int(num.int)
-                } else {
-                    Value::Int64(num.int)
-                }),
+            Param::Int => match n {
+                Arg::Number { num, .. } if num.is_int => Ok(Value::Int(num.int)),
                 _ => Err(self.errorf(format!("expected integer; found {n}"))),
             },
             Param::Uint32 => match n {

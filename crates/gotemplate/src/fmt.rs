@@ -288,10 +288,10 @@ impl Printer {
     }
 
     fn truncate<'a>(&self, s: &'a str) -> &'a str {
-        if let Some(p) = self.spec.prec {
-            if let Some((i, _)) = s.char_indices().nth(p) {
-                return &s[..i];
-            }
+        if let Some(p) = self.spec.prec
+            && let Some((i, _)) = s.char_indices().nth(p)
+        {
+            return &s[..i];
         }
         s
     }
@@ -319,10 +319,10 @@ impl Printer {
             b"0123456789abcdef"
         };
         let mut b = s;
-        if let Some(p) = self.spec.prec {
-            if p < b.len() {
-                b = &b[..p];
-            }
+        if let Some(p) = self.spec.prec
+            && p < b.len()
+        {
+            b = &b[..p];
         }
         let mut out = String::new();
         for (i, c) in b.iter().enumerate() {
@@ -364,12 +364,13 @@ impl Printer {
                 self.spec.zero = z;
                 return;
             }
-        } else if self.spec.zero && !self.spec.minus {
-            if let Some(w) = self.spec.wid {
-                prec = w;
-                if negative || self.spec.plus || self.spec.space {
-                    prec = prec.saturating_sub(1);
-                }
+        } else if self.spec.zero
+            && !self.spec.minus
+            && let Some(w) = self.spec.wid
+        {
+            prec = w;
+            if negative || self.spec.plus || self.spec.space {
+                prec = prec.saturating_sub(1);
             }
         }
         if digits.len() < prec {
@@ -437,12 +438,11 @@ impl Printer {
             }
             'U' => {
                 let mut s = format!("U+{u:04X}");
-                if self.spec.sharp {
-                    if let Some(c) = u32::try_from(u).ok().and_then(char::from_u32) {
-                        if is_print(c) {
-                            s.push_str(&format!(" '{c}'"));
-                        }
-                    }
+                if self.spec.sharp
+                    && let Some(c) = u32::try_from(u).ok().and_then(char::from_u32)
+                    && is_print(c)
+                {
+                    s.push_str(&format!(" '{c}'"));
                 }
                 self.pad(&s);
             }
@@ -497,14 +497,14 @@ impl Printer {
         }
         if self.spec.plus || !signed.starts_with('+') {
             let n = signed.chars().count();
-            if let (true, false, Some(w)) = (self.spec.zero, self.spec.minus, self.spec.wid) {
-                if w > n {
-                    let (sign, rest) = signed.split_at(1);
-                    self.buf.push_str(sign);
-                    self.write_padding(w - n);
-                    self.buf.push_str(rest);
-                    return;
-                }
+            if let (true, false, Some(w)) = (self.spec.zero, self.spec.minus, self.spec.wid)
+                && w > n
+            {
+                let (sign, rest) = signed.split_at(1);
+                self.buf.push_str(sign);
+                self.write_padding(w - n);
+                self.buf.push_str(rest);
+                return;
             }
             self.pad(&signed);
             return;
@@ -718,14 +718,7 @@ fn go_syntax(v: &Value, depth: usize) -> String {
             }
         }
         Value::Str(s) => quote(s),
-        Value::Float64(f) => {
-            let s = format_float(*f, 'g', -1);
-            if depth > 0 || s.contains(['.', 'e', 'I', 'N']) {
-                s
-            } else {
-                s
-            }
-        }
+        Value::Float64(f) => format_float(*f, 'g', -1),
         Value::Uint8(b) => format!("0x{b:x}"),
         Value::Uint64(u) => format!("0x{u:x}"),
         Value::List(items, _) if depth < MAX_PRINT_DEPTH => {
@@ -1003,7 +996,7 @@ mod tests {
         assert_eq!(float_v(0.00001), "1e-05");
         assert_eq!(float_v(-0.0), "-0");
         assert_eq!(float_v(1.234567e21), "1.234567e+21");
-        assert_eq!(format_float(3.14159, 'f', 2), "3.14");
+        assert_eq!(format_float(1.23456, 'f', 2), "1.23");
         assert_eq!(format_float(100.0, 'g', 5), "100");
         assert_eq!(format_float(1234567.0, 'e', 3), "1.235e+06");
     }
@@ -1012,7 +1005,7 @@ mod tests {
     fn printf_verbs() {
         let f = Value::Float64(3.0);
         assert_eq!(sprintf("%d", std::slice::from_ref(&f)), "%!d(float64=3)");
-        assert_eq!(sprintf("%5.2f|", &[Value::Float64(3.14159)]), " 3.14|");
+        assert_eq!(sprintf("%5.2f|", &[Value::Float64(1.23456)]), " 1.23|");
         assert_eq!(sprintf("%s-%d", &[Value::str("a"), Value::Int(3)]), "a-3");
         assert_eq!(sprintf("%d", &[]), "%!d(MISSING)");
         assert_eq!(sprintf("x", &[Value::Int(1)]), "x%!(EXTRA int=1)");

@@ -17,7 +17,6 @@ pub(crate) enum Param {
     Reflect,
     Str,
     Int,
-    Int64,
     Float64,
     Bool,
     /// `map[string]interface {}`
@@ -28,8 +27,10 @@ pub(crate) enum Param {
     Version,
     /// `uint32`
     Uint32,
-    /// A Sprig struct no template value can be (`sprig.certificate`, `time.Time`).
+    /// `sprig.certificate`: a struct no template value can be.
     Cert,
+    /// `time.Time`
+    Time,
 }
 
 impl Param {
@@ -39,7 +40,6 @@ impl Param {
             Param::Reflect => "reflect.Value",
             Param::Str => "string",
             Param::Int => "int",
-            Param::Int64 => "int64",
             Param::Float64 => "float64",
             Param::Bool => "bool",
             Param::MapIface => "map[string]interface {}",
@@ -47,6 +47,7 @@ impl Param {
             Param::Version => "*semver.Version",
             Param::Uint32 => "uint32",
             Param::Cert => "sprig.certificate",
+            Param::Time => "time.Time",
         }
     }
 
@@ -143,10 +144,10 @@ static SPRIG: LazyLock<Table> = LazyLock::new(|| {
 /// Finds a function; Sprig's names shadow builtins (its `slice`), as Go's
 /// template function map does.
 pub(crate) fn lookup(name: &str, functions: Functions) -> Option<(&'static FuncDef, bool)> {
-    if functions == Functions::HermeticSprig {
-        if let Some(f) = SPRIG.get(name) {
-            return Some((f, false));
-        }
+    if functions == Functions::HermeticSprig
+        && let Some(f) = SPRIG.get(name)
+    {
+        return Some((f, false));
     }
     BUILTINS.get(name).map(|f| (f, true))
 }

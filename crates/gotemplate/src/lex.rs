@@ -96,7 +96,6 @@ enum State {
     Number,
     Quote,
     RawQuote,
-    Done,
 }
 
 pub(crate) struct Lexer<'a> {
@@ -308,15 +307,6 @@ impl<'a> Lexer<'a> {
                 State::Number => self.lex_number(),
                 State::Quote => self.lex_quote(),
                 State::RawQuote => self.lex_raw_quote(),
-                State::Done => {
-                    self.done = true;
-                    Ok(Item {
-                        typ: ItemType::Eof,
-                        pos: self.pos,
-                        val: "EOF".into(),
-                        line: self.start_line,
-                    })
-                }
             };
             match r {
                 Ok(item) => {
@@ -464,10 +454,10 @@ impl<'a> Lexer<'a> {
             Some('$') => Err(State::Variable),
             Some('\'') => Err(State::Char),
             Some('.') => {
-                if let Some(b) = self.rest().bytes().next() {
-                    if !b.is_ascii_digit() {
-                        return Err(State::Field);
-                    }
+                if let Some(b) = self.rest().bytes().next()
+                    && !b.is_ascii_digit()
+                {
+                    return Err(State::Field);
                 }
                 self.backup_char(r);
                 Err(State::Number)

@@ -119,7 +119,7 @@ fn underscore_ok(s: &str) -> bool {
         && b[i] == b'0'
         && matches!(b[i + 1].to_ascii_lowercase(), b'b' | b'o' | b'x')
     {
-        hex = b[i + 1].to_ascii_lowercase() == b'x';
+        hex = b[i + 1].eq_ignore_ascii_case(&b'x');
         i += 2;
         saw = '0';
     }
@@ -287,13 +287,13 @@ pub(crate) fn number(text: &str, typ: ItemType) -> Result<Number, String> {
         }
         _ => {}
     }
-    if let Some(body) = text.strip_suffix('i') {
-        if let Some(f) = parse_float(body) {
-            n.is_complex = true;
-            n.complex = (0.0, f);
-            simplify_complex(&mut n);
-            return Ok(n);
-        }
+    if let Some(body) = text.strip_suffix('i')
+        && let Some(f) = parse_float(body)
+    {
+        n.is_complex = true;
+        n.complex = (0.0, f);
+        simplify_complex(&mut n);
+        return Ok(n);
     }
     let u = parse_int(text, false).filter(|v| (0..=u64::MAX as i128).contains(v));
     if let Some(u) = u {

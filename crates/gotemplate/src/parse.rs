@@ -433,7 +433,6 @@ impl<'a, 'f> Parser<'a, 'f> {
                 pipe.is_assign = next.typ == ItemType::Assign;
                 self.next_non_space();
                 pipe.decl.push(Decl {
-                    pos: v.pos,
                     idents: v.val.split('.').map(str::to_string).collect(),
                 });
                 self.vars.push(v.val);
@@ -441,7 +440,6 @@ impl<'a, 'f> Parser<'a, 'f> {
             } else if next.typ == ItemType::Char && next.val == "," {
                 self.next_non_space();
                 pipe.decl.push(Decl {
-                    pos: v.pos,
                     idents: v.val.split('.').map(str::to_string).collect(),
                 });
                 self.vars.push(v.val);
@@ -702,8 +700,7 @@ mod tests {
 
     #[test]
     fn nesting_is_bounded() {
-        let deep = format!("{}1{}", "{{ (".repeat(1), ")".repeat(1));
-        assert!(parse("tpl", &format!("{deep} }}}}"), &|_| false, 3).is_ok());
+        assert!(parse("tpl", "{{ (1) }}", &|_| false, 3).is_ok());
         let e = parse(
             "tpl",
             &format!("{{{{ {}1{} }}}}", "(".repeat(5), ")".repeat(5)),

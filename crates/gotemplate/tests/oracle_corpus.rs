@@ -92,3 +92,34 @@ fn corpus_matches_go() {
     assert!(total >= 1, "empty corpus");
     assert!(failures.is_empty(), "{} corpus mismatches", failures.len());
 }
+
+/// Every function of the hermetic set is exercised by at least one corpus case.
+#[test]
+fn corpus_covers_every_function() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut text = String::new();
+    for entry in std::fs::read_dir(&dir).expect("corpus directory").flatten() {
+        if entry.path().extension().is_some_and(|x| x == "jsonl") {
+            for line in std::fs::read_to_string(entry.path())
+                .expect("corpus file")
+                .lines()
+            {
+                let case: Value = serde_json::from_str(line).expect("corpus line is JSON");
+                text.push_str(case["request"]["template"].as_str().unwrap_or(""));
+                text.push('\n');
+            }
+        }
+    }
+    let words: std::collections::HashSet<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let missing: Vec<&str> =
+        Template::function_names(topograph_gotemplate::Functions::HermeticSprig)
+            .into_iter()
+            .filter(|n| !words.contains(n))
+            .collect();
+    assert!(
+        missing.is_empty(),
+        "functions without corpus cases: {missing:?}"
+    );
+}

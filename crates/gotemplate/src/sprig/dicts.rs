@@ -198,17 +198,17 @@ fn merge_into(dst: &MapRef, src: &MapRef, overwrite: bool, depth: usize) -> Resu
         if let (Value::Map(sm, _), Some(Value::Map(dm, _))) = (&s, &d) {
             merge_into(dm, sm, overwrite, depth + 1)?;
         }
-        if let Some(dv) = &d {
-            if !empty(dv) {
-                if matches!(s, Value::List(..)) {
-                    if overwrite {
-                        dst.try_borrow_mut().map_err(|_| busy())?.insert(k, s);
-                    }
-                    continue;
+        if let Some(dv) = &d
+            && !empty(dv)
+        {
+            if matches!(s, Value::List(..)) {
+                if overwrite {
+                    dst.try_borrow_mut().map_err(|_| busy())?.insert(k, s);
                 }
-                if matches!((&s, dv), (Value::Map(..), Value::Map(..))) {
-                    continue;
-                }
+                continue;
+            }
+            if matches!((&s, dv), (Value::Map(..), Value::Map(..))) {
+                continue;
             }
         }
         if overwrite || d.as_ref().is_none_or(empty) {

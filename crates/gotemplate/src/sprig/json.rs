@@ -26,10 +26,10 @@ fn float_json(f: f64) -> Result<String, String> {
     let mut s = crate::fmt::format_float(f, fmt, -1);
     if fmt == 'e' {
         // Go writes e-7, not e-07.
-        if let Some(i) = s.find("e-0") {
-            if s.len() - i == 4 {
-                s.replace_range(i..i + 3, "e-");
-            }
+        if let Some(i) = s.find("e-0")
+            && s.len() - i == 4
+        {
+            s.replace_range(i..i + 3, "e-");
         }
     }
     Ok(s)

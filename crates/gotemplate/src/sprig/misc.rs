@@ -9,7 +9,7 @@ use super::{arg_str, deep_equal, empty};
 use crate::funcs::{FnError, FnResult, Param, Table, def};
 use crate::value::Value;
 
-use Param::{Any, Bool, Cert, Int, ListIface, Str, Uint32};
+use Param::{Any, Bool, Cert, Int, ListIface, Str, Time, Uint32};
 
 const UNSUPPORTED: &str = "not supported by this template engine";
 
@@ -181,9 +181,9 @@ pub(crate) fn register(t: &mut Table) {
     });
     def(t, "toDate", &[Str, Str], None, unsupported);
     def(t, "mustToDate", &[Str, Str], None, unsupported);
-    def(t, "unixEpoch", &[Cert], None, unsupported);
+    def(t, "unixEpoch", &[Time], None, unsupported);
     for name in ["mustDateModify", "must_date_modify"] {
-        def(t, name, &[Str, Cert], None, unsupported);
+        def(t, name, &[Str, Time], None, unsupported);
     }
 
     def(t, "bcrypt", &[Str], None, unsupported);

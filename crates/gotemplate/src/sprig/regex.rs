@@ -222,10 +222,10 @@ fn translate(p: &str) -> String {
 
 /// Compiles a Go pattern, or returns Go's error text.
 pub(crate) fn compile(p: &str) -> Result<Regex, String> {
-    if let Ok(cache) = CACHE.lock() {
-        if let Some(r) = cache.get(p) {
-            return r.clone();
-        }
+    if let Ok(cache) = CACHE.lock()
+        && let Some(r) = cache.get(p)
+    {
+        return r.clone();
     }
     let r = match go_syntax_error(p) {
         Some(e) => Err(format!("error parsing regexp: {e}")),

@@ -168,12 +168,11 @@ impl Url {
             if !path.is_empty() && !path.starts_with('/') && !self.host.is_empty() {
                 buf.push('/');
             }
-            if buf.is_empty() {
-                if let Some(seg) = path.split('/').next() {
-                    if seg.contains(':') {
-                        buf.push_str("./");
-                    }
-                }
+            if buf.is_empty()
+                && let Some(seg) = path.split('/').next()
+                && seg.contains(':')
+            {
+                buf.push_str("./");
             }
             buf.push_str(&path);
         }
