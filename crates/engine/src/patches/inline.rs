@@ -10,7 +10,7 @@ use topograph_api::v1beta1::{JsonPatch, PatchSelector};
 
 use super::go_text::quote;
 use super::json_patch::Operation;
-use super::request::{Item, field_path, merge};
+use super::request::{Item, field_path};
 use super::template_value::TemplateCache;
 use super::variable_path;
 
@@ -124,13 +124,15 @@ fn value_of(
     }
 }
 
-/// Runs one inline patch over every item.
+/// Runs one inline patch over every item; `variables[i]` holds what item `i` sees
+/// (globals merged with its own), the same for every patch.
 pub fn generate(
     patch: &Patch,
-    globals: &Map<String, Value>,
     items: &[Item],
+    variables: &[Value],
     templates: &mut TemplateCache,
 ) -> Result<Vec<Outcome>, String> {
+    let no_variables = Value::Object(Map::new());
     let definitions = patch.definitions.as_deref().unwrap_or_default();
     let mut outcomes = Vec::new();
     let mut errors = Vec::new();
@@ -143,9 +145,10 @@ pub fn generate(
             continue;
         }
         let kind = quote(item.object.kind());
-        let variables = merge(globals, &item.variables);
-        let data = Value::Object(variables.clone());
-        match enabled(patch.enabled_if.as_deref(), &data, templates) {
+        let data = variables.get(index).unwrap_or(&no_variables);
+        let empty = Map::new();
+        let variables = data.as_object().unwrap_or(&empty);
+        match enabled(patch.enabled_if.as_deref(), data, templates) {
             Err(e) => {
                 errors.push(format!(
                     "failed to calculate if patch is enabled for {kind}: {e}"
@@ -164,7 +167,7 @@ pub fn generate(
                 .iter()
                 .map(|p| {
                     let value = match p.op.as_str() {
-                        "add" | "replace" => Some(value_of(p, &variables, &data, templates)?),
+                        "add" | "replace" => Some(value_of(p, variables, data, templates)?),
                         _ => None,
                     };
                     Ok(Operation {

@@ -132,6 +132,11 @@ pub fn apply(
         return Ok(explanation);
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
+    // What each item sees does not change from one patch to the next.
+    let variables: Vec<Value> = items
+        .iter()
+        .map(|item| Value::Object(request::merge(&globals, &item.variables)))
+        .collect();
     let mut templates = TemplateCache::default();
     for patch in patches {
         let name = quote(&patch.name);
@@ -150,7 +155,7 @@ pub fn apply(
                 },
             );
         }
-        let outcomes = inline::generate(patch, &globals, &items, &mut templates)
+        let outcomes = inline::generate(patch, &items, &variables, &mut templates)
             .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
         for outcome in outcomes {
             let index = match &outcome {

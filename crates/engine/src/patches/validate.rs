@@ -256,19 +256,19 @@ fn validate_json_patch(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    let shown = pretty(&json_patch_value(patch));
+    let shown = || pretty(&json_patch_value(patch));
     if !matches!(patch.op.as_str(), "add" | "replace" | "remove") {
         errors.push(FieldError::new(
             format!("{path}.op"),
             ErrorType::NotSupported,
-            quoted(&shown),
+            quoted(&shown()),
             "supported values: \"add\", \"remove\", \"replace\"",
         ));
     }
     if !patch.path.starts_with("/spec/") {
         errors.push(FieldError::invalid(
             format!("{path}.path"),
-            &shown,
+            &shown(),
             "jsonPatch path must start with \"/spec/\"",
         ));
     }
@@ -300,12 +300,12 @@ fn validate_json_patch(
     match (&patch.value, &patch.value_from) {
         (None, None) => errors.push(FieldError::invalid(
             path,
-            &shown,
+            &shown(),
             "jsonPatch must define one of value or valueFrom",
         )),
         (Some(_), Some(_)) => errors.push(FieldError::invalid(
             path,
-            &shown,
+            &shown(),
             "jsonPatch can not define both value and valueFrom",
         )),
         _ => {}
