@@ -237,7 +237,7 @@ fn until_step(c: &Ctx, start: i64, stop: i64, step: i64) -> Result<Vec<i64>, FnE
         if step >= 0 {
             return Ok(Vec::new());
         }
-        ((start as i128 - stop as i128 + (-step as i128) - 1) / -(step as i128)) as u128
+        ((start as i128 - stop as i128 - (step as i128) - 1) / -(step as i128)) as u128
     } else {
         if step <= 0 {
             return Ok(Vec::new());

@@ -91,8 +91,10 @@ pub(crate) fn register(t: &mut Table) {
         if hi <= lo {
             return Err("invalid argument to Intn".into());
         }
-        let span = (hi - lo) as u64;
-        Ok(Value::Int(lo + (random_u64() % span) as i64))
+        let span = (hi as i128 - lo as i128) as u64;
+        Ok(Value::Int(
+            (lo as i128 + (random_u64() % span) as i128) as i64,
+        ))
     });
     def(t, "atoi", &[Str], None, |_, a| {
         Ok(Value::Int(atoi(arg_str(&a, 0))))
