@@ -108,6 +108,7 @@ pub(crate) struct Exec<'t> {
     out: String,
     steps: u64,
     depth: usize,
+    nesting: usize,
     allocated: u128,
     opts: &'t Options,
     ctx: Ctx,
@@ -130,6 +131,7 @@ impl<'t> Exec<'t> {
             out: String::new(),
             steps: 0,
             depth: 0,
+            nesting: 0,
             allocated: 0,
             opts,
             ctx: Ctx {
@@ -236,10 +238,25 @@ impl<'t> Exec<'t> {
     }
 
     fn walk_list(&mut self, dot: &Rv, list: &'t [Node]) -> R<()> {
-        for n in list {
-            self.walk(dot, n)?;
+        // Blocks nested inside templates called from blocks add up; bound the total
+        // so evaluation cannot run out of stack.
+        self.nesting += 1;
+        if self.nesting > 2 * self.opts.limits.max_depth.max(1) + 2 {
+            self.nesting -= 1;
+            return Err(self.limit(format!(
+                "exceeded maximum nesting depth ({})",
+                2 * self.opts.limits.max_depth.max(1)
+            )));
         }
-        Ok(())
+        let mut r = Ok(());
+        for n in list {
+            r = self.walk(dot, n);
+            if r.is_err() {
+                break;
+            }
+        }
+        self.nesting -= 1;
+        r
     }
 
     fn walk(&mut self, dot: &Rv, node: &'t Node) -> R<()> {

@@ -34,6 +34,9 @@ pub(crate) enum MapKind {
     Str,
 }
 
+/// Deepest template data converted (JSON parsers stop far earlier by default).
+pub(crate) const MAX_DATA_DEPTH: usize = 512;
+
 /// A shared, mutable Go map.
 pub(crate) type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
 
@@ -103,16 +106,29 @@ impl Value {
     }
 
     /// Converts decoded JSON the way `encoding/json` fills an `interface{}`.
+    /// Nesting beyond [`MAX_DATA_DEPTH`] is cut off (becomes nil) to keep the
+    /// conversion's recursion bounded.
     pub(crate) fn from_json(v: &serde_json::Value) -> Value {
+        Value::from_json_at(v, 0)
+    }
+
+    fn from_json_at(v: &serde_json::Value, depth: usize) -> Value {
+        if depth > MAX_DATA_DEPTH {
+            return Value::Nil;
+        }
         match v {
             serde_json::Value::Null => Value::Nil,
             serde_json::Value::Bool(b) => Value::Bool(*b),
             serde_json::Value::Number(n) => Value::Float64(n.as_f64().unwrap_or(0.0)),
             serde_json::Value::String(s) => Value::str(s.as_str()),
-            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Array(a) => Value::list(
+                a.iter()
+                    .map(|x| Value::from_json_at(x, depth + 1))
+                    .collect(),
+            ),
             serde_json::Value::Object(o) => Value::map(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .map(|(k, v)| (k.clone(), Value::from_json_at(v, depth + 1)))
                     .collect(),
             ),
         }

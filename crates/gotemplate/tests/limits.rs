@@ -50,6 +50,25 @@ fn hostile_templates_hit_limits() {
         "{{ end }}".repeat(500)
     );
     assert_limit(&nested);
+    // Deep blocks inside deep template recursion: bounded before the stack is.
+    let blocks = format!(
+        "{}{{{{ template \"r\" . }}}}{}",
+        "{{ if true }}".repeat(90),
+        "{{ end }}".repeat(90)
+    );
+    assert_limit(&format!(
+        "{{{{ define \"r\" }}}}{blocks}{{{{ end }}}}{{{{ template \"r\" . }}}}"
+    ));
+    let parens = format!("{}1{}", "(".repeat(90), ")".repeat(90));
+    assert_limit(&format!(
+        "{{{{ define \"r\" }}}}{{{{ $x := {parens} }}}}{{{{ template \"r\" . }}}}{{{{ end }}}}{{{{ template \"r\" . }}}}"
+    ));
+    let deep_json = format!("{}{}", "[".repeat(600), "]".repeat(600));
+    let r = run(
+        &format!("{{{{ mustFromJson {deep_json:?} }}}}"),
+        Limits::default(),
+    );
+    assert!(r.is_err());
 }
 
 #[test]

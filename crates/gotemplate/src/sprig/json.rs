@@ -214,8 +214,8 @@ impl Decoder<'_> {
 
     fn enter(&mut self) -> Result<(), String> {
         self.depth += 1;
-        if self.depth > 10000 {
-            return Err("exceeded max depth".into());
+        if self.depth > 512 {
+            return Err("json: exceeded max depth".into());
         }
         Ok(())
     }
