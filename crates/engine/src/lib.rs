@@ -20,6 +20,7 @@ pub mod labels;
 pub mod names;
 pub mod patches;
 pub mod store;
+mod template_cache;
 mod variables;
 pub mod wire;
 

@@ -9,7 +9,9 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use topograph_api::object::set_at;
-use topograph_gotemplate::{Options, Template};
+use topograph_gotemplate::Options;
+
+use crate::template_cache;
 
 /// Kubernetes' `rand.String` alphabet: no vowels, no `0`, `1` or `3`.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -106,56 +108,22 @@ pub fn render_template(
     data: &NameData,
     overflow_suffix: impl FnOnce() -> String,
 ) -> Result<String, NameTemplateError> {
-    let out = with_parsed(template, |parsed| {
-        parsed
-            .execute(&data.value)
-            .map_err(|e| NameTemplateError::Render { reason: e.message })
-    })??;
+    let parsed = template_cache::parse(
+        "template name generator",
+        template,
+        &Options::name_generator(),
+    )
+    .map_err(|e| NameTemplateError::Parse {
+        template: template.to_string(),
+        reason: e.message,
+    })?;
+    let out = parsed
+        .execute(&data.value)
+        .map_err(|e| NameTemplateError::Render { reason: e.message })?;
     if out.len() > MAX_NAME_LEN {
         return Ok(simple(&out, &overflow_suffix()));
     }
     Ok(out)
-}
-
-/// Most recently used name templates, per thread: a handful of texts (the defaults and
-/// each class's own) are used over and over, and parsing is most of a name's cost.
-const PARSED_CACHE_SIZE: usize = 64;
-
-thread_local! {
-    static PARSED: std::cell::RefCell<Vec<(String, Template)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on the parsed `template`, parsing it at most once per thread while cached.
-fn with_parsed<T>(template: &str, f: impl FnOnce(&Template) -> T) -> Result<T, NameTemplateError> {
-    PARSED.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        if let Some(position) = cache.iter().position(|(text, _)| text == template) {
-            let entry = cache.remove(position);
-            cache.push(entry);
-        } else {
-            let parsed = Template::parse(
-                "template name generator",
-                template,
-                &Options::name_generator(),
-            )
-            .map_err(|e| NameTemplateError::Parse {
-                template: template.to_string(),
-                reason: e.message,
-            })?;
-            if cache.len() >= PARSED_CACHE_SIZE {
-                cache.remove(0);
-            }
-            cache.push((template.to_string(), parsed));
-        }
-        match cache.last() {
-            Some((_, parsed)) => Ok(f(parsed)),
-            None => Err(NameTemplateError::Parse {
-                template: template.to_string(),
-                reason: "template cache is empty".to_string(),
-            }),
-        }
-    })
 }
 
 /// Checks a name against RFC 1123 subdomain rules (what object names must be);

@@ -122,6 +122,29 @@ pub struct Template {
     text: Arc<str>,
     trees: Arc<parse::TreeSet>,
     options: Options,
+    /// Whether the text may call a function that changes a map in place (`set`,
+    /// `unset`, the `merge` family). Such a template gets its own copy of the data.
+    mutates_data: bool,
+}
+
+/// Template data converted once for many executions: Go templates see JSON numbers as
+/// float64s, objects as maps and so on, and converting is most of the cost of running a
+/// small template over a large data set.
+/// The conversion happens on first use.
+#[derive(Debug)]
+pub struct Data<'a> {
+    json: &'a Value,
+    converted: std::cell::OnceCell<value::Value>,
+}
+
+impl<'a> Data<'a> {
+    /// Data for templates, converted from `json` when first needed.
+    pub fn new(json: &'a Value) -> Data<'a> {
+        Data {
+            json,
+            converted: std::cell::OnceCell::new(),
+        }
+    }
 }
 
 impl Template {
@@ -138,11 +161,14 @@ impl Template {
                 },
                 message: e.message,
             })?;
+        // A conservative test on the text: a false positive only costs a conversion.
+        let mutates_data = text.contains("set") || text.contains("erge");
         Ok(Template {
             name: name.into(),
             text: text.into(),
             trees: Arc::new(trees),
             options: options.clone(),
+            mutates_data,
         })
     }
 
@@ -153,7 +179,24 @@ impl Template {
 
     /// Evaluates the template with `data` (JSON numbers are Go float64s).
     pub fn execute(&self, data: &Value) -> Result<String, Error> {
-        let data = value::Value::from_json(data);
+        self.run(value::Value::from_json(data))
+    }
+
+    /// Evaluates the template with data converted beforehand. Each execution sees the
+    /// data as it was converted: a template that changes maps works on its own copy.
+    pub fn execute_data(&self, data: &Data<'_>) -> Result<String, Error> {
+        if self.mutates_data {
+            self.run(value::Value::from_json(data.json))
+        } else {
+            self.run(
+                data.converted
+                    .get_or_init(|| value::Value::from_json(data.json))
+                    .clone(),
+            )
+        }
+    }
+
+    fn run(&self, data: value::Value) -> Result<String, Error> {
         exec::Exec::new(&self.trees, &self.text, &self.name, &self.options).run(&self.name, data)
     }
 

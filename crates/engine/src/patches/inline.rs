@@ -8,6 +8,8 @@ use topograph_api::model::Patch;
 use topograph_api::object::ObjectExt;
 use topograph_api::v1beta1::{JsonPatch, PatchSelector};
 
+use topograph_gotemplate::Data;
+
 use super::go_text::quote;
 use super::json_patch::Operation;
 use super::request::{Item, field_path};
@@ -85,7 +87,7 @@ fn matches(item: &Item, selector: &PatchSelector) -> bool {
 
 fn enabled(
     enabled_if: Option<&str>,
-    data: &Value,
+    data: &Data<'_>,
     templates: &mut TemplateCache,
 ) -> Result<bool, String> {
     let Some(text) = enabled_if else {
@@ -100,7 +102,7 @@ fn enabled(
 fn value_of(
     patch: &JsonPatch,
     variables: &Map<String, Value>,
-    data: &Value,
+    data: &Data<'_>,
     templates: &mut TemplateCache,
 ) -> Result<Value, String> {
     let fail = |why: &str| Err(format!("failed to calculate value: {why}"));
@@ -124,15 +126,23 @@ fn value_of(
     }
 }
 
-/// Runs one inline patch over every item; `variables[i]` holds what item `i` sees
-/// (globals merged with its own), the same for every patch.
+/// What one item sees: its variables merged over the global ones, as a map for
+/// `valueFrom.variable` and as converted template data.
+pub struct ItemVariables<'a> {
+    /// The merged variables.
+    pub map: &'a Map<String, Value>,
+    /// The same, for templates.
+    pub data: Data<'a>,
+}
+
+/// Runs one inline patch over every item; `variables[i]` is what item `i` sees, the
+/// same for every patch.
 pub fn generate(
     patch: &Patch,
     items: &[Item],
-    variables: &[Value],
+    variables: &[ItemVariables<'_>],
     templates: &mut TemplateCache,
 ) -> Result<Vec<Outcome>, String> {
-    let no_variables = Value::Object(Map::new());
     let definitions = patch.definitions.as_deref().unwrap_or_default();
     let mut outcomes = Vec::new();
     let mut errors = Vec::new();
@@ -145,9 +155,13 @@ pub fn generate(
             continue;
         }
         let kind = quote(item.object.kind());
-        let data = variables.get(index).unwrap_or(&no_variables);
-        let empty = Map::new();
-        let variables = data.as_object().unwrap_or(&empty);
+        let Some(ItemVariables {
+            map: variables,
+            data,
+        }) = variables.get(index)
+        else {
+            continue;
+        };
         match enabled(patch.enabled_if.as_deref(), data, templates) {
             Err(e) => {
                 errors.push(format!(

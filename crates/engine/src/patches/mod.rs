@@ -133,9 +133,17 @@ pub fn apply(
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
     // What each item sees does not change from one patch to the next.
-    let variables: Vec<Value> = items
+    let merged: Vec<Value> = items
         .iter()
         .map(|item| Value::Object(request::merge(&globals, &item.variables)))
+        .collect();
+    let empty = serde_json::Map::new();
+    let variables: Vec<inline::ItemVariables<'_>> = merged
+        .iter()
+        .map(|value| inline::ItemVariables {
+            map: value.as_object().unwrap_or(&empty),
+            data: topograph_gotemplate::Data::new(value),
+        })
         .collect();
     let mut templates = TemplateCache::default();
     for patch in patches {

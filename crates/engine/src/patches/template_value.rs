@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use topograph_gotemplate::{Options, Template};
+use topograph_gotemplate::{Data, Options, Template};
 
 use super::go_text::quote;
 
@@ -20,7 +20,7 @@ impl TemplateCache {
         self.parsed
             .entry(text.to_string())
             .or_insert_with(|| {
-                Template::parse("tpl", text, &Options::patch())
+                crate::template_cache::parse("tpl", text, &Options::patch())
                     .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)))
             })
             .as_ref()
@@ -28,10 +28,10 @@ impl TemplateCache {
     }
 
     /// Renders `text` with `data` and reads the output as YAML.
-    pub fn render(&mut self, text: &str, data: &Value) -> Result<Value, String> {
+    pub fn render(&mut self, text: &str, data: &Data<'_>) -> Result<Value, String> {
         let template = self.get(text)?;
         let rendered = template
-            .execute(data)
+            .execute_data(data)
             .map_err(|e| format!("failed to render template: {}: {e}", quote(text)))?;
         yaml_to_json(&rendered).map_err(|e| {
             format!(

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use topograph_api::field::{ErrorType, FieldError};
 use topograph_api::model::{ClusterClass, ObjectRef};
 use topograph_api::v1beta1::{JsonPatch, PatchSelector};
-use topograph_gotemplate::{Options, Template};
+use topograph_gotemplate::Options;
 
 use super::builtin;
 
@@ -74,7 +74,7 @@ fn selector_value(selector: &PatchSelector) -> Value {
 }
 
 fn parse_error(name: &str, text: &str) -> Option<String> {
-    Template::parse(name, text, &Options::patch())
+    crate::template_cache::parse(name, text, &Options::patch())
         .err()
         .map(|e| format!("template can not be parsed: {e}"))
 }

@@ -1,0 +1,31 @@
+//! Data converted once and used for many executions gives the same output as fresh
+//! data every time, including for templates that change maps in place.
+
+use serde_json::json;
+use topograph_gotemplate::{Data, Options, Template};
+
+#[test]
+fn reused_data_behaves_like_fresh_data() {
+    let json = json!({"m": {"a": 1}, "n": 1000000, "list": ["x", "y"]});
+    let data = Data::new(&json);
+    let templates = [
+        "{{ .n }} {{ .m.a }} {{ index .list 1 }}",
+        "{{ $_ := set .m \"b\" 2 }}{{ .m }}",
+        "{{ $_ := unset .m \"a\" }}{{ .m }}",
+        "{{ $_ := merge .m (dict \"c\" 3) }}{{ .m }}",
+        "{{ .m }}",
+    ];
+    for text in templates {
+        let template = match Template::parse("tpl", text, &Options::patch()) {
+            Ok(t) => t,
+            Err(e) => panic!("{text}: {e}"),
+        };
+        for _ in 0..2 {
+            assert_eq!(
+                template.execute_data(&data),
+                template.execute(&json),
+                "{text}"
+            );
+        }
+    }
+}
