@@ -5,7 +5,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use std::hint::black_box;
-use topograph_gotemplate::{Options, Template};
+use topograph_gotemplate::{Data, Options, Template};
 
 const SMALL: &str = r#"kindest/node:{{ .builtin.machineDeployment.version | replace "+" "_" }}"#;
 
@@ -134,6 +134,11 @@ fn bench(c: &mut Criterion) {
         });
         c.bench_function(&format!("execute/{name}"), |b| {
             b.iter(|| t.execute(black_box(&d)))
+        });
+        // Data converted once, as the patch engine does for each template it feeds.
+        let converted = Data::new(&d);
+        c.bench_function(&format!("execute-converted/{name}"), |b| {
+            b.iter(|| t.execute_data(black_box(&converted)))
         });
     }
 }

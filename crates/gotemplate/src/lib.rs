@@ -161,8 +161,19 @@ impl Template {
                 },
                 message: e.message,
             })?;
-        // A conservative test on the text: a false positive only costs a conversion.
-        let mutates_data = text.contains("set") || text.contains("erge");
+        // A conservative test on the words of the text: a false positive (the word in
+        // plain text) only costs a conversion.
+        const MUTATORS: &[&str] = &[
+            "set",
+            "unset",
+            "merge",
+            "mergeOverwrite",
+            "mustMerge",
+            "mustMergeOverwrite",
+        ];
+        let mutates_data = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| MUTATORS.contains(&word));
         Ok(Template {
             name: name.into(),
             text: text.into(),
