@@ -16,11 +16,13 @@ pub mod blueprint;
 pub mod current;
 pub mod desired;
 pub mod error;
+mod go_text;
 pub mod labels;
 pub mod names;
 pub mod patches;
 pub mod store;
 mod template_cache;
+pub mod validate;
 mod variables;
 pub mod wire;
 
@@ -52,9 +54,9 @@ pub fn render(
 /// How a render treats its inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenderOptions {
-    /// Check the class's patches against Cluster API's admission rules first, as an API
-    /// server with its webhooks would have. Turned off only to reproduce what a class
-    /// that bypassed admission does at reconcile time.
+    /// Run Cluster API's admission first, as an API server with its webhooks would
+    /// have: validate the class, default and validate the Cluster. Turned off only to
+    /// reproduce what objects that bypassed admission do at reconcile time.
     pub admission_checks: bool,
 }
 
@@ -75,6 +77,32 @@ pub fn render_explained(
     render_with(cluster, class, store, RenderOptions::default())
 }
 
+/// What the API server's admission would make of the class and the Cluster: the class
+/// must be valid, the Cluster is defaulted (version, variables) and must be valid
+/// against its class.
+fn admit(cluster: &Cluster, class: &ClusterClass) -> Result<Cluster, RenderError> {
+    let problems = validate::validate_cluster_class(class, None, &[]);
+    if !problems.is_empty() {
+        return Err(RenderError {
+            messages: problems
+                .iter()
+                .map(|p| format!("ClusterClass {}/{}: {p}", class.namespace, class.name))
+                .collect(),
+        });
+    }
+    let defaulted =
+        validate::default_cluster(cluster, Some(class)).map_err(|errors| RenderError {
+            messages: errors.iter().map(ToString::to_string).collect(),
+        })?;
+    let validation = validate::validate_cluster(&defaulted, None, &[class]);
+    if !validation.errors.is_empty() {
+        return Err(RenderError {
+            messages: validation.errors.iter().map(ToString::to_string).collect(),
+        });
+    }
+    Ok(defaulted)
+}
+
 /// [`render_explained`] with explicit options.
 pub fn render_with(
     cluster: &Cluster,
@@ -82,17 +110,13 @@ pub fn render_with(
     store: &ObjectStore,
     options: RenderOptions,
 ) -> Result<Rendered, RenderError> {
-    if options.admission_checks {
-        let problems = patches::validate(class);
-        if !problems.is_empty() {
-            return Err(RenderError {
-                messages: problems
-                    .iter()
-                    .map(|p| format!("ClusterClass {}/{}: {p}", class.namespace, class.name))
-                    .collect(),
-            });
-        }
-    }
+    let admitted;
+    let cluster = if options.admission_checks {
+        admitted = admit(cluster, class)?;
+        &admitted
+    } else {
+        cluster
+    };
     let blueprint = blueprint::Blueprint::resolve(class, store);
     let current = current::CurrentState::read(cluster, store);
     let (blueprint, current) = match (blueprint, current) {

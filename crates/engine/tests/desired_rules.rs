@@ -5,7 +5,9 @@
 use serde_json::{Value, json};
 use topograph_api::load::{Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::{DesiredState, ObjectStore, RenderError, render};
+use topograph_engine::{
+    DesiredState, ObjectStore, RenderError, RenderOptions, render, render_with,
+};
 
 const CLASS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1
@@ -526,9 +528,10 @@ fn health_checks() {
             true,
             true,
         ),
+        // (`enable: true` on md-1, whose class has no check, is refused by admission.)
         (
             "{enable: false, nodeStartupTimeout: 1m}",
-            "{enable: true}",
+            "{}",
             false,
             false,
         ),
@@ -562,12 +565,28 @@ fn health_checks() {
             assert_eq!(at(check, "/spec/unhealthyConditions"), &Value::Null);
         }
     }
-    // No control plane machine infrastructure: no control plane health check.
+    // No control plane machine infrastructure: no control plane health check. Admission
+    // refuses the class's check then; without admission the check is left out.
     let class = CLASS.replace(
         "    machineInfrastructure:\n      ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate, name: cp-machines}\n",
         "",
     );
-    let d = desired(&[&class, CLUSTER]);
+    let refused = render_docs(&[&class, CLUSTER]).unwrap_err();
+    assert_eq!(
+        refused.messages,
+        vec!["ClusterClass ns/cc: spec.controlPlane.machineHealthCheck: Forbidden: can be only set if spec.controlPlane.machineInfrastructure is set".to_string()]
+    );
+    let f = fixture(&[&class, CLUSTER]);
+    let d = render_with(
+        &f.cluster,
+        &f.class,
+        &f.store,
+        RenderOptions {
+            admission_checks: false,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .desired;
     assert!(d.control_plane.health_check.is_none());
     assert!(d.control_plane.machine_template.is_none());
     assert_eq!(
@@ -712,6 +731,10 @@ fn errors_name_the_problem() {
         "      machineDeployments:",
         "      machinePools: [{class: p, name: p0}]\n      machineDeployments:",
     );
+    let class_with_pools = CLASS.replace(
+        "  workers:\n",
+        "  workers:\n    machinePools:\n    - class: p\n      template:\n        bootstrap: {ref: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: boot}}\n        infrastructure: {ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachinePoolTemplate, name: pool}}\n",
+    ) + "---\napiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DockerMachinePoolTemplate\nmetadata: {name: pool, namespace: ns}\nspec: {template: {spec: {}}}\n";
     let missing_template = CLASS.replace("name: workers}", "name: gone}");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
@@ -728,6 +751,10 @@ fn errors_name_the_problem() {
         ),
         (
             vec![CLASS, &with_pools],
+            "spec.topology.workers.machinePools[0].class: Invalid value: \"p\": MachinePoolClass with name \"p\" does not exist in ClusterClass \"cc\"",
+        ),
+        (
+            vec![&class_with_pools, &with_pools],
             "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet",
         ),
         (

@@ -10,11 +10,11 @@ use topograph_api::v1beta1::{JsonPatch, PatchSelector};
 
 use topograph_gotemplate::Data;
 
-use super::go_text::quote;
 use super::json_patch::Operation;
 use super::request::{Item, field_path};
 use super::template_value::TemplateCache;
 use super::variable_path;
+use crate::go_text::quote;
 
 /// What a patch does to one item.
 #[derive(Debug)]

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::go_text;
+use crate::go_text;
 
 /// One operation of a JSON patch.
 #[derive(Clone, Debug, PartialEq)]

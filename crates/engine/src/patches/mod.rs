@@ -14,7 +14,6 @@
 //! would say.
 
 pub mod builtin;
-mod go_text;
 mod inline;
 pub mod json_patch;
 mod request;
@@ -29,7 +28,7 @@ use topograph_api::object::{ObjectExt, set_at};
 
 use crate::blueprint::Blueprint;
 use crate::desired::DesiredState;
-use go_text::quote;
+use crate::go_text::quote;
 use inline::Outcome;
 pub use request::Values;
 use request::{Item, Target};

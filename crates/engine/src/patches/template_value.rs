@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 use topograph_gotemplate::{Data, Options, Template};
 
-use super::go_text::quote;
+use crate::go_text::quote;
 
 /// Parsed templates by text, so a template used for many items is parsed once.
 #[derive(Default)]

@@ -94,40 +94,8 @@ fn class_matches(pattern: &str, class: &str) -> bool {
             .is_some_and(|prefix| class.starts_with(prefix))
 }
 
-/// Kubernetes' qualified-name rule (`[prefix/]name`, name of at most 63 characters).
 fn is_qualified_name(value: &str) -> bool {
-    let name = match value.rsplit_once('/') {
-        Some((prefix, name)) => {
-            if prefix.is_empty() || prefix.len() > 253 || !prefix.split('.').all(is_dns_label) {
-                return false;
-            }
-            name
-        }
-        None => value,
-    };
-    let bytes = name.as_bytes();
-    !name.is_empty()
-        && name.len() <= 63
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-fn is_dns_label(label: &str) -> bool {
-    let bytes = label.as_bytes();
-    !label.is_empty()
-        && label.len() <= 63
-        && bytes
-            .first()
-            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && bytes
-            .last()
-            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    crate::validate::common::qualified_name(value).is_empty()
 }
 
 fn validate_worker_names(
@@ -273,7 +241,7 @@ fn validate_json_patch(
         ));
     }
     for part in patch.path.split('/') {
-        let Ok(index) = super::go_text::atoi(part) else {
+        let Ok(index) = crate::go_text::atoi(part) else {
             continue;
         };
         if patch.op == "add" && index != 0 {
@@ -446,27 +414,4 @@ pub fn validate(class: &ClusterClass) -> Vec<FieldError> {
         }
     }
     errors
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn qualified_names() {
-        for ok in ["a", "default-worker", "a.b_c", "example.com/worker", "A1"] {
-            assert!(is_qualified_name(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "-a",
-            "a-",
-            "a b",
-            "/a",
-            "Example.com/a",
-            &"a".repeat(64),
-        ] {
-            assert!(!is_qualified_name(bad), "{bad}");
-        }
-    }
 }

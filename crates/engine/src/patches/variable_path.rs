@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::go_text;
+use crate::go_text;
 
 /// Why a path does not resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
