@@ -3,7 +3,9 @@
 //! Exit codes are a contract: 0 success, 1 invalid input (the problems on stderr, one
 //! per line), 2 usage or I/O errors.
 
+mod inputs;
 mod render;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -21,11 +23,14 @@ struct Cli {
 enum Command {
     /// Print the objects a Cluster's topology consists of.
     Render(render::RenderArgs),
+    /// Check ClusterClasses and Clusters against Cluster API's admission rules.
+    Validate(validate::ValidateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Render(args) => render::run(&args),
+        Command::Validate(args) => validate::run(&args),
     }
 }

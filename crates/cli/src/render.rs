@@ -1,17 +1,17 @@
 //! `topograph render`: reads ClusterClasses, templates, Clusters and (optionally) the
 //! current objects, and prints the desired objects of every Cluster with a topology.
 
-use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
+use std::collections::HashMap;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use topograph_api::ObjectExt;
-use topograph_api::envsubst;
-use topograph_api::load::{self, Input, LoadOptions};
 use topograph_engine::ObjectStore;
 use topograph_engine::patches::Explanation;
+
+use crate::inputs::{EXIT_INVALID, EXIT_USAGE, InputArgs, load_files};
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -31,32 +31,12 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "yaml")]
     output: Output,
-    /// Namespace for objects that have none (default: the Clusters' namespace).
-    #[arg(short = 'n', long = "namespace")]
-    namespace: Option<String>,
-    /// Substitute `${NAME}` placeholders (clusterctl style) with this value; repeatable.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Substitute `${NAME}` placeholders from the environment (`--set` wins).
-    #[arg(long = "env")]
-    env: bool,
+    #[command(flatten)]
+    input: InputArgs,
     /// Also say, on standard error, which patch changed which path of which object
     /// (and which patches `enabledIf` turned off).
     #[arg(long = "explain")]
     explain: bool,
-}
-
-const EXIT_INVALID: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-
-fn read_file(name: &str) -> std::io::Result<String> {
-    if name == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Ok(text)
-    } else {
-        std::fs::read_to_string(name)
-    }
 }
 
 /// Prints what the patches did for one Cluster, one line per change.
@@ -84,62 +64,11 @@ fn explain(cluster: &str, explanation: &Explanation) {
 
 /// Runs the command; prints the objects on stdout and problems on stderr.
 pub fn run(args: &RenderArgs) -> ExitCode {
-    let mut values = BTreeMap::new();
-    if args.env {
-        values.extend(std::env::vars());
-    }
-    for pair in &args.set {
-        let Some((name, value)) = pair.split_once('=') else {
-            eprintln!("error: --set {pair:?}: expected NAME=VALUE");
-            return ExitCode::from(EXIT_USAGE);
-        };
-        values.insert(name.to_string(), value.to_string());
-    }
-    let substitute = args.env || !args.set.is_empty();
-
-    let mut texts = Vec::new();
-    for name in &args.files {
-        match read_file(name) {
-            Ok(text) => texts.push((name.clone(), text)),
-            Err(e) => {
-                eprintln!("error: {name}: {e}");
-                return ExitCode::from(EXIT_USAGE);
-            }
-        }
-    }
-    let mut invalid = false;
-    if substitute {
-        for (name, text) in &mut texts {
-            match envsubst::substitute(text, &values) {
-                Ok(out) => *text = out,
-                Err(missing) => {
-                    for m in missing {
-                        eprintln!("{name}: {m}");
-                    }
-                    invalid = true;
-                }
-            }
-        }
-        if invalid {
-            return ExitCode::from(EXIT_INVALID);
-        }
-    }
-    let inputs: Vec<Input<'_>> = texts
-        .iter()
-        .map(|(name, text)| Input { name, text })
-        .collect();
-    let options = LoadOptions {
-        namespace: args.namespace.clone(),
-    };
-    let bundle = match load::load(&inputs, &options) {
+    let bundle = match load_files(&args.files, &args.input) {
         Ok(bundle) => bundle,
-        Err(errors) => {
-            for e in errors {
-                eprintln!("{e}");
-            }
-            return ExitCode::from(EXIT_INVALID);
-        }
+        Err(code) => return ExitCode::from(code),
     };
+    let mut invalid = false;
 
     let mut sources = HashMap::new();
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| {
