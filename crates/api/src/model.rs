@@ -378,14 +378,25 @@ fn template_ref(
         ));
         return ObjectRef::default();
     };
-    for (field, value) in [
-        ("apiVersion", &r.api_version),
-        ("kind", &r.kind),
-        ("name", &r.name),
-    ] {
-        if value.is_empty() {
-            errors.push(FieldError::required(format!("{path}.{field}"), ""));
-        }
+    // The texts are the class webhook's, which reports the same problems.
+    if r.name.is_empty() {
+        errors.push(FieldError::required(
+            format!("{path}.name"),
+            "template name must be defined",
+        ));
+    }
+    if r.kind.is_empty() {
+        errors.push(FieldError::invalid(
+            format!("{path}.kind"),
+            "",
+            "template kind must be of form \"<name>Template\"",
+        ));
+    }
+    if r.api_version.is_empty() {
+        errors.push(FieldError::required(
+            format!("{path}.apiVersion"),
+            "template apiVersion must be defined",
+        ));
     }
     object_ref(r)
 }

@@ -330,7 +330,9 @@ pub fn validate_cluster(
                 (Some(old_class), Some(new_class)) => {
                     errors.extend(check_compatibility(old_class, new_class));
                 }
-                _ => errors.push(FieldError::forbidden(
+                // A missing new class is reported above.
+                (Some(_), None) => {}
+                (None, _) => errors.push(FieldError::forbidden(
                     "spec.topology.class",
                     format!(
                         "valid ClusterClass with name {:?} could not be retrieved, change from class {:?} to class {:?} cannot be validated. Error: ClusterClass {old_namespace}/{} not found",
