@@ -419,15 +419,61 @@ fn convert(
     what: &str,
     problems: &mut Vec<Problem>,
 ) -> Option<crate::value::Val> {
-    if let Err(e) = value::decode(j, Numbers::Float) {
+    let raw = value::compact(j);
+    let failure = not_json(j, &raw).or_else(|| value::decode(j, Numbers::Float).err());
+    if let Some(e) = failure {
         problems.push(Problem {
             path,
-            raw: value::compact(j),
+            raw,
             detail: format!("{what} is not valid JSON: {e}"),
         });
         return None;
     }
     value::decode(j, Numbers::Kubernetes).ok()
+}
+
+/// A literal built in memory can hold text that is not JSON at all (a number node
+/// whose text is no number): Go's syntax error for its text, if so.
+fn not_json(j: &Json, raw: &str) -> Option<String> {
+    fn bad_number(j: &Json) -> bool {
+        match j {
+            Json::Num(lit) => crate::json::parse(lit).map_or(true, |p| !matches!(p, Json::Num(_))),
+            Json::Arr(items) => items.iter().any(bad_number),
+            Json::Obj(m) => m.iter().any(|(_, v)| bad_number(v)),
+            _ => false,
+        }
+    }
+    if !bad_number(j) {
+        return None;
+    }
+    let e = crate::json::parse(raw).err()?;
+    let quoted = raw.as_bytes().get(e.offset).map(|&c| go_quote_char(c));
+    let Some(q) = quoted else {
+        return Some("unexpected end of JSON input".to_string());
+    };
+    let context = match e.message.as_str() {
+        "invalid character after top-level value" => "after top-level value",
+        "expected , or ]" => "after array element",
+        "expected , or }" => "after object key:value pair",
+        "expected object key" => "looking for beginning of object key string",
+        "expected :" => "after object key",
+        "invalid number" => "in numeric literal",
+        "invalid literal" => "in literal",
+        _ => "looking for beginning of value",
+    };
+    Some(format!("invalid character {q} {context}"))
+}
+
+/// Go's `quoteChar` in `encoding/json` error messages.
+fn go_quote_char(c: u8) -> String {
+    match c {
+        b'\'' => "'\\''".to_string(),
+        b'"' => "'\"'".to_string(),
+        _ => {
+            let q = go_quote(&char::from(c).to_string());
+            format!("'{}'", q.get(1..q.len() - 1).unwrap_or_default())
+        }
+    }
 }
 
 fn on(flag: Option<bool>) -> bool {
@@ -472,7 +518,7 @@ fn internalize(n: &Node<'_>, at: &str, problems: &mut Vec<Problem>) -> Schema {
         }
     }
     if let Some(e) = n.example {
-        convert(e, format!("{at}.example"), "example", problems);
+        s.example = convert(e, format!("{at}.example"), "example", problems);
     }
     if let Some(a) = &n.additional {
         let path = format!("{at}.additionalProperties");

@@ -12,14 +12,18 @@ pub mod check;
 mod cluster;
 pub mod crd;
 mod defaulting;
+pub mod definitions;
 pub mod dialect;
+mod fieldpath;
 pub mod formats;
 mod goregex;
 pub mod json;
+mod labels;
 pub mod openapi;
 mod prune;
 mod report;
 pub mod schema;
+mod structural;
 pub mod value;
 
 use serde_json::Value;
@@ -81,6 +85,20 @@ pub fn validate_variables(
     scope: Scope<'_>,
 ) -> Vec<FieldError> {
     cluster::validate_variables(values, old, definitions, scope)
+}
+
+/// Problems with a class's variable definitions, paths under `spec.variables[<name>]`.
+/// `old` are the definitions of the class before an update (None on create): CEL
+/// expressions already present there are compiled with the newest environment and skip
+/// the stricter checks that only new rules get.
+pub fn validate_definitions(
+    definitions: &[VariableDefinition],
+    old: Option<&[VariableDefinition]>,
+) -> Vec<FieldError> {
+    let new: Vec<definitions::RawDefinition> = definitions.iter().map(Into::into).collect();
+    let old: Option<Vec<definitions::RawDefinition>> =
+        old.map(|o| o.iter().map(Into::into).collect());
+    definitions::validate(&new, old.as_deref())
 }
 
 /// Validates one value against one schema, reporting at `path`

@@ -83,6 +83,8 @@ pub struct Schema {
     pub enum_: Vec<Val>,
     /// `default`.
     pub default: Option<Val>,
+    /// `example` (kept by the variable dialect only: a class's examples are checked).
+    pub example: Option<Val>,
     /// `allOf`.
     pub all_of: Vec<Schema>,
     /// `oneOf`.

@@ -220,6 +220,19 @@ fn scientific(neg: bool, digits: &str, point: i32, min_exp_digits: usize) -> Str
     out
 }
 
+/// How a Kubernetes field error shows a decoded bad value: strings quoted, numbers
+/// and booleans plain, `null` for nothing, anything else as JSON.
+pub fn go_print(v: &Val) -> String {
+    match v {
+        Val::Null => "null".to_string(),
+        Val::Bool(b) => b.to_string(),
+        Val::Int(i) => i.to_string(),
+        Val::Float(f) => go_float(*f),
+        Val::Str(s) => topograph_api::field::go_quote(s),
+        other => to_json(other),
+    }
+}
+
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, which is also what `%v` prints.
 pub fn go_float(f: f64) -> String {
     if f == 0.0 {

@@ -646,6 +646,7 @@ fn call(target: Option<&Node>, func: &str, args: &[Node], act: &mut Activation) 
             )),
             _ => no_overload(),
         },
+        ("family", Some(CVal::Opaque(ip))) => CVal::Int(if ip.contains(':') { 6 } else { 4 }),
         ("isURL", None) => match a {
             CVal::Str(s) => CVal::Bool(formats::validates("uri", &s)),
             _ => no_overload(),

@@ -4,6 +4,7 @@
 //! Kubernetes CEL validator: the rule's message (or `failed rule: <rule>`), its
 //! reason and `fieldPath`, runtime errors as `<error> evaluating rule: <rule>`.
 
+pub mod cost;
 mod eval;
 mod parse;
 mod types;
@@ -30,7 +31,7 @@ pub fn validate(
 ) -> Vec<FieldError> {
     let mut out = Vec::new();
     let mut ctx = Walk {
-        raw,
+        shown: Shown::Raw(raw),
         errors: &mut out,
     };
     ctx.walk(schema, value, old, format!("{value_at}.{HOLDER}"));
@@ -44,8 +45,34 @@ pub fn validate(
     out
 }
 
+/// Evaluates every rule of `schema` on `value` as the CRD machinery does for a
+/// class's defaults, examples and enum values: errors under `path`, each showing the
+/// value of the node its rule sits on.
+pub fn validate_own(
+    schema: &Schema,
+    value: &Val,
+    old: Option<&Val>,
+    path: &str,
+) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    let mut ctx = Walk {
+        shown: Shown::Own,
+        errors: &mut out,
+    };
+    ctx.walk(schema, value, old, path.to_string());
+    out
+}
+
+/// What a failed rule shows as bad value.
+enum Shown<'a> {
+    /// Cluster API's variable validation: the whole raw value, quoted.
+    Raw(&'a str),
+    /// The CRD machinery: the value of the node the rule is on.
+    Own,
+}
+
 struct Walk<'a> {
-    raw: &'a str,
+    shown: Shown<'a>,
     errors: &'a mut Vec<FieldError>,
 }
 
@@ -98,7 +125,7 @@ impl Walk<'_> {
             let compiled = match compile(&rule.rule, &self_ty, true) {
                 Ok(c) => c,
                 Err(e) => {
-                    self.invalid(path, format!("rule compile error: {e}"));
+                    self.invalid(path, v, format!("rule compile error: {e}"));
                     continue;
                 }
             };
@@ -117,18 +144,26 @@ impl Walk<'_> {
                     } else {
                         format!("{e} evaluating rule: {shown}")
                     };
-                    self.invalid(path, msg);
+                    self.invalid(path, v, msg);
                 }
                 _ => self.failed(s, rule, v, old, path),
             }
         }
     }
 
-    fn invalid(&mut self, path: &str, detail: String) {
+    fn shown(&self, v: &Val) -> String {
+        match self.shown {
+            Shown::Raw(raw) => go_quote(raw),
+            Shown::Own => crate::value::go_print(v),
+        }
+    }
+
+    fn invalid(&mut self, path: &str, v: &Val, detail: String) {
+        let shown = self.shown(v);
         self.errors.push(FieldError::new(
             path,
             ErrorType::Invalid,
-            Some(go_quote(self.raw)),
+            Some(shown),
             detail,
         ));
     }
@@ -139,7 +174,7 @@ impl Walk<'_> {
             None => path.to_string(),
         };
         let detail = message_expression(s, rule, v, old).unwrap_or_else(|| rule_message(rule));
-        let raw = Some(go_quote(self.raw));
+        let raw = Some(self.shown(v));
         let e = match rule.reason.as_deref() {
             Some("FieldValueForbidden") => FieldError::new(at, ErrorType::Forbidden, None, detail),
             Some("FieldValueRequired") => FieldError::new(at, ErrorType::Required, None, detail),
@@ -189,8 +224,56 @@ fn activation(s: &Schema, v: &Val, old: Option<&Val>) -> Activation {
     Activation { vars }
 }
 
+/// The environment an expression is compiled in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Env {
+    /// What new expressions of a class may use: the libraries of the oldest
+    /// Kubernetes version the class must stay usable with (no IP/CIDR library).
+    Compatible,
+    /// Everything this crate knows: for expressions a class already had.
+    Newest,
+}
+
+/// A rule or message expression as compiled for a class's schema.
+pub struct Compiled {
+    node: Node,
+}
+
+impl Compiled {
+    /// Whether the expression refers to `oldSelf` (a transition rule).
+    pub fn uses_old_self(&self) -> bool {
+        uses(&self.node, "oldSelf")
+    }
+
+    /// The static worst-case cost of one evaluation on a value of `schema`.
+    pub fn max_cost(&self, schema: &Schema) -> u64 {
+        cost::estimate(&self.node, schema)
+    }
+}
+
+/// Compiles a rule (`boolean`) or a message expression for `schema` in `env`; the
+/// error is the Kubernetes detail text (`compilation failed: ERROR: ...`).
+pub fn compile_for(
+    schema: &Schema,
+    src: &str,
+    boolean: bool,
+    env: Env,
+) -> Result<Compiled, String> {
+    compile_in(
+        src,
+        &types::of_schema(schema),
+        boolean,
+        env == Env::Compatible,
+    )
+    .map(|node| Compiled { node })
+}
+
 /// Parses and checks an expression; rules must be boolean, messages strings.
 fn compile(src: &str, self_ty: &Ty, boolean: bool) -> Result<Node, String> {
+    compile_in(src, self_ty, boolean, false)
+}
+
+fn compile_in(src: &str, self_ty: &Ty, boolean: bool, compatible: bool) -> Result<Node, String> {
     let ast = parse::parse(src).map_err(|e| {
         format!(
             "compilation failed: {}",
@@ -201,6 +284,7 @@ fn compile(src: &str, self_ty: &Ty, boolean: bool) -> Result<Node, String> {
         ("self".to_string(), self_ty.clone()),
         ("oldSelf".to_string(), self_ty.clone()),
     ]);
+    checker.compatible = compatible;
     let t = checker.check(&ast);
     if !checker.errors.is_empty() {
         let shown: Vec<String> = checker

@@ -276,8 +276,13 @@ fn functions() -> Vec<Sig> {
         sig!("isCIDR", None, [T(&STRING)], T(&BOOL)),
         sig!("cidr", None, [T(&STRING)], T(&CIDR)),
         sig!("isURL", None, [T(&STRING)], T(&BOOL)),
+        sig!("family", Some(T(&IP)), [], T(&INT)),
     ]
 }
+
+/// Functions of the IP and CIDR libraries, which the compatibility environment
+/// for new expressions does not have yet.
+const NEWER_LIBRARIES: &[&str] = &["isIP", "ip", "isCIDR", "cidr"];
 
 fn matches_pat(p: Pat, t: &Ty) -> bool {
     if soft(t) {
@@ -303,6 +308,8 @@ fn pat_ty(p: Pat) -> Ty {
 /// Checks expressions against declared variables, collecting cel-go style errors.
 pub struct Checker {
     scopes: Vec<(String, Ty)>,
+    /// Leave out the libraries newer than the compatibility version (IP, CIDR).
+    pub compatible: bool,
     /// `(byte offset, message)` in the order found.
     pub errors: Vec<(usize, String)>,
 }
@@ -312,6 +319,7 @@ impl Checker {
     pub fn new(vars: Vec<(String, Ty)>) -> Self {
         Checker {
             scopes: vars,
+            compatible: false,
             errors: Vec::new(),
         }
     }
@@ -572,7 +580,8 @@ impl Checker {
             "dyn" if recv.is_none() && ts.len() == 1 => Ty::Dyn,
             _ => {
                 let sigs = functions();
-                let named: Vec<&Sig> = sigs.iter().filter(|s| s.name == func).collect();
+                let newer = self.compatible && NEWER_LIBRARIES.contains(&func);
+                let named: Vec<&Sig> = sigs.iter().filter(|s| s.name == func && !newer).collect();
                 if named.is_empty() {
                     let target_pos = pos;
                     return self.error(
