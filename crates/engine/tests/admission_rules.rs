@@ -418,6 +418,21 @@ fn worker_classes_health_checks_strategies_and_metadata() {
     }
 }
 
+/// Variable definitions are checked by the variables crate; admission reports them.
+#[test]
+fn variable_definitions_in_admission() {
+    let class = replaced(CLASS, "  - name: replicas\n", "  - name: builtin\n");
+    assert_eq!(
+        class_errors(&class, None, &[]),
+        vec![r#"spec.variables[builtin].name: Invalid value: "builtin": "builtin" is a reserved variable name"#.to_string()]
+    );
+    let class = replaced(CLASS, "  - name: replicas\n", "  - name: region\n");
+    assert_eq!(
+        class_errors(&class, None, &[]),
+        vec![r#"spec.variables[region].name: Invalid value: "region": variable name must be unique. Variable with name "region" is defined more than once"#.to_string()]
+    );
+}
+
 #[test]
 fn naming_templates() {
     let cases = [

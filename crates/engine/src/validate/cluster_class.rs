@@ -276,7 +276,7 @@ pub fn validate_cluster_class(
         ));
     }
 
-    errors.extend(variable_definitions(
+    errors.extend(topograph_variables::validate_definitions(
         &class.variables,
         old.map(|o| o.variables.as_slice()),
     ));
@@ -388,12 +388,4 @@ fn in_use(old: &ClusterClass, new: &ClusterClass, clusters: &[&Cluster]) -> Vec<
         }
     }
     errors
-}
-
-/// PENDING: the variables crate's definition checks land separately.
-fn variable_definitions(
-    _new: &[topograph_api::model::VariableDefinition],
-    _old: Option<&[topograph_api::model::VariableDefinition]>,
-) -> Vec<FieldError> {
-    Vec::new()
 }
