@@ -294,7 +294,10 @@ pub fn parse(src: &str) -> Result<Node, ParseError> {
     };
     let e = p.expr()?;
     if p.peek() != &Tok::Eof {
-        return Err(p.unexpected());
+        // A complete expression followed by more: ANTLR names what it wanted.
+        let mut err = p.unexpected();
+        err.message.push_str(" expecting <EOF>");
+        return Err(err);
     }
     Ok(e)
 }
