@@ -403,7 +403,7 @@ fn cases() -> Vec<Case> {
                 "spec.variables[variableA].schema.openAPIV3Schema.properties[oneOfExampleField].type: Required value: must not be empty for specified object fields",
             ],
         ),
-        // Inferred: Kubernetes' texts for these structural rules (not in Cluster API's tests).
+        // Texts read from Kubernetes' structural-schema validation; not covered by Cluster API's tests.
         case(
             "nested additionalProperties, extensions and metadata",
             vec![def(
@@ -416,7 +416,8 @@ fn cases() -> Vec<Case> {
                 "spec.variables[v].schema.openAPIV3Schema.anyOf[0].x-kubernetes-preserve-unknown-fields: Forbidden: must be false to be structural",
             ],
         ),
-        // Inferred: Go's regexp error text through Kubernetes' pattern check.
+        // The pattern check's text is Kubernetes'; the regexp error is this crate's rendition of
+        // Go's (not in Cluster API's tests).
         case(
             "invalid pattern",
             vec![def("v", r#"{"type":"string","pattern":"[a"}"#)],
