@@ -341,7 +341,7 @@ fn worker_classes_health_checks_strategies_and_metadata() {
                 "        maxUnhealthy: \"40\"",
             ),
             vec![
-                r#"spec.workers.machineDeployments[0].machineHealthCheck.maxUnhealthy: Invalid value: "40": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.workers.machineDeployments[default-worker].machineHealthCheck.maxUnhealthy: Invalid value: "40": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -351,7 +351,7 @@ fn worker_classes_health_checks_strategies_and_metadata() {
                 "        maxUnhealthy: \"x%\"",
             ),
             vec![
-                r#"spec.workers.machineDeployments[0].machineHealthCheck.maxUnhealthy: Invalid value: "x%": must be either an int or a percentage: invalid value for IntOrString: invalid value "x%": strconv.Atoi: parsing "x": invalid syntax"#,
+                r#"spec.workers.machineDeployments[default-worker].machineHealthCheck.maxUnhealthy: Invalid value: "x%": must be either an int or a percentage: invalid value for IntOrString: invalid value "x%": strconv.Atoi: parsing "x": invalid syntax"#,
             ],
         ),
         (
@@ -369,7 +369,7 @@ fn worker_classes_health_checks_strategies_and_metadata() {
                 "    - class: other-worker\n      strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: \"1\", maxUnavailable: \"50%\"}}\n",
             ),
             vec![
-                r#"spec.workers.machineDeployments[1].strategy.rollingUpdate.maxSurge: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.workers.machineDeployments[other-worker].strategy.rollingUpdate.maxSurge: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -389,7 +389,7 @@ fn worker_classes_health_checks_strategies_and_metadata() {
                 "        metadata: {labels: {md: \"a b\"}}",
             ),
             vec![
-                r#"spec.workers.machineDeployments[0].template.metadata.labels: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+                r#"spec.workers.machineDeployments[default-worker].template.metadata.labels: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
             ],
         ),
         (
@@ -399,7 +399,7 @@ fn worker_classes_health_checks_strategies_and_metadata() {
                 "        metadata: {annotations: {\"a/b/c\": x}}",
             ),
             vec![
-                r#"spec.workers.machineDeployments[0].template.metadata.annotations: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+                r#"spec.workers.machineDeployments[default-worker].template.metadata.annotations: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
             ],
         ),
         (
@@ -449,12 +449,12 @@ fn naming_templates() {
         (
             "    - class: other-worker\n",
             "    - class: other-worker\n      namingStrategy: {template: \"{{ .cluster.name }}_{{ .machineDeployment.topologyName }}\"}\n",
-            r#"spec.workers.machineDeployments[1].namingStrategy.template: Invalid value: "{{ .cluster.name }}_{{ .machineDeployment.topologyName }}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
+            r#"spec.workers.machineDeployments[other-worker].namingStrategy.template: Invalid value: "{{ .cluster.name }}_{{ .machineDeployment.topologyName }}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
         ),
         (
             "    - class: pool\n",
             "    - class: pool\n      namingStrategy: {template: \"{{ .machineDeployment.topologyName }}\"}\n",
-            r#"spec.workers.machinePools[0].namingStrategy.template: Invalid value: "{{ .machineDeployment.topologyName }}": invalid MachinePool name template: rendering template: template: template name generator:1:21: executing "template name generator" at <.machineDeployment.topologyName>: map has no entry for key "machineDeployment""#,
+            r#"spec.workers.machinePools[pool].namingStrategy.template: Invalid value: "{{ .machineDeployment.topologyName }}": invalid MachinePool name template: rendering template: template: template name generator:1:21: executing "template name generator" at <.machineDeployment.topologyName>: map has no entry for key "machineDeployment""#,
         ),
     ];
     for (from, to, want) in cases {
@@ -1086,7 +1086,7 @@ fn class_updates_against_the_clusters_using_it() {
     );
     assert_eq!(
         class_errors(&no_md_check, Some(CLASS), &[&relies_md]),
-        vec![r#"spec.workers.machineDeployments[0].machineHealthCheck: Forbidden: MachineHealthCheck cannot be deleted because it is used by Cluster(s) "c1""#.to_string()]
+        vec![r#"spec.workers.machineDeployments[default-worker].machineHealthCheck: Forbidden: MachineHealthCheck cannot be deleted because it is used by Cluster(s) "c1""#.to_string()]
     );
     assert_eq!(
         class_errors(&no_md_check, Some(CLASS), &[CLUSTER]),

@@ -436,37 +436,6 @@ pub fn validate_cluster(
             &format!("{base}.machineHealthCheck"),
             errors,
         );
-        if let Some(replicas) = md.replicas {
-            let on_topology = AUTOSCALER_ANNOTATIONS
-                .iter()
-                .any(|a| md.metadata.annotations.contains_key(*a));
-            let on_class = md_class.is_some_and(|c| {
-                AUTOSCALER_ANNOTATIONS
-                    .iter()
-                    .any(|a| c.metadata.annotations.contains_key(*a))
-            });
-            let source = if on_topology {
-                Some("the same MachineDeploymentTopology has autoscaler annotations".to_string())
-            } else if on_class {
-                Some(format!(
-                    "the source class {:?} of this MachineDeploymentTopology has autoscaler annotations",
-                    md.class
-                ))
-            } else {
-                None
-            };
-            if let Some(source) = source {
-                errors.push(FieldError::new(
-                    format!("{base}.replicas"),
-                    ErrorType::Invalid,
-                    Some(replicas.to_string()),
-                    format!(
-                        "cannot be set for cluster {:?} in namespace {:?} if {source}",
-                        cluster.name, cluster.namespace
-                    ),
-                ));
-            }
-        }
     }
     for (i, mp) in topology.machine_pools.iter().enumerate() {
         if !class.machine_pools.iter().any(|c| c.class == mp.class) {
@@ -480,6 +449,7 @@ pub fn validate_cluster(
             ));
         }
     }
+    errors.extend(autoscaler(cluster, class));
     health_check_override(
         topology.control_plane.health_check.as_ref(),
         class.control_plane.health_check.is_some(),
@@ -513,6 +483,49 @@ pub fn validate_cluster(
         ));
     }
     v
+}
+
+/// A MachineDeployment whose replicas are set may not carry the autoscaler's
+/// annotations, on its topology or on its class (spec 6.2 #10).
+pub(crate) fn autoscaler(cluster: &Cluster, class: &ClusterClass) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let Some(topology) = &cluster.topology else {
+        return errors;
+    };
+    for (i, md) in topology.machine_deployments.iter().enumerate() {
+        let Some(replicas) = md.replicas else {
+            continue;
+        };
+        let md_class = class
+            .machine_deployments
+            .iter()
+            .find(|c| c.class == md.class);
+        let has = |annotations: &std::collections::BTreeMap<String, String>| {
+            AUTOSCALER_ANNOTATIONS
+                .iter()
+                .any(|a| annotations.contains_key(*a))
+        };
+        let source = if has(&md.metadata.annotations) {
+            "the same MachineDeploymentTopology has autoscaler annotations".to_string()
+        } else if md_class.is_some_and(|c| has(&c.metadata.annotations)) {
+            format!(
+                "the source class {:?} of this MachineDeploymentTopology has autoscaler annotations",
+                md.class
+            )
+        } else {
+            continue;
+        };
+        errors.push(FieldError::new(
+            format!("spec.topology.workers.machineDeployments[{i}].replicas"),
+            ErrorType::Invalid,
+            Some(replicas.to_string()),
+            format!(
+                "cannot be set for cluster {:?} in namespace {:?} if {source}",
+                cluster.name, cluster.namespace
+            ),
+        ));
+    }
+    errors
 }
 
 #[cfg(test)]

@@ -181,11 +181,13 @@ pub fn validate_cluster_class(
         }
     }
 
-    for (i, md) in class.machine_deployments.iter().enumerate() {
+    // Rules about one worker class name it by its class (`[default-worker]`), as the
+    // webhook does; rules about the list use the index.
+    for md in &class.machine_deployments {
         if let Some(s) = &md.strategy {
             strategy(
                 s,
-                &format!("spec.workers.machineDeployments[{i}].strategy"),
+                &format!("spec.workers.machineDeployments[{}].strategy", md.class),
                 &mut errors,
             );
         }
@@ -200,11 +202,14 @@ pub fn validate_cluster_class(
         }
         health_check(check, "spec.controlPlane.machineHealthCheck", &mut errors);
     }
-    for (i, md) in class.machine_deployments.iter().enumerate() {
+    for md in &class.machine_deployments {
         if let Some(check) = &md.health_check {
             health_check(
                 check,
-                &format!("spec.workers.machineDeployments[{i}].machineHealthCheck"),
+                &format!(
+                    "spec.workers.machineDeployments[{}].machineHealthCheck",
+                    md.class
+                ),
                 &mut errors,
             );
         }
@@ -233,24 +238,30 @@ pub fn validate_cluster_class(
             &mut errors,
         );
     }
-    for (i, md) in class.machine_deployments.iter().enumerate() {
+    for md in &class.machine_deployments {
         if let Some(template) = md.naming.as_deref() {
             naming(
                 template,
                 "MachineDeployment",
                 sample().with("machineDeployment.topologyName", "mdtopology"),
-                &format!("spec.workers.machineDeployments[{i}].namingStrategy.template"),
+                &format!(
+                    "spec.workers.machineDeployments[{}].namingStrategy.template",
+                    md.class
+                ),
                 &mut errors,
             );
         }
     }
-    for (i, mp) in class.machine_pools.iter().enumerate() {
+    for mp in &class.machine_pools {
         if let Some(template) = mp.naming.as_deref() {
             naming(
                 template,
                 "MachinePool",
                 sample().with("machinePool.topologyName", "mptopology"),
-                &format!("spec.workers.machinePools[{i}].namingStrategy.template"),
+                &format!(
+                    "spec.workers.machinePools[{}].namingStrategy.template",
+                    mp.class
+                ),
                 &mut errors,
             );
         }
@@ -261,18 +272,21 @@ pub fn validate_cluster_class(
         &cp.metadata.annotations,
         "spec.controlPlane.metadata",
     ));
-    for (i, md) in class.machine_deployments.iter().enumerate() {
+    for md in &class.machine_deployments {
         errors.extend(common::metadata(
             &md.metadata.labels,
             &md.metadata.annotations,
-            &format!("spec.workers.machineDeployments[{i}].template.metadata"),
+            &format!(
+                "spec.workers.machineDeployments[{}].template.metadata",
+                md.class
+            ),
         ));
     }
-    for (i, mp) in class.machine_pools.iter().enumerate() {
+    for mp in &class.machine_pools {
         errors.extend(common::metadata(
             &mp.metadata.labels,
             &mp.metadata.annotations,
-            &format!("spec.workers.machinePools[{i}].template.metadata"),
+            &format!("spec.workers.machinePools[{}].template.metadata", mp.class),
         ));
     }
 
@@ -285,6 +299,9 @@ pub fn validate_cluster_class(
     if let Some(old) = old {
         errors.extend(check_compatibility(old, class));
         errors.extend(in_use(old, class, clusters));
+        for cluster in clusters {
+            errors.extend(super::cluster::autoscaler(cluster, class));
+        }
     }
     errors
 }
@@ -359,7 +376,7 @@ fn in_use(old: &ClusterClass, new: &ClusterClass, clusters: &[&Cluster]) -> Vec<
             ));
         }
     }
-    for (i, md) in new.machine_deployments.iter().enumerate() {
+    for md in &new.machine_deployments {
         let Some(old_md) = old.machine_deployments.iter().find(|o| o.class == md.class) else {
             continue;
         };
@@ -379,7 +396,10 @@ fn in_use(old: &ClusterClass, new: &ClusterClass, clusters: &[&Cluster]) -> Vec<
             .collect();
         if !users.is_empty() {
             errors.push(FieldError::forbidden(
-                format!("spec.workers.machineDeployments[{i}].machineHealthCheck"),
+                format!(
+                    "spec.workers.machineDeployments[{}].machineHealthCheck",
+                    md.class
+                ),
                 format!(
                     "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
                     users.join(",")
