@@ -302,6 +302,7 @@ pub fn validate_cluster_class(
         for cluster in clusters {
             errors.extend(super::cluster::autoscaler(cluster, class));
         }
+        errors.extend(variables_in_use(old, class, clusters));
     }
     errors
 }
@@ -403,6 +404,111 @@ fn in_use(old: &ClusterClass, new: &ClusterClass, clusters: &[&Cluster]) -> Vec<
                 format!(
                     "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
                     users.join(",")
+                ),
+            ));
+        }
+    }
+    errors
+}
+
+/// Variables the Clusters set must stay defined, and their values must stay valid under
+/// the changed schemas (top level and every override list).
+fn variables_in_use(
+    old: &ClusterClass,
+    new: &ClusterClass,
+    clusters: &[&Cluster],
+) -> Vec<FieldError> {
+    use std::collections::BTreeMap;
+    use topograph_variables::{Scope, validate_variables};
+
+    let mut errors = Vec::new();
+    // Removed definitions, with the Clusters that still set them.
+    let mut removed: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for definition in &old.variables {
+        if new.variables.iter().any(|d| d.name == definition.name) {
+            continue;
+        }
+        for cluster in clusters {
+            let Some(topology) = &cluster.topology else {
+                continue;
+            };
+            let sets = topology
+                .variables
+                .iter()
+                .chain(&topology.control_plane.variable_overrides)
+                .chain(
+                    topology
+                        .machine_deployments
+                        .iter()
+                        .flat_map(|md| &md.variable_overrides),
+                )
+                .any(|v| v.name == definition.name);
+            if sets {
+                removed
+                    .entry(definition.name.as_str())
+                    .or_default()
+                    .push(cluster.name.as_str());
+            }
+        }
+    }
+    for (name, users) in removed {
+        errors.push(FieldError::forbidden(
+            "spec.variables",
+            format!(
+                "variable {name:?} cannot be removed because it is used by Cluster(s) {:?}",
+                users.join(",")
+            ),
+        ));
+    }
+    // Changed schemas must still accept the values the Clusters set.
+    for (i, definition) in new.variables.iter().enumerate() {
+        let Some(before) = old.variables.iter().find(|d| d.name == definition.name) else {
+            continue;
+        };
+        if before.schema == definition.schema && before.required == definition.required {
+            continue;
+        }
+        let only = std::slice::from_ref(definition);
+        let mut invalid_for = Vec::new();
+        for cluster in clusters {
+            let Some(topology) = &cluster.topology else {
+                continue;
+            };
+            let pick =
+                |values: &[topograph_api::model::Variable]| -> Vec<topograph_api::model::Variable> {
+                    values
+                        .iter()
+                        .filter(|v| v.name == definition.name)
+                        .cloned()
+                        .collect()
+                };
+            let mut problems =
+                validate_variables(&pick(&topology.variables), None, only, Scope::Cluster);
+            problems.extend(validate_variables(
+                &pick(&topology.control_plane.variable_overrides),
+                None,
+                only,
+                Scope::ControlPlane,
+            ));
+            for md in &topology.machine_deployments {
+                problems.extend(validate_variables(
+                    &pick(&md.variable_overrides),
+                    None,
+                    only,
+                    Scope::MachineDeployment(&md.name),
+                ));
+            }
+            if !problems.is_empty() {
+                invalid_for.push(cluster.name.as_str());
+            }
+        }
+        if !invalid_for.is_empty() {
+            errors.push(FieldError::forbidden(
+                format!("spec.variables[{i}]"),
+                format!(
+                    "the changed definition of variable {:?} is not valid for the values of Cluster(s) {:?}",
+                    definition.name,
+                    invalid_for.join(",")
                 ),
             ));
         }
