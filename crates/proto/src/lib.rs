@@ -1,0 +1,14 @@
+//! gRPC contracts of the topograph services, generated from `proto/` at build time.
+
+/// `topograph.render.v1`: the render service.
+pub mod render {
+    /// Version 1.
+    pub mod v1 {
+        #![allow(missing_docs, clippy::all, clippy::pedantic)]
+        tonic::include_proto!("topograph.render.v1");
+
+        /// The encoded file descriptor set of the render contract, for server reflection.
+        pub const FILE_DESCRIPTOR_SET: &[u8] =
+            include_bytes!(concat!(env!("OUT_DIR"), "/render_descriptor.bin"));
+    }
+}
