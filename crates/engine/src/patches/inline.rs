@@ -26,7 +26,7 @@ pub enum Outcome {
 }
 
 /// Whether `name` matches a class-name pattern: exact, `*`, `prefix*` or `*suffix`.
-fn class_matches(pattern: &str, class: &str) -> bool {
+pub(crate) fn class_matches(pattern: &str, class: &str) -> bool {
     pattern == "*"
         || pattern == class
         || pattern

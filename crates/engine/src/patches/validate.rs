@@ -11,6 +11,7 @@ use topograph_api::v1beta1::{JsonPatch, PatchSelector};
 use topograph_gotemplate::Options;
 
 use super::builtin;
+use super::inline::class_matches;
 
 /// Go's `json.MarshalIndent(v, "", "  ")`.
 fn pretty(value: &Value) -> String {
@@ -81,17 +82,6 @@ fn parse_error(name: &str, text: &str) -> Option<String> {
 
 fn matches_ref(selector: &PatchSelector, r: Option<&ObjectRef>) -> bool {
     r.is_some_and(|r| r.kind == selector.kind && r.api_version == selector.api_version)
-}
-
-fn class_matches(pattern: &str, class: &str) -> bool {
-    pattern == "*"
-        || pattern == class
-        || pattern
-            .strip_prefix('*')
-            .is_some_and(|suffix| class.ends_with(suffix))
-        || pattern
-            .strip_suffix('*')
-            .is_some_and(|prefix| class.starts_with(prefix))
 }
 
 fn is_qualified_name(value: &str) -> bool {
