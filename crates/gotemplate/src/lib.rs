@@ -134,6 +134,8 @@ pub struct Template {
 #[derive(Debug)]
 pub struct Data<'a> {
     json: &'a Value,
+    /// Data whose conversion this one shares where the two are equal.
+    base: Option<&'a Data<'a>>,
     converted: std::cell::OnceCell<value::Value>,
 }
 
@@ -142,8 +144,26 @@ impl<'a> Data<'a> {
     pub fn new(json: &'a Value) -> Data<'a> {
         Data {
             json,
+            base: None,
             converted: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Data for `json` that, when first needed, shares with `base` every part the two
+    /// have in common, so many data sets built over one common part convert it once.
+    pub fn sharing(json: &'a Value, base: &'a Data<'a>) -> Data<'a> {
+        Data {
+            json,
+            base: Some(base),
+            converted: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn converted(&self) -> &value::Value {
+        self.converted.get_or_init(|| match self.base {
+            Some(base) => value::Value::from_json_sharing(self.json, base.json, base.converted()),
+            None => value::Value::from_json(self.json),
+        })
     }
 }
 
@@ -199,11 +219,7 @@ impl Template {
         if self.mutates_data {
             self.run(value::Value::from_json(data.json))
         } else {
-            self.run(
-                data.converted
-                    .get_or_init(|| value::Value::from_json(data.json))
-                    .clone(),
-            )
+            self.run(data.converted().clone())
         }
     }
 

@@ -134,6 +134,49 @@ impl Value {
         }
     }
 
+    /// Like [`Value::from_json`], but parts equal to `base_json` reuse `base` (its
+    /// conversion) instead of being converted again. Only for data that templates do
+    /// not change in place: the parts are shared, not copied.
+    pub(crate) fn from_json_sharing(
+        v: &serde_json::Value,
+        base_json: &serde_json::Value,
+        base: &Value,
+    ) -> Value {
+        Value::from_json_sharing_at(v, base_json, base, 0)
+    }
+
+    fn from_json_sharing_at(
+        v: &serde_json::Value,
+        base_json: &serde_json::Value,
+        base: &Value,
+        depth: usize,
+    ) -> Value {
+        if depth > MAX_DATA_DEPTH {
+            return Value::Nil;
+        }
+        if v == base_json {
+            return base.clone();
+        }
+        match (v, base_json, base) {
+            (serde_json::Value::Object(o), serde_json::Value::Object(bo), Value::Map(bm, _)) => {
+                Value::map(
+                    o.iter()
+                        .map(|(k, child)| {
+                            let converted = match (bo.get(k), Value::map_get(bm, k)) {
+                                (Some(bj), Some(bv)) => {
+                                    Value::from_json_sharing_at(child, bj, &bv, depth + 1)
+                                }
+                                _ => Value::from_json_at(child, depth + 1),
+                            };
+                            (k.clone(), converted)
+                        })
+                        .collect(),
+                )
+            }
+            _ => Value::from_json_at(v, depth),
+        }
+    }
+
     /// Go's type name (`%T`, `typeOf`).
     pub(crate) fn type_name(&self) -> &'static str {
         match self {

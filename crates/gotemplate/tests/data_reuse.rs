@@ -29,3 +29,31 @@ fn reused_data_behaves_like_fresh_data() {
         }
     }
 }
+
+#[test]
+fn shared_data_behaves_like_fresh_data() {
+    let base = json!({"builtin": {"cluster": {"name": "c1"}}, "tag": "v1", "list": [1, 2]});
+    let item = json!({"builtin": {"cluster": {"name": "c1"}, "machineDeployment": {"class": "w"}}, "tag": "v2", "list": [1, 2]});
+    let base_data = Data::new(&base);
+    let shared = Data::sharing(&item, &base_data);
+    for text in [
+        "{{ .builtin.cluster.name }}/{{ .builtin.machineDeployment.class }}/{{ .tag }}/{{ .list }}",
+        "{{ $_ := set .builtin \"x\" 1 }}{{ .builtin }}",
+        "{{ .builtin }}",
+    ] {
+        let template = match Template::parse("tpl", text, &Options::patch()) {
+            Ok(t) => t,
+            Err(e) => panic!("{text}: {e}"),
+        };
+        assert_eq!(
+            template.execute_data(&shared),
+            template.execute(&item),
+            "{text}"
+        );
+        assert_eq!(
+            template.execute_data(&base_data),
+            template.execute(&base),
+            "{text}"
+        );
+    }
+}

@@ -137,11 +137,14 @@ pub fn apply(
         .map(|item| Value::Object(request::merge(&globals, &item.variables)))
         .collect();
     let empty = serde_json::Map::new();
+    // The global variables are most of every item's data: convert them once.
+    let globals_json = Value::Object(globals.clone());
+    let globals_data = topograph_gotemplate::Data::new(&globals_json);
     let variables: Vec<inline::ItemVariables<'_>> = merged
         .iter()
         .map(|value| inline::ItemVariables {
             map: value.as_object().unwrap_or(&empty),
-            data: topograph_gotemplate::Data::new(value),
+            data: topograph_gotemplate::Data::sharing(value, &globals_data),
         })
         .collect();
     let mut templates = TemplateCache::default();
