@@ -1,21 +1,171 @@
 //! `topograph-render`: the stateless render service (gRPC Render/Validate/Default/Plan).
 //!
-//! Only the command line exists so far; the service itself is built by its own issue
-//! (see docs/architecture.md). It refuses to start rather than pretend to serve.
+//! One tonic server carries the render service, `grpc.health.v1` and server reflection,
+//! behind a per-request deadline, a global concurrency limit with load shedding and
+//! message size limits. Metrics are served over plain HTTP on their own address.
+//! SIGTERM or SIGINT stops accepting, lets in-flight requests finish, and exits 0.
 
+mod cache;
+mod metrics;
+mod plan;
+mod service;
+
+use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use topograph_proto::render::v1::render_service_server::RenderServiceServer;
+use tower::ServiceBuilder;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
 
-/// the stateless render service (gRPC Render/Validate/Default/Plan).
+use crate::metrics::{Metrics, RpcLayer};
+use crate::service::{Engine, RenderServer};
+
+/// The stateless render service (gRPC Render/Validate/Default/Plan).
 #[derive(Parser, Debug)]
 #[command(name = "topograph-render", version, about)]
-struct Args {}
+struct Args {
+    /// Address of the gRPC server.
+    #[arg(
+        long,
+        env = "TOPOGRAPH_RENDER_LISTEN",
+        default_value = "127.0.0.1:50051"
+    )]
+    listen: SocketAddr,
+    /// Address of the Prometheus `/metrics` endpoint (off when not given).
+    #[arg(long, env = "TOPOGRAPH_RENDER_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
+    /// Longest a request may take, in milliseconds; a shorter client deadline wins.
+    #[arg(long, env = "TOPOGRAPH_RENDER_TIMEOUT_MS", default_value_t = 10_000)]
+    timeout_ms: u64,
+    /// Requests in flight at most; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "TOPOGRAPH_RENDER_MAX_IN_FLIGHT", default_value_t = 1024)]
+    max_in_flight: usize,
+    /// Engine calls running at once (default: the number of CPUs).
+    #[arg(long, env = "TOPOGRAPH_RENDER_WORKERS")]
+    workers: Option<usize>,
+    /// Largest request message, in bytes.
+    #[arg(long, env = "TOPOGRAPH_RENDER_MAX_DECODING_MESSAGE_SIZE", default_value_t = 4 << 20)]
+    max_decoding_message_size: usize,
+    /// Largest response message, in bytes.
+    #[arg(long, env = "TOPOGRAPH_RENDER_MAX_ENCODING_MESSAGE_SIZE", default_value_t = 16 << 20)]
+    max_encoding_message_size: usize,
+    /// Parsed ClusterClasses kept in memory.
+    #[arg(long, env = "TOPOGRAPH_RENDER_CLASS_CACHE", default_value_t = 256)]
+    class_cache: usize,
+}
+
+/// Resolves when SIGTERM or SIGINT arrives.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = interrupt => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server");
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    tracing::info!("shutting down: no new requests; in-flight requests finish");
+}
+
+async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let metrics = Arc::new(Metrics::new());
+    if let Some(addr) = args.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("metrics endpoint {addr}: {e}"))?;
+        tracing::info!(%addr, "metrics endpoint listening");
+        tokio::spawn(metrics::serve_metrics(listener, metrics.clone()));
+    }
+
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+    let render =
+        RenderServiceServer::new(RenderServer::new(Engine::new(args.class_cache), workers))
+            .max_decoding_message_size(args.max_decoding_message_size)
+            .max_encoding_message_size(args.max_encoding_message_size);
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<RenderServiceServer<RenderServer>>()
+        .await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(topograph_proto::render::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+
+    let layers = ServiceBuilder::new()
+        .layer(RpcLayer::new(
+            metrics,
+            Duration::from_millis(args.timeout_ms),
+        ))
+        .layer(LoadShedLayer::new())
+        .layer(GlobalConcurrencyLimitLayer::new(args.max_in_flight.max(1)))
+        .into_inner();
+
+    let incoming = TcpIncoming::bind(args.listen)
+        .map_err(|e| format!("listening on {}: {e}", args.listen))?
+        .with_nodelay(Some(true));
+    tracing::info!(addr = %args.listen, workers, "render service listening");
+    Server::builder()
+        .trace_fn(|request| tracing::info_span!("rpc", method = %request.uri().path()))
+        .layer(layers)
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(render)
+        .serve_with_incoming_shutdown(incoming, async move {
+            shutdown_signal().await;
+            health
+                .set_not_serving::<RenderServiceServer<RenderServer>>()
+                .await;
+        })
+        .await?;
+    tracing::info!("stopped");
+    Ok(())
+}
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!(
-        "topograph-render: not implemented yet; use `topograph render` for offline rendering"
-    );
-    ExitCode::from(2)
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("topograph-render: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("topograph-render: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,0 +1,217 @@
+//! Comparing desired objects with current ones: what to create, what to change (as an
+//! RFC 6902 JSON Patch) and which owned objects to delete.
+//!
+//! Only fields the desired object sets are compared. The current object carries fields
+//! the API server and other controllers own (status, uid, resourceVersion, defaults);
+//! the topology has no say over them, so they never make an object "modified".
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+use topograph_api::ObjectExt;
+use topograph_engine::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
+
+/// An object's identity: API group (the version does not matter), kind, namespace, name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    /// API group, "" for the core group.
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+/// The identity of `object`.
+pub fn identity(object: &Value) -> Identity {
+    let api_version = object.api_version();
+    let group = api_version
+        .rsplit_once('/')
+        .map(|(g, _)| g)
+        .unwrap_or_default();
+    Identity {
+        group: group.to_string(),
+        kind: object.kind().to_string(),
+        namespace: object.namespace().to_string(),
+        name: object.name().to_string(),
+    }
+}
+
+/// What to do to reach the desired state.
+#[derive(Debug, Default, PartialEq)]
+pub struct Plan<'a> {
+    /// Desired objects that do not exist.
+    pub created: Vec<&'a Value>,
+    /// Existing objects that differ, with the patch (a JSON array of operations).
+    pub modified: Vec<(&'a Value, Value)>,
+    /// Owned objects that are no longer desired.
+    pub deleted: Vec<&'a Value>,
+}
+
+/// Plans the way from `current` to `desired`.
+pub fn plan<'a>(desired: &'a [Value], current: &'a [Value]) -> Plan<'a> {
+    let mut out = Plan::default();
+    for d in desired {
+        let id = identity(d);
+        match current.iter().find(|c| identity(c) == id) {
+            None => out.created.push(d),
+            Some(c) => {
+                let ops = diff(c, d);
+                if !ops.is_empty() {
+                    out.modified.push((c, Value::Array(ops)));
+                }
+            }
+        }
+    }
+    out.deleted = to_delete(desired, current);
+    out
+}
+
+/// Current objects the topology of a desired Cluster owns (MachineDeployments and
+/// MachineHealthChecks labelled as topology-owned for that Cluster) that are not desired
+/// any more. Templates are not listed: they go with their owners' garbage collection.
+pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> {
+    let wanted: HashSet<Identity> = desired.iter().map(identity).collect();
+    let clusters: HashSet<(String, String)> = desired
+        .iter()
+        .map(identity)
+        .filter(|id| id.group == "cluster.x-k8s.io" && id.kind == "Cluster")
+        .map(|id| (id.namespace, id.name))
+        .collect();
+    current
+        .iter()
+        .filter(|c| {
+            let id = identity(c);
+            if id.group != "cluster.x-k8s.io"
+                || !matches!(id.kind.as_str(), "MachineDeployment" | "MachineHealthCheck")
+                || wanted.contains(&id)
+            {
+                return false;
+            }
+            let labels = c.labels();
+            labels.contains_key(TOPOLOGY_OWNED)
+                && labels
+                    .get(CLUSTER_NAME)
+                    .is_some_and(|cluster| clusters.contains(&(id.namespace, cluster.clone())))
+        })
+        .collect()
+}
+
+/// RFC 6901 escaping of one path segment.
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// The operations that give `current` every field `desired` sets, in key order.
+pub fn diff(current: &Value, desired: &Value) -> Vec<Value> {
+    let mut ops = Vec::new();
+    diff_at("", current, desired, &mut ops);
+    ops
+}
+
+fn diff_at(path: &str, current: &Value, desired: &Value, ops: &mut Vec<Value>) {
+    match (current, desired) {
+        (Value::Object(c), Value::Object(d)) => diff_maps(path, c, d, ops),
+        _ if current == desired => {}
+        _ => ops.push(json!({"op": "replace", "path": path, "value": desired})),
+    }
+}
+
+fn diff_maps(
+    path: &str,
+    current: &Map<String, Value>,
+    desired: &Map<String, Value>,
+    ops: &mut Vec<Value>,
+) {
+    for (key, d) in desired {
+        let at = format!("{path}/{}", escape(key));
+        match current.get(key) {
+            None => ops.push(json!({"op": "add", "path": at, "value": d})),
+            Some(c) => diff_at(&at, c, d, ops),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(name: &str, cluster: &str, owned: bool) -> Value {
+        let mut labels = json!({ CLUSTER_NAME: cluster });
+        if owned {
+            labels[TOPOLOGY_OWNED] = json!("");
+        }
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1",
+            "kind": "MachineDeployment",
+            "metadata": {"name": name, "namespace": "ns", "labels": labels},
+            "spec": {"replicas": 1}
+        })
+    }
+
+    fn cluster(name: &str) -> Value {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2",
+            "kind": "Cluster",
+            "metadata": {"name": name, "namespace": "ns"}
+        })
+    }
+
+    #[test]
+    fn same_objects_plan_nothing() {
+        let objects = vec![cluster("c"), md("a", "c", true)];
+        assert_eq!(plan(&objects, &objects), Plan::default());
+    }
+
+    #[test]
+    fn fields_only_the_current_object_has_are_left_alone() {
+        let desired = md("a", "c", true);
+        let mut current = desired.clone();
+        current["status"] = json!({"replicas": 1});
+        current["metadata"]["uid"] = json!("1234");
+        assert!(diff(&current, &desired).is_empty());
+    }
+
+    #[test]
+    fn changed_and_missing_fields_give_replace_and_add() {
+        let desired = json!({"spec": {"replicas": 3, "a/b": {"x~": 1}, "list": [1, 2]}});
+        let current = json!({"spec": {"replicas": 1, "list": [1]}});
+        assert_eq!(
+            diff(&current, &desired),
+            vec![
+                json!({"op": "add", "path": "/spec/a~1b", "value": {"x~": 1}}),
+                json!({"op": "replace", "path": "/spec/list", "value": [1, 2]}),
+                json!({"op": "replace", "path": "/spec/replicas", "value": 3}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_type_change_at_the_top_replaces_the_whole_document() {
+        assert_eq!(
+            diff(&json!([1]), &json!({"a": 1})),
+            vec![json!({"op": "replace", "path": "", "value": {"a": 1}})]
+        );
+    }
+
+    #[test]
+    fn only_owned_objects_of_desired_clusters_are_deleted() {
+        let desired = vec![cluster("c"), md("keep", "c", true)];
+        let current = vec![
+            md("keep", "c", true),
+            md("gone", "c", true),
+            md("not-owned", "c", false),
+            md("other-cluster", "d", true),
+        ];
+        let deleted: Vec<&str> = to_delete(&desired, &current)
+            .iter()
+            .map(|o| o.name())
+            .collect();
+        assert_eq!(deleted, vec!["gone"]);
+        let p = plan(&desired, &current);
+        assert_eq!(p.created.len(), 1);
+        assert!(p.modified.is_empty());
+    }
+}
