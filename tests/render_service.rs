@@ -568,3 +568,49 @@ async fn sigterm_lets_in_flight_requests_finish_and_exits_zero() {
     };
     assert!(status.success(), "{status:?}");
 }
+
+/// `topograph bench render` is a contract: one JSON line with these three numbers.
+#[test]
+fn bench_render_prints_one_json_line() {
+    for mode in ["bytes", "parsed"] {
+        let output = run(&[
+            "bench",
+            "render",
+            "-f",
+            "examples/quick-start/clusterclass.yaml",
+            "-f",
+            "examples/quick-start/cluster.yaml",
+            "--duration",
+            "0.2",
+            "--mode",
+            mode,
+        ]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        let line: Value = serde_json::from_str(text.trim()).expect("a JSON line");
+        let renders = line["renders"].as_u64().expect("renders");
+        let seconds = line["seconds"].as_f64().expect("seconds");
+        let ns = line["ns_per_render"].as_f64().expect("ns_per_render");
+        assert!(renders > 0 && seconds >= 0.2, "{line}");
+        let expected = seconds * 1e9 / renders as f64;
+        assert!((ns - expected).abs() <= expected * 0.01 + 1.0, "{line}");
+    }
+    let output = run(&[
+        "bench",
+        "render",
+        "-f",
+        "examples/quick-start/cluster.yaml",
+        "--duration",
+        "0.1",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a Cluster without its class is invalid input"
+    );
+}

@@ -3,6 +3,7 @@
 //! Exit codes are a contract: 0 success, 1 invalid input (the problems on stderr, one
 //! per line), 2 usage or I/O errors.
 
+mod bench;
 mod inputs;
 mod render;
 mod validate;
@@ -25,6 +26,9 @@ enum Command {
     Render(render::RenderArgs),
     /// Check ClusterClasses and Clusters against Cluster API's admission rules.
     Validate(validate::ValidateArgs),
+    /// Measure the in-process engine.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 fn main() -> ExitCode {
@@ -32,5 +36,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Bench(command) => bench::run(&command),
     }
 }

@@ -1,0 +1,172 @@
+//! `topograph bench render`: how fast the in-process engine renders the given files.
+//! Prints one JSON line `{"renders": N, "seconds": S, "ns_per_render": X}`; the command
+//! line and that line are a contract (scripts compare them across versions).
+//!
+//! `--mode bytes` decodes the objects from JSON bytes on every round, as the render
+//! service does per request; `--mode parsed` decodes once and only renders.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand, ValueEnum};
+use topograph_api::load::{self, Bundle, Input, LoadOptions};
+use topograph_engine::ObjectStore;
+
+use crate::inputs::{EXIT_INVALID, EXIT_USAGE};
+
+/// What `bench` measures.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Render every Cluster of the files in a loop.
+    Render(RenderBenchArgs),
+}
+
+/// Where a round starts.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Mode {
+    /// From JSON bytes: decode, then render.
+    Bytes,
+    /// From decoded objects: render only.
+    Parsed,
+}
+
+/// Arguments of `topograph bench render`.
+#[derive(Args, Debug)]
+pub struct RenderBenchArgs {
+    /// A YAML or JSON file (`-` for standard input); repeat for more.
+    #[arg(short = 'f', long = "filename", required = true)]
+    files: Vec<String>,
+    /// How long to measure, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Where each round starts.
+    #[arg(long, value_enum, default_value = "bytes")]
+    mode: Mode,
+}
+
+/// Renders every Cluster of `bundle` against `store`; the number rendered, or the first
+/// problem.
+fn render_all(bundle: &Bundle, store: &ObjectStore) -> Result<u64, String> {
+    let mut n = 0;
+    for loaded in &bundle.clusters {
+        let cluster = &loaded.value;
+        let Some(topology) = &cluster.topology else {
+            continue;
+        };
+        let namespace = topology.class_namespace_or(&cluster.namespace);
+        let class = bundle
+            .cluster_classes
+            .iter()
+            .map(|c| &c.value)
+            .find(|c| c.name == topology.class && c.namespace == namespace)
+            .ok_or_else(|| {
+                format!(
+                    "Cluster {}: its ClusterClass is not among the inputs",
+                    cluster.name
+                )
+            })?;
+        let rendered = topograph_engine::render_explained(cluster, class, store)
+            .map_err(|e| format!("Cluster {}: {}", cluster.name, e.messages.join("; ")))?;
+        std::hint::black_box(rendered);
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Runs the command.
+pub fn run(command: &BenchCommand) -> ExitCode {
+    let BenchCommand::Render(args) = command;
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        eprintln!("error: --duration must be a positive number of seconds");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    // Every document as JSON text: the form requests carry objects in.
+    let mut decoded = Vec::new();
+    for file in &args.files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("error: {file}: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        let (docs, errors) = load::parse_documents(file, &text);
+        if !errors.is_empty() {
+            for e in errors {
+                eprintln!("{e}");
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+        for doc in docs {
+            match serde_json::to_string(&doc.value) {
+                Ok(json) => decoded.push((doc.source.to_string(), json)),
+                Err(e) => {
+                    eprintln!("error: {}: encoding as JSON: {e}", doc.source);
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            }
+        }
+    }
+    let inputs: Vec<Input<'_>> = decoded
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    let options = LoadOptions::default();
+    let bundle = match load::load(&inputs, &options) {
+        Ok(bundle) => bundle,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("{e}");
+            }
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let store = ObjectStore::new(bundle.objects.iter().map(|o| o.value.clone()));
+
+    let round = || -> Result<u64, String> {
+        match args.mode {
+            Mode::Parsed => render_all(&bundle, &store),
+            Mode::Bytes => {
+                let fresh = load::load(&inputs, &options).map_err(|errors| {
+                    errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })?;
+                let store = ObjectStore::new(fresh.objects.iter().map(|o| o.value.clone()));
+                render_all(&fresh, &store)
+            }
+        }
+    };
+    // One round outside the clock: it reports broken input before measuring.
+    match round() {
+        Ok(0) => {
+            eprintln!("error: no Cluster with spec.topology among the inputs; nothing to render");
+            return ExitCode::from(EXIT_INVALID);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    }
+    let budget = Duration::from_secs_f64(args.duration);
+    let start = Instant::now();
+    let mut renders = 0u64;
+    while start.elapsed() < budget {
+        match round() {
+            Ok(n) => renders += n,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let ns_per_render = seconds * 1e9 / renders.max(1) as f64;
+    println!(
+        "{{\"renders\": {renders}, \"seconds\": {seconds:.3}, \"ns_per_render\": {ns_per_render:.0}}}"
+    );
+    ExitCode::SUCCESS
+}
