@@ -614,3 +614,38 @@ fn bench_render_prints_one_json_line() {
         "a Cluster without its class is invalid input"
     );
 }
+
+#[tokio::test]
+async fn requests_over_the_in_flight_limit_are_shed() {
+    let (_server, channel) = Server::start(&["--max-in-flight", "1", "--workers", "1"]).await;
+    let q = quick_start();
+    let filler: Vec<Value> = (0..1000)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": format!("filler-{i}"), "namespace": "default"}})
+        })
+        .collect();
+    let request = render_request(&q, &filler);
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let mut client = RenderServiceClient::new(channel.clone());
+            let request = request.clone();
+            tokio::spawn(async move { client.render(request).await })
+        })
+        .collect();
+    let mut codes = Vec::new();
+    for call in calls {
+        codes.push(match call.await.expect("the request task") {
+            Ok(_) => Code::Ok,
+            Err(status) => status.code(),
+        });
+    }
+    assert!(codes.contains(&Code::Ok), "{codes:?}");
+    assert!(codes.contains(&Code::ResourceExhausted), "{codes:?}");
+    assert!(
+        codes
+            .iter()
+            .all(|c| matches!(c, Code::Ok | Code::ResourceExhausted)),
+        "{codes:?}"
+    );
+}
