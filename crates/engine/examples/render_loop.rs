@@ -1,11 +1,13 @@
 //! Renders the quick-start example many times, for profilers that count instructions
 //! (`valgrind --tool=callgrind`, `perf stat -e instructions`), whose counts do not
-//! depend on what else the machine is doing. Usage: `render_loop [ITERATIONS]`.
+//! depend on what else the machine is doing. Usage: `render_loop [ITERATIONS]
+//! [--no-admission]`; the second form renders as the render service does once it has
+//! admitted the class and the Cluster itself.
 
 use std::process::ExitCode;
 
 use topograph_api::load::{Input, LoadOptions, load};
-use topograph_engine::{ObjectStore, render};
+use topograph_engine::{ObjectStore, RenderOptions, render_with};
 
 const CLASS: &str = include_str!("../../../examples/quick-start/clusterclass.yaml");
 const CLUSTER: &str = include_str!("../../../examples/quick-start/cluster.yaml");
@@ -15,6 +17,9 @@ fn main() -> ExitCode {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(100);
+    let options = RenderOptions {
+        admission_checks: !std::env::args().any(|a| a == "--no-admission"),
+    };
     let inputs = [
         Input {
             name: "class",
@@ -37,8 +42,8 @@ fn main() -> ExitCode {
     };
     let mut objects = 0;
     for _ in 0..iterations {
-        match render(&cluster.value, &class.value, &store) {
-            Ok(desired) => objects += desired.objects().len(),
+        match render_with(&cluster.value, &class.value, &store, options) {
+            Ok(rendered) => objects += rendered.desired.objects().len(),
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::FAILURE;
