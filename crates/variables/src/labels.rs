@@ -47,7 +47,8 @@ fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} characters")
 }
 
-fn dns1123_subdomain(value: &str) -> Vec<String> {
+/// `IsDNS1123Subdomain`: the problems, empty when valid.
+pub fn dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > DNS1123_SUBDOMAIN_MAX {
         errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX));
@@ -111,7 +112,8 @@ pub fn qualified_name(value: &str) -> Vec<String> {
 }
 
 /// apimachinery's `IsValidLabelValue`.
-fn label_value(value: &str) -> Vec<String> {
+/// `IsValidLabelValue`: the problems, empty when valid.
+pub fn label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > LABEL_VALUE_MAX {
         errs.push(max_len_error(LABEL_VALUE_MAX));

@@ -18,7 +18,7 @@ mod fieldpath;
 pub mod formats;
 mod goregex;
 pub mod json;
-mod labels;
+pub mod labels;
 pub mod openapi;
 mod prune;
 mod report;

@@ -1,116 +1,15 @@
-//! Kubernetes' validation building blocks with their exact messages: qualified names,
-//! DNS names, label values, labels and annotations, int-or-percent values, semantic
-//! versions. Cluster API's admission rules are made of these.
+//! Kubernetes' validation building blocks with their exact messages: names, labels and
+//! annotations (shared with the variables crate, which checks `x-metadata`),
+//! int-or-percent values, semantic versions. Cluster API's admission rules are made of
+//! these.
 
 use std::collections::BTreeMap;
 
-use topograph_api::field::{ErrorType, FieldError};
+use topograph_api::field::FieldError;
 use topograph_api::model::IntOrString;
 
-const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-
-fn is_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !s.is_empty()
-        && b.first().is_some_and(u8::is_ascii_alphanumeric)
-        && b.last().is_some_and(u8::is_ascii_alphanumeric)
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !s.is_empty()
-        && b.first()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && b.last()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-}
-
-/// Kubernetes' `IsDNS1123Subdomain`: the problems, empty when valid.
-pub fn dns1123_subdomain(value: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if value.len() > 253 {
-        problems.push("must be no more than 253 characters".to_string());
-    }
-    if !value.split('.').all(is_dns1123_label) {
-        problems.push(format!(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{DNS1123_SUBDOMAIN_FMT}')"
-        ));
-    }
-    problems
-}
-
-/// Kubernetes' `IsDNS1123Label`: the problems, empty when valid.
-pub fn dns1123_label(value: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if value.len() > 63 {
-        problems.push("must be no more than 63 characters".to_string());
-    }
-    if !is_dns1123_label(value) {
-        problems.push(format!(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{DNS1123_LABEL_FMT}')"
-        ));
-    }
-    problems
-}
-
-/// Kubernetes' `IsQualifiedName`: the problems, empty when valid.
-pub fn qualified_name(value: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                problems.push("prefix part must be non-empty".to_string());
-            } else {
-                problems.extend(
-                    dns1123_subdomain(prefix)
-                        .into_iter()
-                        .map(|p| format!("prefix part {p}")),
-                );
-            }
-            name
-        }
-        _ => {
-            return vec![format!(
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{QUALIFIED_NAME_FMT}') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            )];
-        }
-    };
-    if name.is_empty() {
-        problems.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        problems.push("name part must be no more than 63 characters".to_string());
-    }
-    if !name.is_empty() && !is_name_part(name) {
-        problems.push(format!(
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{QUALIFIED_NAME_FMT}')"
-        ));
-    }
-    problems
-}
-
-/// Kubernetes' `IsValidLabelValue`: the problems, empty when valid.
-pub fn label_value(value: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if value.len() > 63 {
-        problems.push("must be no more than 63 characters".to_string());
-    }
-    if !value.is_empty() && !is_name_part(value) {
-        problems.push(format!(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '{LABEL_VALUE_FMT}')"
-        ));
-    }
-    problems
-}
+pub use topograph_variables::labels::{dns1123_subdomain, label_value, qualified_name};
+use topograph_variables::labels::{validate_annotations, validate_labels};
 
 /// Labels and annotations at `path` (`<path>.labels`, `<path>.annotations`).
 pub fn metadata(
@@ -118,33 +17,11 @@ pub fn metadata(
     annotations: &BTreeMap<String, String>,
     path: &str,
 ) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let labels_path = format!("{path}.labels");
-    for (key, value) in labels {
-        for problem in qualified_name(key) {
-            errors.push(FieldError::invalid(&labels_path, key, problem));
-        }
-        for problem in label_value(value) {
-            errors.push(FieldError::invalid(&labels_path, value, problem));
-        }
-    }
-    let annotations_path = format!("{path}.annotations");
-    let mut total = 0;
-    for (key, value) in annotations {
-        for problem in qualified_name(&key.to_lowercase()) {
-            errors.push(FieldError::invalid(&annotations_path, key, problem));
-        }
-        total += key.len() + value.len();
-    }
-    const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
-    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        errors.push(FieldError::new(
-            annotations_path,
-            ErrorType::TooLong,
-            None,
-            format!("may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
-        ));
-    }
+    let mut errors = validate_labels(labels, &format!("{path}.labels"));
+    errors.extend(validate_annotations(
+        annotations,
+        &format!("{path}.annotations"),
+    ));
     errors
 }
 
@@ -248,7 +125,6 @@ mod tests {
         assert!(label_value("a b")[0].starts_with("a valid label must be an empty string"));
         assert!(dns1123_subdomain("a.b-c").is_empty());
         assert!(!dns1123_subdomain("A").is_empty());
-        assert!(dns1123_label("a.b").len() == 1);
     }
 
     #[test]
