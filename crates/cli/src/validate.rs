@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use topograph_api::load::{Bundle, Loaded};
 use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::validate::{default_cluster, validate_cluster, validate_cluster_class};
+use topograph_engine::validate::{admit_cluster, validate_cluster_class};
 
 use crate::inputs::{EXIT_INVALID, InputArgs, load_files};
 
@@ -99,24 +99,7 @@ pub fn run(args: &ValidateArgs) -> ExitCode {
     {
         checked += 1;
         let key = format!("{}/{}", cluster.namespace, cluster.name);
-        let class = cluster.topology.as_ref().and_then(|t| {
-            let namespace = t.class_namespace_or(&cluster.namespace);
-            classes
-                .iter()
-                .copied()
-                .find(|c| c.namespace == namespace && c.name == t.class)
-        });
-        let defaulted = match default_cluster(cluster, class) {
-            Ok(c) => c,
-            Err(errors) => {
-                for e in errors {
-                    eprintln!("{source}: Cluster {key}: {e}");
-                    problems += 1;
-                }
-                continue;
-            }
-        };
-        let result = validate_cluster(&defaulted, old_cluster(&old, cluster), &classes);
+        let (_, result) = admit_cluster(cluster, old_cluster(&old, cluster), &classes);
         for w in &result.warnings {
             eprintln!("warning: {source}: Cluster {key}: {w}");
         }

@@ -90,17 +90,12 @@ fn admit(cluster: &Cluster, class: &ClusterClass) -> Result<Cluster, RenderError
                 .collect(),
         });
     }
-    let defaulted =
-        validate::default_cluster(cluster, Some(class)).map_err(|errors| RenderError {
-            messages: errors.iter().map(ToString::to_string).collect(),
-        })?;
-    let validation = validate::validate_cluster(&defaulted, None, &[class]);
-    if !validation.errors.is_empty() {
-        return Err(RenderError {
+    match validate::admit_cluster(cluster, None, &[class]) {
+        (Some(admitted), _) => Ok(admitted),
+        (None, validation) => Err(RenderError {
             messages: validation.errors.iter().map(ToString::to_string).collect(),
-        });
+        }),
     }
-    Ok(defaulted)
 }
 
 /// [`render_explained`] with explicit options.

@@ -13,7 +13,7 @@ use topograph_api::FieldError;
 use topograph_api::ObjectExt;
 use topograph_api::load::{Bundle, Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::validate::{default_cluster, validate_cluster, validate_cluster_class};
+use topograph_engine::validate::{admit_cluster, default_cluster, validate_cluster_class};
 use topograph_engine::{ObjectStore, RenderOptions};
 use topograph_proto::render::v1 as pb;
 use topograph_proto::render::v1::render_service_server::RenderService;
@@ -230,12 +230,10 @@ impl Engine {
         }
         // Admission as the API server would run it, done here so the errors keep their
         // field paths; the engine then renders the admitted Cluster.
-        let defaulted = default_cluster(&cluster, Some(class))
-            .map_err(|errors| field_violations(&at("cluster"), &errors))?;
-        let validation = validate_cluster(&defaulted, None, &[class]);
-        if !validation.errors.is_empty() {
-            return Err(field_violations(&at("cluster"), &validation.errors));
-        }
+        let defaulted = match admit_cluster(&cluster, None, &[class]) {
+            (Some(admitted), _) => admitted,
+            (None, validation) => return Err(field_violations(&at("cluster"), &validation.errors)),
+        };
 
         let mut inputs: Vec<(String, &[u8])> = Vec::new();
         for (i, t) in request.templates.iter().enumerate() {
@@ -418,20 +416,8 @@ impl Engine {
                 };
                 let candidates: Vec<&ClusterClass> =
                     classes.cluster_classes.iter().map(|c| &c.value).collect();
-                let class = cluster.topology.as_ref().and_then(|t| {
-                    let ns = t.class_namespace_or(&cluster.namespace);
-                    candidates
-                        .iter()
-                        .copied()
-                        .find(|c| c.namespace == ns && c.name == t.class)
-                });
-                match default_cluster(cluster, class) {
-                    Err(errors) => (errors, Vec::new()),
-                    Ok(defaulted) => {
-                        let result = validate_cluster(&defaulted, before, &candidates);
-                        (result.errors, result.warnings)
-                    }
-                }
+                let (_, result) = admit_cluster(cluster, before, &candidates);
+                (result.errors, result.warnings)
             }
             _ => {
                 return Err(invalid(vec![violation(

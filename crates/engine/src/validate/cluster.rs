@@ -485,6 +485,35 @@ pub fn validate_cluster(
     v
 }
 
+/// Admission of a Cluster as the API server runs it: defaulted against its class (looked
+/// up in `classes` by its topology), then validated. The defaulted Cluster comes back only
+/// when nothing refused it; defaulting errors come back alone, as the mutating webhook
+/// stops there.
+pub fn admit_cluster(
+    cluster: &Cluster,
+    old: Option<&Cluster>,
+    classes: &[&ClusterClass],
+) -> (Option<Cluster>, Validation) {
+    let class = cluster
+        .topology
+        .as_ref()
+        .and_then(|t| find(classes, t.class_namespace_or(&cluster.namespace), &t.class));
+    match default_cluster(cluster, class) {
+        Err(errors) => (
+            None,
+            Validation {
+                errors,
+                warnings: Vec::new(),
+            },
+        ),
+        Ok(defaulted) => {
+            let validation = validate_cluster(&defaulted, old, classes);
+            let admitted = validation.errors.is_empty().then_some(defaulted);
+            (admitted, validation)
+        }
+    }
+}
+
 /// A MachineDeployment whose replicas are set may not carry the autoscaler's
 /// annotations, on its topology or on its class (spec 6.2 #10).
 pub(crate) fn autoscaler(cluster: &Cluster, class: &ClusterClass) -> Vec<FieldError> {

@@ -8,8 +8,8 @@ pub mod common;
 mod compatibility;
 
 pub use cluster::{
-    SKIP_CLASS_CHECK, SKIP_VERSION_CHECK, UPGRADE_CONCURRENCY, Validation, default_cluster,
-    validate_cluster,
+    SKIP_CLASS_CHECK, SKIP_VERSION_CHECK, UPGRADE_CONCURRENCY, Validation, admit_cluster,
+    default_cluster, validate_cluster,
 };
 pub use cluster_class::validate_cluster_class;
 pub use compatibility::check_compatibility;
