@@ -134,7 +134,7 @@ pub fn render_with(
             cluster.key()
         )));
     };
-    let values = variables::resolve(topology, class)?;
+    let values = variables::resolve(topology, class, options.admission_checks)?;
     let explanation = patches::apply(cluster, topology, &blueprint, &mut desired, &values.as_patch_values())
         .map_err(|e| {
             RenderError::new(format!(

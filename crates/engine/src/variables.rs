@@ -1,6 +1,8 @@
 //! The Cluster's variable values as patches see them: defaulted from the class's
 //! definitions and validated, at the top level and in every override list, before
-//! any patch runs (as the topology controller does before each reconcile).
+//! any patch runs (as the topology controller does before each reconcile). When the
+//! same render has just admitted the Cluster, its values were validated there and are
+//! only defaulted here.
 
 use topograph_api::model::{ClusterClass, Topology, Variable};
 use topograph_variables::{Scope, default_variables, validate_variables};
@@ -30,12 +32,15 @@ fn resolve_scope(
     values: &[Variable],
     class: &ClusterClass,
     scope: Scope<'_>,
+    validate: bool,
     errors: &mut RenderError,
 ) -> Vec<Variable> {
     match default_variables(values, &class.variables, scope) {
         Ok(defaulted) => {
-            for e in validate_variables(&defaulted, None, &class.variables, scope) {
-                errors.push(e.to_string());
+            if validate {
+                for e in validate_variables(&defaulted, None, &class.variables, scope) {
+                    errors.push(e.to_string());
+                }
             }
             defaulted
         }
@@ -48,14 +53,27 @@ fn resolve_scope(
     }
 }
 
-/// Defaults and validates every variable list of `topology` against `class`.
-pub fn resolve(topology: &Topology, class: &ClusterClass) -> Result<Resolved, RenderError> {
+/// Defaults every variable list of `topology` against `class`, and validates them unless
+/// `admitted` says admission has just validated these very values.
+pub fn resolve(
+    topology: &Topology,
+    class: &ClusterClass,
+    admitted: bool,
+) -> Result<Resolved, RenderError> {
+    let validate = !admitted;
     let mut errors = RenderError::default();
-    let cluster = resolve_scope(&topology.variables, class, Scope::Cluster, &mut errors);
+    let cluster = resolve_scope(
+        &topology.variables,
+        class,
+        Scope::Cluster,
+        validate,
+        &mut errors,
+    );
     let control_plane = resolve_scope(
         &topology.control_plane.variable_overrides,
         class,
         Scope::ControlPlane,
+        validate,
         &mut errors,
     );
     let machine_deployments = topology
@@ -66,6 +84,7 @@ pub fn resolve(topology: &Topology, class: &ClusterClass) -> Result<Resolved, Re
                 &md.variable_overrides,
                 class,
                 Scope::MachineDeployment(&md.name),
+                validate,
                 &mut errors,
             )
         })
