@@ -19,7 +19,7 @@ fn pretty(value: &Value) -> String {
 }
 
 fn quoted(value: &str) -> Option<String> {
-    Some(format!("{value:?}"))
+    Some(topograph_api::field::go_quote(value))
 }
 
 fn json_patch_value(patch: &JsonPatch) -> Value {
