@@ -1,0 +1,3 @@
+//! `topograph-kube`: the in-memory Kubernetes API server.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The applier library: reconciles ClusterClasses and Clusters against a management cluster.
