@@ -1,6 +1,8 @@
 //! The current state of a Cluster's topology, read from the objects given: the objects
 //! the Cluster references, its topology-owned MachineDeployments (found by label) and
-//! the templates those reference. Names of objects that exist are always reused.
+//! the templates those reference, and, for upgrade sequencing, the control plane's
+//! versions and each MachineDeployment's Machines and status. Names of objects that
+//! exist are always reused.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,12 @@ use topograph_api::object::ObjectExt;
 use crate::error::RenderError;
 use crate::labels;
 use crate::store::ObjectStore;
+use crate::upgrade::decide::{ControlPlaneState, MachineDeploymentState};
 use crate::wire::{self, read_ref};
+
+/// The label Cluster API's MachineSets put on their Machines: the MachineDeployment's
+/// object name.
+const MACHINE_DEPLOYMENT_NAME: &str = "cluster.x-k8s.io/deployment-name";
 
 /// A referenced object: its reference (always known) and the object (when given).
 #[derive(Clone, Debug, Default)]
@@ -38,6 +45,68 @@ pub struct CurrentMachineDeployment<'a> {
     pub bootstrap_template: Referenced<'a>,
     /// Its infrastructure machine template.
     pub infrastructure_template: Referenced<'a>,
+    /// Its Machines (label `cluster.x-k8s.io/deployment-name`), when the inputs have them.
+    pub machines: Vec<&'a Value>,
+}
+
+fn string_at<'v>(object: &'v Value, path: &[&str]) -> Option<&'v str> {
+    object.at(path).and_then(Value::as_str)
+}
+
+fn int_at(object: &Value, path: &[&str]) -> Option<i64> {
+    object.at(path).and_then(Value::as_i64)
+}
+
+impl CurrentMachineDeployment<'_> {
+    /// `spec.template.spec.version`, or "".
+    pub fn version(&self) -> &str {
+        string_at(self.object, &["spec", "template", "spec", "version"]).unwrap_or("")
+    }
+
+    /// Whether the MachineDeployment is still rolling out (decision 0009). As in
+    /// Cluster API, any Machine whose `spec.version` differs from the
+    /// MachineDeployment's makes it upgrading. Inputs without Machines (a provider
+    /// simulator creates none) are judged by the status instead: upgrading while the
+    /// controller has not observed the latest generation or fewer replicas than desired
+    /// are updated. Without a version, Machines or status it is not upgrading.
+    pub fn is_upgrading(&self) -> bool {
+        let version = self.version();
+        if version.is_empty() {
+            return false;
+        }
+        if self
+            .machines
+            .iter()
+            .any(|m| string_at(m, &["spec", "version"]) != Some(version))
+        {
+            return true;
+        }
+        let Some(status) = self.object.at(&["status"]).filter(|s| s.is_object()) else {
+            return false;
+        };
+        let stale = match (
+            int_at(status, &["observedGeneration"]),
+            int_at(self.object, &["metadata", "generation"]),
+        ) {
+            (Some(observed), Some(generation)) => observed < generation,
+            _ => false,
+        };
+        // Go omits zero counts, so an absent count is 0.
+        let updated = int_at(status, &["updatedReplicas"])
+            .or_else(|| int_at(status, &["upToDateReplicas"]))
+            .unwrap_or(0);
+        let desired = int_at(self.object, &["spec", "replicas"]).unwrap_or(1);
+        stale || updated < desired
+    }
+
+    /// What the upgrade decisions need to know about it.
+    pub fn versions(&self) -> MachineDeploymentState {
+        MachineDeploymentState {
+            object_name: self.object.name().to_string(),
+            version: self.version().to_string(),
+            upgrading: self.is_upgrading(),
+        }
+    }
 }
 
 /// What exists now.
@@ -51,6 +120,35 @@ pub struct CurrentState<'a> {
     pub control_plane_machine_template: Referenced<'a>,
     /// MachineDeployments by topology name.
     pub machine_deployments: BTreeMap<String, CurrentMachineDeployment<'a>>,
+}
+
+impl CurrentState<'_> {
+    /// The control plane's versions, when it exists with a `spec.version`. One without
+    /// a version is treated like one that does not exist yet: it gets the topology's
+    /// version (Cluster API would fail to read it).
+    pub fn control_plane_versions(&self) -> Option<ControlPlaneState> {
+        let cp = self.control_plane.object?;
+        let spec_version = string_at(cp, &["spec", "version"]).filter(|v| !v.is_empty())?;
+        let status_versions = cp
+            .at(&["status", "versions"])
+            .and_then(Value::as_array)
+            .map(|versions| {
+                versions
+                    .iter()
+                    .filter_map(|v| v.as_str().or_else(|| string_at(v, &["version"])))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(ControlPlaneState {
+            kind: cp.kind().to_string(),
+            spec_version: spec_version.to_string(),
+            status_version: string_at(cp, &["status", "version"])
+                .filter(|v| !v.is_empty())
+                .map(str::to_string),
+            status_versions,
+        })
+    }
 }
 
 fn referenced<'a>(
@@ -147,12 +245,22 @@ impl<'a> CurrentState<'a> {
                 ns,
             );
             check_owned(&infrastructure_template, &desc, &mut errors);
+            let machines = store.list(
+                "cluster.x-k8s.io",
+                "Machine",
+                ns,
+                &[
+                    (labels::CLUSTER_NAME, cluster.name.as_str()),
+                    (MACHINE_DEPLOYMENT_NAME, md.name()),
+                ],
+            );
             machine_deployments.insert(
                 topology_name.clone(),
                 CurrentMachineDeployment {
                     object: md,
                     bootstrap_template,
                     infrastructure_template,
+                    machines,
                 },
             );
         }

@@ -8,6 +8,8 @@
 //! * [`desired`]: the desired objects, with [`names`] for generated names;
 //! * [`patches`]: the class's patches, over the Cluster's (defaulted, validated)
 //!   variables and the builtin variables;
+//! * [`upgrade`]: which versions the control plane and the MachineDeployments get, and
+//!   what a reconciler must hold back while an upgrade is sequenced;
 //! * [`wire`]: how Cluster API's own kinds and references are written (v1beta1).
 //!
 //! Start with [`render`]: it runs the whole flow for one Cluster.
@@ -22,6 +24,7 @@ pub mod names;
 pub mod patches;
 pub mod store;
 mod template_cache;
+pub mod upgrade;
 pub mod validate;
 mod variables;
 pub mod wire;

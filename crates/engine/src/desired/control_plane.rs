@@ -114,7 +114,11 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
     if let Some(gates) = machine.readiness_gates {
         set_at(&mut object, paths::READINESS_GATES, Value::Array(gates));
     }
-    set_at(&mut object, paths::VERSION, json!(scope.topology.version));
+    set_at(
+        &mut object,
+        paths::VERSION,
+        json!(scope.versions.control_plane_version),
+    );
 
     let health_check = if class.machine_infrastructure.is_some() {
         health_check::effective(class.health_check.as_ref(), topology.health_check.as_ref()).map(

@@ -103,7 +103,10 @@ pub(crate) fn compute(
     let machine = class.machine.overridden_by(&md.machine);
     let mut machine_spec = Map::new();
     machine_spec.insert("clusterName".into(), json!(cluster.name));
-    machine_spec.insert("version".into(), json!(scope.topology.version));
+    machine_spec.insert(
+        "version".into(),
+        json!(scope.machine_deployment_version(index)),
+    );
     let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_template);
     machine_spec.insert(
         "bootstrap".into(),

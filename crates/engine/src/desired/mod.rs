@@ -1,7 +1,8 @@
 //! The desired state of a Cluster's topology, per the seed's "Basic behaviors":
 //! InfrastructureCluster, ControlPlane (and its machine template and health check),
 //! one MachineDeployment per topology entry (with template copies and health check),
-//! and the Cluster's own references. Patches and variables are applied by later stages.
+//! and the Cluster's own references. Versions come from the upgrade decisions
+//! ([`crate::upgrade`]), made first. Patches and variables are applied by later stages.
 
 mod clone;
 mod cluster;
@@ -21,6 +22,7 @@ use crate::blueprint::Blueprint;
 use crate::current::CurrentState;
 use crate::error::RenderError;
 use crate::names;
+use crate::upgrade::{self, Decision, UpgradeTracker};
 
 pub use clone::is_enforced;
 
@@ -59,8 +61,11 @@ pub struct DesiredState {
     pub infrastructure_cluster: Option<Value>,
     /// The control plane.
     pub control_plane: DesiredControlPlane,
-    /// MachineDeployments, in topology order.
+    /// MachineDeployments, in topology order. Those the upgrade tracker marks pending
+    /// creation are rendered too; a reconciler must not create them yet.
     pub machine_deployments: Vec<DesiredMachineDeployment>,
+    /// The upgrade decisions: what the reconciler must hold back, and the condition.
+    pub upgrade: UpgradeTracker,
 }
 
 impl DesiredState {
@@ -87,6 +92,18 @@ pub(crate) struct Scope<'a> {
     pub topology: &'a Topology,
     pub blueprint: &'a Blueprint<'a>,
     pub current: &'a CurrentState<'a>,
+    /// The versions decided for this render.
+    pub versions: &'a Decision,
+}
+
+impl Scope<'_> {
+    /// The decided version of the `index`th topology MachineDeployment.
+    pub fn machine_deployment_version(&self, index: usize) -> &str {
+        self.versions
+            .machine_deployment_versions
+            .get(index)
+            .map_or(self.topology.version.as_str(), String::as_str)
+    }
 }
 
 impl Scope<'_> {
@@ -120,13 +137,25 @@ pub fn compute(
             cluster.key()
         )));
     };
+    let mut errors = RenderError::default();
+    let versions = upgrade::for_cluster(cluster, topology, current).unwrap_or_else(|e| {
+        errors.push(format!(
+            "error computing the desired state of the Cluster topology: {e}"
+        ));
+        // Carry on with the topology's version to report every other problem too.
+        Decision {
+            tracker: UpgradeTracker::default(),
+            control_plane_version: topology.version.clone(),
+            machine_deployment_versions: Vec::new(),
+        }
+    });
     let scope = Scope {
         cluster,
         topology,
         blueprint,
         current,
+        versions: &versions,
     };
-    let mut errors = RenderError::default();
     if !topology.machine_pools.is_empty() {
         errors.push(
             "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; \
@@ -149,16 +178,19 @@ pub fn compute(
     }
     match control_plane {
         Some(control_plane) if errors.is_empty() => {
+            let mut upgrade = versions.tracker.clone();
             let cluster = cluster::compute(
                 &scope,
                 infrastructure_cluster.as_ref(),
                 &control_plane.object,
+                &mut upgrade,
             );
             Ok(DesiredState {
                 cluster,
                 infrastructure_cluster,
                 control_plane,
                 machine_deployments,
+                upgrade,
             })
         }
         _ => Err(errors),

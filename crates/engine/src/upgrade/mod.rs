@@ -1,0 +1,91 @@
+//! Upgrade sequencing (spec section 7.2): which version the control plane and each
+//! MachineDeployment get in this render, and what a reconciler must hold back.
+//!
+//! Cluster API never moves everything to `spec.topology.version` at once. The control
+//! plane goes first, one step of its [`plan`] at a time, once it is provisioned and
+//! stable and no MachineDeployment is upgrading; the MachineDeployments follow, in
+//! `workers.machineDeployments` order, at most `upgrade-concurrency` at a time, unless
+//! deferred by `defer-upgrade` / `hold-upgrade-sequence` on their topology. New
+//! MachineDeployments wait for a stable control plane.
+//!
+//! [`desired::compute`](crate::desired::compute) runs [`decide::decide`] before it
+//! builds the objects, so the desired ControlPlane and MachineDeployments carry the
+//! decided versions and patches see them as `builtin.controlPlane.version` and
+//! `builtin.machineDeployment.version`. The result is
+//! [`DesiredState::upgrade`](crate::DesiredState::upgrade), an [`UpgradeTracker`]. A
+//! reconciler uses it like this:
+//! * [`UpgradeTracker::must_not_touch_control_plane`]: skip the ControlPlane and its
+//!   machine template (its health check is reconciled regardless);
+//! * [`UpgradeTracker::must_not_create_machine_deployment`] /
+//!   [`UpgradeTracker::must_not_update_machine_deployment`] (by topology name): skip
+//!   creating / updating that MachineDeployment and its templates;
+//! * [`UpgradeTracker::remove_upgrade_step_annotation`] set: delete
+//!   [`UPGRADE_STEP_ANNOTATION`] from the Cluster (the desired Cluster omits it);
+//! * [`condition`]: the `TopologyReconciled` reason and message while anything is
+//!   upgrading; `None` means `ReconcileSucceeded`.
+//!
+//! Whether a MachineDeployment is upgrading comes from `current.rs`: its Machines when
+//! the inputs have them, else its status (decision 0009). Runtime SDK hooks and
+//! MachinePools are not implemented.
+
+pub mod decide;
+pub mod message;
+pub mod plan;
+pub mod tracker;
+pub mod version;
+
+pub use decide::{Decision, Inputs, decide, max_concurrency};
+pub use message::{UpgradeCondition, condition};
+pub use plan::PlanSource;
+pub use tracker::{ControlPlaneUpgrade, MachineDeploymentUpgrades, UpgradeTracker};
+
+use topograph_api::model::{Cluster, Topology};
+
+use crate::current::CurrentState;
+use crate::labels;
+
+/// On the Cluster while an upgrade plan is non-empty: the version of the current step
+/// (control plane providers let machines of that version be created).
+pub const UPGRADE_STEP_ANNOTATION: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
+/// On the Cluster: how many MachineDeployments may upgrade at once (default 1).
+pub const UPGRADE_CONCURRENCY_ANNOTATION: &str = "topology.cluster.x-k8s.io/upgrade-concurrency";
+
+/// The decisions for one Cluster, from its topology and current state.
+pub(crate) fn for_cluster(
+    cluster: &Cluster,
+    topology: &Topology,
+    current: &CurrentState<'_>,
+) -> Result<Decision, String> {
+    let inputs = Inputs {
+        topology_version: &topology.version,
+        // v1beta1 classes have no `kubernetesVersions` and there is no Runtime SDK:
+        // the default one-minor plan.
+        plan_source: PlanSource::OneMinor,
+        max_concurrency: max_concurrency(
+            cluster
+                .metadata
+                .annotations
+                .get(UPGRADE_CONCURRENCY_ANNOTATION)
+                .map(String::as_str),
+        ),
+        control_plane: current.control_plane_versions(),
+        current_machine_deployments: current
+            .machine_deployments
+            .iter()
+            .map(|(name, md)| (name.clone(), md.versions()))
+            .collect(),
+        topology_machine_deployments: topology
+            .machine_deployments
+            .iter()
+            .map(|md| decide::MachineDeploymentTopologyState {
+                name: md.name.clone(),
+                defer_upgrade: md.metadata.annotations.contains_key(labels::DEFER_UPGRADE),
+                hold_upgrade_sequence: md
+                    .metadata
+                    .annotations
+                    .contains_key(labels::HOLD_UPGRADE_SEQUENCE),
+            })
+            .collect(),
+    };
+    decide(&inputs)
+}
