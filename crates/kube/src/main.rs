@@ -1,3 +1,78 @@
-//! `topograph-kube`: the in-memory Kubernetes API server.
+//! `topograph-kube`: the in-memory Kubernetes API server as a process. Writes a
+//! kubeconfig for it, prints its URL, and stops gracefully on SIGTERM or SIGINT.
 
-fn main() {}
+use clap::Parser;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use topograph_kube::{Config, Server};
+
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    about = "An in-memory Kubernetes API server for tests and the embedded mode"
+)]
+struct Args {
+    /// Address to listen on (plain HTTP); port 0 picks a free port.
+    #[arg(long, env = "TOPOGRAPH_KUBE_LISTEN", default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Where to write a kubeconfig pointing at the server.
+    #[arg(long, env = "TOPOGRAPH_KUBE_KUBECONFIG_OUT")]
+    kubeconfig_out: Option<PathBuf>,
+    /// Objects are loaded from this file at start (if it exists) and written back.
+    #[arg(long, env = "TOPOGRAPH_KUBE_SNAPSHOT")]
+    snapshot: Option<PathBuf>,
+    /// Play the infrastructure, control plane and core Cluster API controllers' part.
+    #[arg(long, env = "TOPOGRAPH_KUBE_SIMULATE_PROVIDERS")]
+    simulate_providers: bool,
+    /// How long simulated providers take to react to a change, in milliseconds.
+    #[arg(long, env = "TOPOGRAPH_KUBE_PROVIDER_DELAY_MS", default_value_t = 2000)]
+    provider_delay_ms: u64,
+    /// Interval of watch bookmarks, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    bookmark_interval_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args = Args::parse();
+    let config = Config {
+        listen: args.listen,
+        bookmark_interval: Duration::from_millis(args.bookmark_interval_ms),
+        simulate_providers: args
+            .simulate_providers
+            .then(|| Duration::from_millis(args.provider_delay_ms)),
+        snapshot: args.snapshot.clone(),
+        ..Config::default()
+    };
+    let server = Server::start(config).await?;
+    if let Some(path) = &args.kubeconfig_out {
+        server.write_kubeconfig(path)?;
+    }
+    // The URL on stdout is the contract for scripts and tests waiting for readiness.
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{}", server.url())?;
+    stdout.flush()?;
+    tracing::info!(url = %server.url(), "serving");
+    wait_for_signal().await?;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,412 @@
+//! HTTP routing: maps Kubernetes API paths and verbs onto the store, counts each request
+//! once under its verb, and renders results and errors as the API server does.
+
+use crate::counts::{Counters, Verb};
+use crate::discovery;
+use crate::selector::{FieldSelector, Filter, LabelSelector};
+use crate::status::ApiError;
+use crate::store::{DeleteOptions, PatchType, Store, Sub, with_api_version};
+use crate::types::ResourceType;
+use crate::watch::{self, WatchParams};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) struct AppState {
+    pub store: Arc<Store>,
+    pub counters: Arc<Counters>,
+    pub bookmark_interval: Duration,
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .fallback(handle)
+        .layer(DefaultBodyLimit::max(64 << 20))
+        .with_state(state)
+}
+
+pub fn json_response(code: StatusCode, value: &Value) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = code;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn handle(
+    State(app): State<Arc<AppState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match dispatch(&app, &method, &uri, &headers, &body) {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+type Params = HashMap<String, String>;
+
+fn dispatch(
+    app: &AppState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response, ApiError> {
+    let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let query: Params = Query::<Vec<(String, String)>>::try_from_uri(uri)
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?
+        .0
+        .into_iter()
+        .collect();
+    let ok = |v: Value| Ok(json_response(StatusCode::OK, &v));
+    let discovery_get = |v: Option<Value>| {
+        app.counters.count(Verb::Discovery);
+        if method != Method::GET {
+            return Err(ApiError::method_not_allowed());
+        }
+        v.map(|v| json_response(StatusCode::OK, &v))
+            .ok_or_else(ApiError::path_not_found)
+    };
+    match segs.as_slice() {
+        ["_topograph", "requests"] => match *method {
+            Method::GET => ok(json!(app.counters.snapshot())),
+            Method::DELETE => {
+                app.counters.reset();
+                ok(json!(app.counters.snapshot()))
+            }
+            _ => Err(ApiError::method_not_allowed()),
+        },
+        ["_topograph", "snapshot"] => ok(Value::Array(app.store.snapshot())),
+        ["healthz" | "livez" | "readyz"] => Ok((StatusCode::OK, "ok").into_response()),
+        ["version"] => discovery_get(Some(discovery::version())),
+        ["openapi", "v2"] | ["swagger.json"] => {
+            app.counters.count(Verb::Discovery);
+            let accept = headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if accept.contains("protobuf") {
+                let mut r = Response::new(Body::from(discovery::openapi_v2_protobuf()));
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(
+                        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                    ),
+                );
+                Ok(r)
+            } else {
+                ok(discovery::openapi_v2_json())
+            }
+        }
+        ["api"] => discovery_get(Some(discovery::core_versions())),
+        ["api", "v1"] => discovery_get(discovery::resource_list(&app.store.types(), "", "v1")),
+        ["api", "v1", rest @ ..] => resource(app, method, headers, body, &query, "", "v1", rest),
+        ["apis"] => discovery_get(Some(discovery::group_list(&app.store.types()))),
+        ["apis", group] => discovery_get(discovery::group(&app.store.types(), group)),
+        ["apis", group, version] => {
+            discovery_get(discovery::resource_list(&app.store.types(), group, version))
+        }
+        ["apis", group, version, rest @ ..] => {
+            resource(app, method, headers, body, &query, group, version, rest)
+        }
+        _ => {
+            app.counters.count(Verb::Discovery);
+            Err(ApiError::path_not_found())
+        }
+    }
+}
+
+/// A resource path after `/api/v1` or `/apis/{group}/{version}`.
+struct Target {
+    rt: Arc<ResourceType>,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Sub,
+}
+
+fn parse_target(
+    store: &Store,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+) -> Result<Target, ApiError> {
+    let namespaced_path = rest.len() >= 3
+        && rest[0] == "namespaces"
+        && store.resolve(group, rest[2]).is_some_and(|t| t.namespaced);
+    let (namespace, rest) = if namespaced_path {
+        (Some(rest[1].to_string()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    let rt = store
+        .resolve(group, rest[0])
+        .filter(|t| t.serves(version))
+        .ok_or_else(ApiError::path_not_found)?;
+    let name = rest.get(1).map(|s| s.to_string());
+    let sub = match rest.get(2) {
+        None => Sub::Main,
+        Some(&"status") if rt.status_subresource => Sub::Status,
+        Some(_) => return Err(ApiError::path_not_found()),
+    };
+    if rest.len() > 3
+        || (namespace.is_some() && !rt.namespaced)
+        || (rt.namespaced && name.is_some() && namespace.is_none())
+    {
+        return Err(ApiError::path_not_found());
+    }
+    Ok(Target {
+        rt,
+        namespace,
+        name,
+        sub,
+    })
+}
+
+fn filter(query: &Params) -> Result<Filter, ApiError> {
+    let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
+        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+    let fields = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str))
+        .map_err(ApiError::bad_request)?;
+    Ok(Filter { labels, fields })
+}
+
+fn truthy(query: &Params, key: &str) -> bool {
+    matches!(query.get(key).map(String::as_str), Some("true" | "1"))
+}
+
+fn json_body(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid JSON: {e}")))
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    match content_type(headers).as_str() {
+        "" | "application/json" | "*/*" => Ok(()),
+        other => Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format ({other}) - accepted media types include: application/json"
+        ))),
+    }
+}
+
+fn delete_options(query: &Params, body: &Bytes) -> Result<DeleteOptions, ApiError> {
+    let opts = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        json_body(body)?
+    };
+    let policy = opts
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .or(query.get("propagationPolicy").map(String::as_str))
+        .unwrap_or("Background");
+    let orphan =
+        policy == "Orphan" || opts.get("orphanDependents").and_then(Value::as_bool) == Some(true);
+    let pre = |f: &str| {
+        opts.pointer(&format!("/preconditions/{f}"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Ok(DeleteOptions {
+        orphan,
+        precondition_uid: pre("uid"),
+        precondition_rv: pre("resourceVersion"),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resource(
+    app: &AppState,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &Bytes,
+    query: &Params,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+) -> Result<Response, ApiError> {
+    let verb = match (method, rest.len()) {
+        (&Method::GET, _) if is_collection(&app.store, group, rest) => {
+            if truthy(query, "watch") {
+                Verb::Watch
+            } else {
+                Verb::List
+            }
+        }
+        (&Method::GET, _) => Verb::Get,
+        (&Method::POST, _) => Verb::Create,
+        (&Method::PUT, _) => Verb::Update,
+        (&Method::PATCH, _) => Verb::Patch,
+        (&Method::DELETE, _) => Verb::Delete,
+        _ => {
+            app.counters.count(Verb::Discovery);
+            return Err(ApiError::method_not_allowed());
+        }
+    };
+    app.counters.count(verb);
+    let target = parse_target(&app.store, group, version, rest)?;
+    if query.get("dryRun").is_some_and(|v| !v.is_empty()) {
+        return Err(ApiError::bad_request(
+            "dryRun is not supported by topograph-kube",
+        ));
+    }
+    let store = &app.store;
+    let rt = &target.rt;
+    let api_version = rt.api_version(version);
+    let ns = target.namespace.clone().unwrap_or_default();
+    let render =
+        |code: StatusCode, obj: Value| json_response(code, &with_api_version(obj, &api_version));
+    match (verb, &target.name) {
+        (Verb::List, None) => {
+            let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(query)?);
+            let items: Vec<Value> = items
+                .into_iter()
+                .map(|o| with_api_version(o, &api_version))
+                .collect();
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
+            ))
+        }
+        (Verb::Watch, None) => {
+            let send_initial_events = truthy(query, "sendInitialEvents");
+            let rv = query.get("resourceVersion").map_or("", String::as_str);
+            let since = if send_initial_events || rv.is_empty() || rv == "0" {
+                None
+            } else {
+                Some(rv.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resourceVersion \"{rv}\""))
+                })?)
+            };
+            let timeout = match query.get("timeoutSeconds") {
+                Some(t) => Some(Duration::from_secs(t.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid timeoutSeconds \"{t}\""))
+                })?)),
+                None => None,
+            };
+            let params = WatchParams {
+                api_version,
+                namespace: target.namespace.clone(),
+                filter: filter(query)?,
+                since,
+                send_initial_events,
+                bookmarks: truthy(query, "allowWatchBookmarks"),
+                bookmark_interval: app.bookmark_interval,
+                timeout,
+            };
+            Ok(watch::start(
+                store,
+                rt.clone(),
+                params,
+                app.shutdown.clone(),
+            ))
+        }
+        (Verb::Get, Some(name)) => Ok(render(StatusCode::OK, store.get(rt, &ns, name)?)),
+        (Verb::Create, None) => {
+            if rt.namespaced && target.namespace.is_none() {
+                return Err(ApiError::method_not_allowed());
+            }
+            require_json(headers)?;
+            let created = store.create(rt, version, &ns, json_body(body)?)?;
+            Ok(render(StatusCode::CREATED, created))
+        }
+        (Verb::Update, Some(name)) => {
+            require_json(headers)?;
+            Ok(render(
+                StatusCode::OK,
+                store.update(rt, version, &ns, name, json_body(body)?, target.sub)?,
+            ))
+        }
+        (Verb::Patch, Some(name)) => {
+            let patch_type = match content_type(headers).as_str() {
+                "application/merge-patch+json" => PatchType::Merge,
+                "application/json-patch+json" => PatchType::Json,
+                "application/strategic-merge-patch+json" => PatchType::Strategic,
+                "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
+                    return Err(ApiError::unsupported_media_type(
+                        "server-side apply (application/apply-patch+yaml) is not supported by topograph-kube; use a merge or JSON patch, or update",
+                    ));
+                }
+                other => {
+                    return Err(ApiError::unsupported_media_type(format!(
+                        "the body of the request was in an unknown format ({other}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                    )));
+                }
+            };
+            let patched = store.patch(
+                rt,
+                version,
+                &ns,
+                name,
+                patch_type,
+                &json_body(body)?,
+                target.sub,
+            )?;
+            Ok(render(StatusCode::OK, patched))
+        }
+        (Verb::Delete, Some(name)) => {
+            if target.sub != Sub::Main {
+                return Err(ApiError::method_not_allowed());
+            }
+            let deleted = store.delete(rt, &ns, name, &delete_options(query, body)?)?;
+            // 202 like the API server when finalizers keep the object for now.
+            let still_there = deleted.pointer("/metadata/deletionTimestamp").is_some()
+                && store.get(rt, &ns, name).is_ok();
+            Ok(render(
+                if still_there {
+                    StatusCode::ACCEPTED
+                } else {
+                    StatusCode::OK
+                },
+                deleted,
+            ))
+        }
+        (Verb::Delete, None) => {
+            let opts = delete_options(query, body)?;
+            let items: Vec<Value> = store
+                .delete_collection(rt, target.namespace.as_deref(), &filter(query)?, &opts)
+                .into_iter()
+                .map(|o| with_api_version(o, &api_version))
+                .collect();
+            Ok(json_response(
+                StatusCode::OK,
+                &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.current_rv().to_string()}, "items": items}),
+            ))
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// Whether a GET addresses a collection (list or watch) rather than one object.
+fn is_collection(store: &Store, group: &str, rest: &[&str]) -> bool {
+    let namespaced_path = rest.len() >= 3
+        && rest[0] == "namespaces"
+        && store.resolve(group, rest[2]).is_some_and(|t| t.namespaced);
+    if namespaced_path {
+        rest.len() == 3
+    } else {
+        rest.len() == 1
+    }
+}

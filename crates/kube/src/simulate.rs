@@ -1,0 +1,269 @@
+//! Simulated providers for scale tests, in the spirit of Cluster API's in-memory
+//! provider: infrastructure clusters and control planes become ready, MachineDeployments
+//! report their replicas, each a configurable delay after their spec last changed, and
+//! Clusters get the readiness and owner references Cluster API's core controller gives.
+//! Writes go through the store (events, resourceVersions) but are not client requests.
+
+use crate::selector::{Filter, LabelSelector};
+use crate::store::{PatchType, Store, Sub};
+use crate::types::ResourceType;
+use crate::util::meta_str;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+const INFRA_GROUP: &str = "infrastructure.cluster.x-k8s.io";
+const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
+const CLUSTER_GROUP: &str = "cluster.x-k8s.io";
+const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    InfraCluster,
+    ControlPlane,
+    MachineDeployment,
+    Cluster,
+}
+
+fn role(rt: &ResourceType) -> Option<Role> {
+    match rt.group.as_str() {
+        INFRA_GROUP if !rt.kind.ends_with("Template") && !rt.kind.contains("Machine") => {
+            Some(Role::InfraCluster)
+        }
+        CONTROL_PLANE_GROUP if !rt.kind.ends_with("Template") => Some(Role::ControlPlane),
+        CLUSTER_GROUP if rt.kind == "MachineDeployment" => Some(Role::MachineDeployment),
+        CLUSTER_GROUP if rt.kind == "Cluster" => Some(Role::Cluster),
+        _ => None,
+    }
+}
+
+/// When each object's current generation was first seen: its spec is "done" `delay` later.
+pub(crate) struct Simulator {
+    store: Arc<Store>,
+    delay: Duration,
+    seen: HashMap<(String, String, String), (i64, Instant)>,
+}
+
+impl Simulator {
+    pub fn new(store: Arc<Store>, delay: Duration) -> Self {
+        Simulator {
+            store,
+            delay,
+            seen: HashMap::new(),
+        }
+    }
+
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        let tick = (self.delay / 4).clamp(Duration::from_millis(10), Duration::from_millis(500));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(tick) => self.sweep(),
+                _ = shutdown.wait_for(|v| *v) => return,
+            }
+        }
+    }
+
+    /// One pass over all simulated kinds: clusters last, so they see this pass's readiness.
+    pub fn sweep(&mut self) {
+        let now = Instant::now();
+        let mut types: Vec<(Arc<ResourceType>, Role)> = self
+            .store
+            .types()
+            .into_iter()
+            .filter_map(|t| role(&t).map(|r| (t, r)))
+            .collect();
+        types.sort_by_key(|(_, r)| *r == Role::Cluster);
+        let mut alive = Vec::new();
+        for (rt, role) in types {
+            let (objects, _) = self.store.list(&rt, None, &Filter::default());
+            for obj in objects {
+                if obj.pointer("/metadata/deletionTimestamp").is_some() {
+                    continue;
+                }
+                let key = (
+                    rt.key(),
+                    meta_str(&obj, "namespace").to_string(),
+                    meta_str(&obj, "name").to_string(),
+                );
+                let generation = obj
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                let entry = self.seen.entry(key.clone()).or_insert((generation, now));
+                if entry.0 != generation {
+                    *entry = (generation, now);
+                }
+                let due = now.duration_since(entry.1) >= self.delay;
+                alive.push(key);
+                match role {
+                    Role::InfraCluster if due => self.infra_ready(&rt, &obj),
+                    Role::ControlPlane if due => {
+                        let replicas = obj
+                            .pointer("/spec/replicas")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(1);
+                        self.patch(&rt, &obj, Sub::Status, json!({"status": {
+                            "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
+                            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+                            "ready": true, "initialized": true, "observedGeneration": generation,
+                            "initialization": {"controlPlaneInitialized": true},
+                        }}));
+                    }
+                    Role::MachineDeployment if due => {
+                        let replicas = obj
+                            .pointer("/spec/replicas")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(1);
+                        self.patch(&rt, &obj, Sub::Status, json!({"status": {
+                            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+                            "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
+                        }}));
+                    }
+                    Role::Cluster => self.cluster(&rt, &obj),
+                    _ => {}
+                }
+            }
+        }
+        let alive: std::collections::HashSet<_> = alive.into_iter().collect();
+        self.seen.retain(|k, _| alive.contains(k));
+    }
+
+    fn infra_ready(&self, rt: &ResourceType, obj: &Value) {
+        if obj
+            .pointer("/spec/controlPlaneEndpoint/host")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            let host = format!("{}.sim.local", meta_str(obj, "name"));
+            self.patch(
+                rt,
+                obj,
+                Sub::Main,
+                json!({"spec": {"controlPlaneEndpoint": {"host": host, "port": 6443}}}),
+            );
+        }
+        self.patch(
+            rt,
+            obj,
+            Sub::Status,
+            json!({"status": {"ready": true, "initialization": {"provisioned": true}}}),
+        );
+    }
+
+    fn cluster(&self, rt: &ResourceType, cluster: &Value) {
+        let ns = meta_str(cluster, "namespace");
+        let name = meta_str(cluster, "name");
+        let owner_version = if rt.serves("v1beta1") {
+            "cluster.x-k8s.io/v1beta1".to_string()
+        } else {
+            rt.api_version(&rt.versions[0])
+        };
+        let owner = json!({"apiVersion": owner_version, "kind": "Cluster", "name": name, "uid": meta_str(cluster, "uid")});
+        let mut status = serde_json::Map::new();
+        for (field, ready_field, init_field) in [
+            (
+                "infrastructureRef",
+                "infrastructureReady",
+                "infrastructureProvisioned",
+            ),
+            (
+                "controlPlaneRef",
+                "controlPlaneReady",
+                "controlPlaneInitialized",
+            ),
+        ] {
+            let Some((ref_type, referenced)) = cluster
+                .pointer(&format!("/spec/{field}"))
+                .and_then(|r| self.resolve_ref(r, ns))
+            else {
+                continue;
+            };
+            self.add_owner(&ref_type, &referenced, &owner);
+            let ready = referenced.pointer("/status/ready").and_then(Value::as_bool) == Some(true);
+            if ready {
+                status.insert(ready_field.into(), Value::Bool(true));
+                let init = status.entry("initialization").or_insert_with(|| json!({}));
+                init[init_field] = Value::Bool(true);
+            }
+        }
+        if !status.is_empty() {
+            self.patch(rt, cluster, Sub::Status, json!({"status": status}));
+        }
+        if let Some(md_type) = self.store.resolve(CLUSTER_GROUP, "machinedeployments")
+            && let Ok(selector) = LabelSelector::parse(&format!("{CLUSTER_NAME_LABEL}={name}"))
+        {
+            let (mds, _) = self.store.list(
+                &md_type,
+                Some(ns),
+                &Filter {
+                    labels: selector,
+                    ..Default::default()
+                },
+            );
+            for md in mds {
+                self.add_owner(&md_type, &md, &owner);
+            }
+        }
+    }
+
+    /// The object a Cluster reference points to: `apiVersion` (v1beta1) or `apiGroup` (v1beta2).
+    fn resolve_ref(&self, reference: &Value, ns: &str) -> Option<(Arc<ResourceType>, Value)> {
+        let kind = reference.get("kind").and_then(Value::as_str)?;
+        let name = reference.get("name").and_then(Value::as_str)?;
+        let group = match reference.get("apiVersion").and_then(Value::as_str) {
+            Some(av) => crate::types::split_api_version(av).0.to_string(),
+            None => reference
+                .get("apiGroup")
+                .and_then(Value::as_str)?
+                .to_string(),
+        };
+        let rt = self
+            .store
+            .types()
+            .into_iter()
+            .find(|t| t.group == group && t.kind == kind)?;
+        let ns = if rt.namespaced { ns } else { "" };
+        let obj = self.store.get(&rt, ns, name).ok()?;
+        Some((rt, obj))
+    }
+
+    fn add_owner(&self, rt: &ResourceType, obj: &Value, owner: &Value) {
+        let mut refs = obj
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if refs.iter().any(|r| r.get("uid") == owner.get("uid")) {
+            return;
+        }
+        refs.push(owner.clone());
+        self.patch(
+            rt,
+            obj,
+            Sub::Main,
+            json!({"metadata": {"ownerReferences": refs}}),
+        );
+    }
+
+    fn patch(&self, rt: &ResourceType, obj: &Value, sub: Sub, patch: Value) {
+        let version = rt.versions.first().map(String::as_str).unwrap_or("v1");
+        let result = self.store.patch(
+            rt,
+            version,
+            meta_str(obj, "namespace"),
+            meta_str(obj, "name"),
+            PatchType::Merge,
+            &patch,
+            sub,
+        );
+        if let Err(e) = result {
+            tracing::debug!(
+                "simulated provider write to {} failed: {e}",
+                meta_str(obj, "name")
+            );
+        }
+    }
+}

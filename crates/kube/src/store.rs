@@ -1,0 +1,1044 @@
+//! The object store: every collection, the global resourceVersion, the watch event
+//! history and fan-out, and the write rules (generation, status subresource, no-op
+//! writes, finalizers). One mutex guards it all so each request is atomic; it is never
+//! held across an await.
+
+use crate::selector::Filter;
+use crate::status::ApiError;
+use crate::types::{ResourceType, split_api_version, type_key};
+use crate::util::{meta_str, metadata_mut, name_suffix, now_rfc3339, uuid_v4};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::broadcast;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// A change to one object, as watches see it.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub rv: u64,
+    pub type_key: String,
+    pub event_type: EventType,
+    /// The object after the change (for DELETED: as it was removed), in its stored version.
+    pub object: Value,
+    /// For MODIFIED: the object before, so selector watches can turn it into ADDED/DELETED.
+    pub old: Option<Value>,
+}
+
+/// Which part of an object a write addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sub {
+    Main,
+    Status,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// RFC 7386.
+    Merge,
+    /// RFC 6902.
+    Json,
+    /// Treated as a merge patch: without Go struct schemas there are no merge keys, and
+    /// the objects this server holds are custom resources, for which Kubernetes itself
+    /// refuses strategic merge.
+    Strategic,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// `propagationPolicy: Orphan`: dependents are left alone.
+    pub orphan: bool,
+    pub precondition_uid: Option<String>,
+    pub precondition_rv: Option<String>,
+}
+
+type ObjKey = (String, String);
+
+struct Inner {
+    rv: u64,
+    types: BTreeMap<String, Arc<ResourceType>>,
+    objects: HashMap<String, BTreeMap<ObjKey, Value>>,
+    uids: HashSet<String>,
+    history: VecDeque<Arc<Event>>,
+    history_limit: usize,
+    /// The highest resourceVersion dropped from `history`: watches from before it get 410.
+    evicted_rv: u64,
+    tx: broadcast::Sender<Arc<Event>>,
+}
+
+/// What a new watch starts from, taken atomically with its subscription.
+pub struct WatchStart {
+    /// Current objects of the collection, when the watch starts from "now".
+    pub objects: Vec<Value>,
+    /// Events after the requested resourceVersion, when one was given.
+    pub replay: Vec<Arc<Event>>,
+    pub rx: broadcast::Receiver<Arc<Event>>,
+    pub rv: u64,
+}
+
+pub struct Store {
+    inner: Mutex<Inner>,
+}
+
+impl Store {
+    pub fn new(history_limit: usize) -> Self {
+        // The channel holds as many events as the history: a watcher further behind than
+        // that would have to re-list anyway.
+        let (tx, _) = broadcast::channel(history_limit.clamp(16, 100_000));
+        let mut inner = Inner {
+            rv: 0,
+            types: BTreeMap::new(),
+            objects: HashMap::new(),
+            uids: HashSet::new(),
+            history: VecDeque::new(),
+            history_limit: history_limit.max(1),
+            evicted_rv: 0,
+            tx,
+        };
+        for t in ResourceType::builtins() {
+            inner.types.insert(t.key(), Arc::new(t));
+        }
+        let store = Store {
+            inner: Mutex::new(inner),
+        };
+        for ns in ["default", "kube-system", "kube-public"] {
+            let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            let _ = store.create_object(obj);
+        }
+        store
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave a half-applied write (writes build
+        // the new object first and then insert), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn current_rv(&self) -> u64 {
+        self.lock().rv
+    }
+
+    pub fn types(&self) -> Vec<Arc<ResourceType>> {
+        self.lock().types.values().cloned().collect()
+    }
+
+    pub fn resolve(&self, group: &str, plural: &str) -> Option<Arc<ResourceType>> {
+        self.lock().types.get(&type_key(group, plural)).cloned()
+    }
+
+    /// The resource serving `kind` in `api_version`.
+    pub fn resolve_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
+        self.lock().resolve_kind(api_version, kind)
+    }
+
+    pub fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
+        self.lock().get(rt, ns, name).cloned()
+    }
+
+    /// Matching objects sorted by namespace and name, and the current resourceVersion.
+    pub fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> (Vec<Value>, u64) {
+        let inner = self.lock();
+        (inner.list(rt, ns, filter), inner.rv)
+    }
+
+    pub fn create(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        body: Value,
+    ) -> Result<Value, ApiError> {
+        self.lock().create(rt, version, ns, body, false)
+    }
+
+    pub fn update(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        body: Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        self.lock().update(rt, version, ns, name, body, sub)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn patch(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        self.lock()
+            .patch(rt, version, ns, name, patch_type, patch, sub)
+    }
+
+    pub fn delete(
+        &self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Value, ApiError> {
+        self.lock().delete(rt, ns, name, opts)
+    }
+
+    /// Deletes every matching object; returns them as the deletion left them.
+    pub fn delete_collection(
+        &self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        filter: &Filter,
+        opts: &DeleteOptions,
+    ) -> Vec<Value> {
+        let mut inner = self.lock();
+        let names: Vec<(String, String)> = inner
+            .list(rt, ns, filter)
+            .iter()
+            .map(|o| {
+                (
+                    meta_str(o, "namespace").to_string(),
+                    meta_str(o, "name").to_string(),
+                )
+            })
+            .collect();
+        names
+            .into_iter()
+            .filter_map(|(ns, name)| inner.delete(rt, &ns, &name, opts).ok())
+            .collect()
+    }
+
+    /// Subscribes a watch: from now (current objects first) when `since` is None, else
+    /// replaying the history after `since`; 410 when the history no longer reaches back.
+    pub fn watch_start(
+        &self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        since: Option<u64>,
+    ) -> Result<WatchStart, ApiError> {
+        let inner = self.lock();
+        let rx = inner.tx.subscribe();
+        let key = rt.key();
+        match since {
+            None => Ok(WatchStart {
+                objects: inner.list(rt, ns, &Filter::default()),
+                replay: vec![],
+                rx,
+                rv: inner.rv,
+            }),
+            Some(rv) => {
+                if rv < inner.evicted_rv {
+                    return Err(ApiError::expired(rv, inner.evicted_rv + 1));
+                }
+                let replay = inner
+                    .history
+                    .iter()
+                    .filter(|e| e.rv > rv && e.type_key == key)
+                    .cloned()
+                    .collect();
+                Ok(WatchStart {
+                    objects: vec![],
+                    replay,
+                    rx,
+                    rv: inner.rv,
+                })
+            }
+        }
+    }
+
+    /// Creates an object given with its apiVersion and kind (namespace from its metadata,
+    /// "default" when a namespaced object names none). Not counted as a request.
+    pub fn create_object(&self, obj: Value) -> Result<Value, ApiError> {
+        self.lock().create_object(obj, false)
+    }
+
+    /// Like [`Store::create_object`] but keeps the given `status` (for seeding tests), and
+    /// replaces the object unconditionally if it exists.
+    pub fn seed_object(&self, obj: Value) -> Result<Value, ApiError> {
+        let mut inner = self.lock();
+        let (rt, version, ns, name) = inner.locate(&obj)?;
+        if inner.get(&rt, &ns, &name).is_ok() {
+            let main = inner.update(&rt, &version, &ns, &name, strip_rv(obj.clone()), Sub::Main)?;
+            if rt.status_subresource {
+                return inner.update(&rt, &version, &ns, &name, strip_rv(obj), Sub::Status);
+            }
+            return Ok(main);
+        }
+        inner.create_object(obj, true)
+    }
+
+    /// The object of `kind` in `api_version`, rendered in that version.
+    pub fn get_object(&self, api_version: &str, kind: &str, ns: &str, name: &str) -> Option<Value> {
+        let inner = self.lock();
+        let rt = inner.resolve_kind(api_version, kind)?;
+        let ns = if rt.namespaced { ns } else { "" };
+        inner
+            .get(&rt, ns, name)
+            .ok()
+            .map(|o| with_api_version(o.clone(), api_version))
+    }
+
+    /// Objects of `kind` (in one namespace, or all when `ns` is None), in `api_version`.
+    pub fn list_objects(&self, api_version: &str, kind: &str, ns: Option<&str>) -> Vec<Value> {
+        let inner = self.lock();
+        let Some(rt) = inner.resolve_kind(api_version, kind) else {
+            return vec![];
+        };
+        inner
+            .list(&rt, ns, &Filter::default())
+            .into_iter()
+            .map(|o| with_api_version(o, api_version))
+            .collect()
+    }
+
+    /// Updates (Main) or replaces the status of (Status) an object given with apiVersion,
+    /// kind, namespace and name, unconditionally unless it carries a resourceVersion.
+    pub fn update_object(&self, obj: Value, sub: Sub) -> Result<Value, ApiError> {
+        let mut inner = self.lock();
+        let (rt, version, ns, name) = inner.locate(&obj)?;
+        inner.update(&rt, &version, &ns, &name, obj, sub)
+    }
+
+    /// Merge-patches an object (Main or Status) addressed by apiVersion, kind, namespace, name.
+    pub fn merge_patch_object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        ns: &str,
+        name: &str,
+        patch: &Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        let mut inner = self.lock();
+        let rt = inner.resolve_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!("no kind {kind} in {api_version} is registered"))
+        })?;
+        let (_, version) = split_api_version(api_version);
+        let ns = if rt.namespaced { ns } else { "" };
+        inner.patch(&rt, version, ns, name, PatchType::Merge, patch, sub)
+    }
+
+    pub fn delete_object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        ns: &str,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let mut inner = self.lock();
+        let rt = inner.resolve_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!("no kind {kind} in {api_version} is registered"))
+        })?;
+        let ns = if rt.namespaced { ns } else { "" };
+        inner.delete(&rt, ns, name, &DeleteOptions::default())
+    }
+
+    /// Every object, CRDs first and namespaces next, so loading them back in order works.
+    pub fn snapshot(&self) -> Vec<Value> {
+        let inner = self.lock();
+        let mut keys: Vec<&String> = inner.objects.keys().collect();
+        keys.sort_by_key(|k| {
+            let rank = match inner.types.get(*k) {
+                Some(t) if t.is_crd() => 0,
+                Some(t) if t.is_namespace() => 1,
+                _ => 2,
+            };
+            (rank, (*k).clone())
+        });
+        keys.into_iter()
+            .flat_map(|k| inner.objects[k].values().cloned())
+            .collect()
+    }
+
+    /// Loads objects as saved by [`Store::snapshot`], keeping their metadata (uid,
+    /// resourceVersion, timestamps). The global resourceVersion continues after the
+    /// highest loaded one. Emits ADDED events. Returns how many objects were loaded.
+    pub fn load(&self, objects: Vec<Value>) -> Result<usize, ApiError> {
+        let mut inner = self.lock();
+        let mut n = 0;
+        for obj in objects {
+            let (rt, _, ns, name) = inner.locate(&obj)?;
+            if rt.is_crd() {
+                let t = ResourceType::from_crd(&obj)?;
+                inner.types.insert(t.key(), Arc::new(t));
+            }
+            let rv = meta_str(&obj, "resourceVersion")
+                .parse::<u64>()
+                .unwrap_or(0);
+            inner.rv = inner.rv.max(rv);
+            let uid = meta_str(&obj, "uid").to_string();
+            if let Some(old) = inner
+                .objects
+                .get(&rt.key())
+                .and_then(|c| c.get(&(ns.clone(), name.clone())))
+            {
+                let old_uid = meta_str(old, "uid").to_string();
+                inner.uids.remove(&old_uid);
+            }
+            inner.uids.insert(uid);
+            inner
+                .objects
+                .entry(rt.key())
+                .or_default()
+                .insert((ns, name), obj.clone());
+            inner.emit(&rt.key(), EventType::Added, obj, None);
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+fn strip_rv(mut obj: Value) -> Value {
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("resourceVersion");
+    }
+    obj
+}
+
+/// The object rendered in another served version of its kind: objects of one kind are
+/// one collection, stored as written, so only `apiVersion` differs.
+pub fn with_api_version(mut obj: Value, api_version: &str) -> Value {
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), Value::String(api_version.to_string()));
+    }
+    obj
+}
+
+/// Whether two objects are equal apart from the listed top-level fields.
+fn equal_except(a: &Value, b: &Value, skip: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let keys: HashSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| !skip.contains(&k.as_str()))
+        .all(|k| a.get(k) == b.get(k))
+}
+
+fn set_meta(obj: &mut Value, field: &str, value: Value) {
+    if let Some(m) = metadata_mut(obj) {
+        m.insert(field.into(), value);
+    }
+}
+
+fn finalizers(obj: &Value) -> usize {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+impl Inner {
+    fn resolve_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
+        let (group, version) = split_api_version(api_version);
+        self.types
+            .values()
+            .find(|t| t.group == group && t.kind == kind && t.serves(version))
+            .cloned()
+    }
+
+    /// The resource, version, namespace and name an object given in full belongs to.
+    fn locate(&self, obj: &Value) -> Result<(Arc<ResourceType>, String, String, String), ApiError> {
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let rt = self.resolve_kind(api_version, kind).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "no kind \"{kind}\" is registered for version \"{api_version}\""
+            ))
+        })?;
+        let ns = match meta_str(obj, "namespace") {
+            _ if !rt.namespaced => String::new(),
+            "" => "default".to_string(),
+            ns => ns.to_string(),
+        };
+        let (_, version) = split_api_version(api_version);
+        Ok((
+            rt.clone(),
+            version.to_string(),
+            ns,
+            meta_str(obj, "name").to_string(),
+        ))
+    }
+
+    fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<&Value, ApiError> {
+        self.objects
+            .get(&rt.key())
+            .and_then(|c| c.get(&(ns.to_string(), name.to_string())))
+            .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
+    }
+
+    fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> Vec<Value> {
+        let Some(coll) = self.objects.get(&rt.key()) else {
+            return vec![];
+        };
+        coll.iter()
+            .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
+            .filter(|(_, o)| filter.matches(o))
+            .map(|(_, o)| o.clone())
+            .collect()
+    }
+
+    fn emit(&mut self, type_key: &str, event_type: EventType, object: Value, old: Option<Value>) {
+        let event = Arc::new(Event {
+            rv: self.rv,
+            type_key: type_key.to_string(),
+            event_type,
+            object,
+            old,
+        });
+        self.history.push_back(event.clone());
+        while self.history.len() > self.history_limit {
+            if let Some(e) = self.history.pop_front() {
+                self.evicted_rv = e.rv;
+            }
+        }
+        // No receivers is fine: nobody watches.
+        let _ = self.tx.send(event);
+    }
+
+    fn next_rv(&mut self) -> u64 {
+        self.rv += 1;
+        self.rv
+    }
+
+    /// Checks the body's apiVersion and kind against the resource being written.
+    fn check_type(rt: &ResourceType, version: &str, body: &mut Value) -> Result<(), ApiError> {
+        let Some(map) = body.as_object_mut() else {
+            return Err(ApiError::bad_request(
+                "the request body must be a JSON object",
+            ));
+        };
+        let expected = rt.api_version(version);
+        match map.get("apiVersion").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("apiVersion".into(), Value::String(expected.clone()));
+            }
+            Some(av) => {
+                let (g, v) = split_api_version(av);
+                if g != rt.group || !rt.serves(v) {
+                    return Err(ApiError::bad_request(format!(
+                        "the API version in the data ({av}) does not match the expected API version ({expected})"
+                    )));
+                }
+            }
+        }
+        match map.get("kind").and_then(Value::as_str) {
+            None | Some("") => {
+                map.insert("kind".into(), Value::String(rt.kind.clone()));
+            }
+            Some(k) if k == rt.kind => {}
+            Some(k) => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the data ({k}) does not match the expected kind ({})",
+                    rt.kind
+                )));
+            }
+        }
+        if map.get("metadata").is_some_and(|m| !m.is_object()) {
+            return Err(ApiError::bad_request("metadata must be an object"));
+        }
+        Ok(())
+    }
+
+    fn create_object(&mut self, obj: Value, keep_status: bool) -> Result<Value, ApiError> {
+        let (rt, version, ns, _) = self.locate(&obj)?;
+        self.create(&rt, &version, &ns, obj, keep_status)
+    }
+
+    fn create(
+        &mut self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        mut body: Value,
+        keep_status: bool,
+    ) -> Result<Value, ApiError> {
+        Self::check_type(rt, version, &mut body)?;
+        let body_ns = meta_str(&body, "namespace").to_string();
+        if rt.namespaced {
+            if !body_ns.is_empty() && body_ns != ns {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            let ns_type = type_key("", "namespaces");
+            if !self
+                .objects
+                .get(&ns_type)
+                .is_some_and(|c| c.contains_key(&(String::new(), ns.to_string())))
+            {
+                return Err(ApiError::namespace_not_found(ns));
+            }
+        }
+        let mut name = meta_str(&body, "name").to_string();
+        if name.is_empty() {
+            let prefix = meta_str(&body, "generateName").to_string();
+            if prefix.is_empty() {
+                return Err(ApiError::invalid(
+                    &rt.group,
+                    &rt.kind,
+                    "",
+                    "metadata.name: Required value: name or generateName is required",
+                ));
+            }
+            // Retry on the (unlikely) clash like the API server's generateName retry.
+            for _ in 0..8 {
+                name = format!("{prefix}{}", name_suffix());
+                if self.get(rt, ns, &name).is_err() {
+                    break;
+                }
+            }
+        }
+        if self.get(rt, ns, &name).is_ok() {
+            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+        }
+        let rv = self.next_rv();
+        let Some(meta) = metadata_mut(&mut body) else {
+            return Err(ApiError::bad_request(
+                "the request body must be a JSON object",
+            ));
+        };
+        meta.insert("name".into(), Value::String(name.clone()));
+        if rt.namespaced {
+            meta.insert("namespace".into(), Value::String(ns.to_string()));
+        } else {
+            meta.remove("namespace");
+        }
+        let uid = uuid_v4();
+        meta.insert("uid".into(), Value::String(uid.clone()));
+        meta.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        meta.insert("generation".into(), Value::from(1));
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+        if rt.status_subresource
+            && !keep_status
+            && let Some(m) = body.as_object_mut()
+        {
+            m.remove("status");
+        }
+        if rt.is_namespace() {
+            body["status"] = serde_json::json!({"phase": "Active"});
+        }
+        if rt.is_crd() {
+            let t = self.accept_crd(&mut body, None)?;
+            self.types.insert(t.key(), Arc::new(t));
+        }
+        self.uids.insert(uid);
+        self.objects
+            .entry(rt.key())
+            .or_default()
+            .insert((ns.to_string(), name), body.clone());
+        self.emit(&rt.key(), EventType::Added, body.clone(), None);
+        Ok(body)
+    }
+
+    /// Validates a CRD and sets its status; the kind it defines must not collide with
+    /// another resource (and an update must not move it).
+    fn accept_crd(
+        &self,
+        crd: &mut Value,
+        previous: Option<&Value>,
+    ) -> Result<ResourceType, ApiError> {
+        let t = ResourceType::from_crd(crd)?;
+        let name = meta_str(crd, "name").to_string();
+        let same_key = previous
+            .and_then(|p| ResourceType::from_crd(p).ok())
+            .map(|p| p.key());
+        if let Some(existing) = self.types.get(&t.key())
+            && same_key.as_deref() != Some(&t.key())
+            && !existing.is_crd()
+        {
+            return Err(ApiError::invalid(
+                crate::types::CRD_GROUP,
+                "CustomResourceDefinition",
+                &name,
+                "spec.names.plural: Invalid value: already served by a built-in resource",
+            ));
+        }
+        if let Some(k) = same_key
+            && k != t.key()
+        {
+            return Err(ApiError::invalid(
+                crate::types::CRD_GROUP,
+                "CustomResourceDefinition",
+                &name,
+                "spec.group, spec.names.plural: Invalid value: field is immutable",
+            ));
+        }
+        crd["status"] = t.crd_status(crd);
+        Ok(t)
+    }
+
+    fn update(
+        &mut self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        mut body: Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        Self::check_type(rt, version, &mut body)?;
+        let stored = self.get(rt, ns, name)?.clone();
+        let body_name = meta_str(&body, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let body_ns = meta_str(&body, "namespace");
+        if rt.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let body_rv = meta_str(&body, "resourceVersion");
+        if !body_rv.is_empty() && body_rv != meta_str(&stored, "resourceVersion") {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        let new = match sub {
+            Sub::Main => {
+                let mut new = body;
+                for field in [
+                    "name",
+                    "namespace",
+                    "uid",
+                    "creationTimestamp",
+                    "deletionTimestamp",
+                    "deletionGracePeriodSeconds",
+                    "generation",
+                    "resourceVersion",
+                ] {
+                    match stored.pointer(&format!("/metadata/{field}")) {
+                        Some(v) => set_meta(&mut new, field, v.clone()),
+                        None => {
+                            if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
+                            {
+                                m.remove(field);
+                            }
+                        }
+                    }
+                }
+                if rt.status_subresource
+                    && let Some(m) = new.as_object_mut()
+                {
+                    match stored.get("status") {
+                        Some(s) => m.insert("status".into(), s.clone()),
+                        None => m.remove("status"),
+                    };
+                }
+                new
+            }
+            Sub::Status => {
+                let mut new = stored.clone();
+                if let Some(m) = new.as_object_mut() {
+                    match body.get("status") {
+                        Some(s) => m.insert("status".into(), s.clone()),
+                        None => m.remove("status"),
+                    };
+                    if let Some(av) = body.get("apiVersion") {
+                        m.insert("apiVersion".into(), av.clone());
+                    }
+                }
+                new
+            }
+        };
+        self.commit(rt, ns, name, stored, new, sub)
+    }
+
+    /// Stores an updated object: no-op detection, generation, resourceVersion, events,
+    /// and removal once a deleting object's last finalizer is gone.
+    fn commit(
+        &mut self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        stored: Value,
+        mut new: Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        let crd_type = if rt.is_crd() {
+            Some(self.accept_crd(&mut new, Some(&stored))?)
+        } else {
+            None
+        };
+        if equal_except(&stored, &new, &["apiVersion"]) {
+            return Ok(stored);
+        }
+        if sub == Sub::Main {
+            let skip: &[&str] = if rt.status_subresource {
+                &["apiVersion", "kind", "metadata", "status"]
+            } else {
+                &["apiVersion", "kind", "metadata"]
+            };
+            if !equal_except(&stored, &new, skip) {
+                let generation = stored
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0);
+                set_meta(&mut new, "generation", Value::from(generation + 1));
+            }
+        }
+        let rv = self.next_rv();
+        set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
+        let key = (ns.to_string(), name.to_string());
+        if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
+            if let Some(c) = self.objects.get_mut(&rt.key()) {
+                c.insert(key.clone(), new.clone());
+            }
+            return Ok(self.remove(rt, &key, false, false));
+        }
+        if let Some(t) = crd_type {
+            self.types.insert(t.key(), Arc::new(t));
+        }
+        self.objects
+            .entry(rt.key())
+            .or_default()
+            .insert(key, new.clone());
+        self.emit(&rt.key(), EventType::Modified, new.clone(), Some(stored));
+        Ok(new)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn patch(
+        &mut self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        sub: Sub,
+    ) -> Result<Value, ApiError> {
+        let stored = self.get(rt, ns, name)?.clone();
+        let mut doc = with_api_version(stored.clone(), &rt.api_version(version));
+        match patch_type {
+            PatchType::Merge | PatchType::Strategic => {
+                if !patch.is_object() {
+                    return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+                }
+                json_patch::merge(&mut doc, patch);
+            }
+            PatchType::Json => {
+                let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+                json_patch::patch(&mut doc, &ops).map_err(|e| ApiError {
+                    code: 422,
+                    reason: "Invalid",
+                    message: format!(
+                        "the server rejected our request due to an error in our request: {e}"
+                    ),
+                    details: None,
+                })?;
+            }
+        }
+        // A resourceVersion in the patch is a precondition; the stored one is not.
+        let patched_rv = meta_str(&doc, "resourceVersion");
+        if !patched_rv.is_empty() && patched_rv != meta_str(&stored, "resourceVersion") {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        self.update(rt, version, ns, name, doc, sub)
+    }
+
+    fn delete(
+        &mut self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Value, ApiError> {
+        let stored = self.get(rt, ns, name)?.clone();
+        if let Some(uid) = &opts.precondition_uid
+            && uid != meta_str(&stored, "uid")
+        {
+            let why = format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta_str(&stored, "uid")
+            );
+            return Err(ApiError::conflict_because(
+                &rt.group, &rt.plural, name, &why,
+            ));
+        }
+        if let Some(rv) = &opts.precondition_rv
+            && rv != meta_str(&stored, "resourceVersion")
+        {
+            let why = format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                meta_str(&stored, "resourceVersion")
+            );
+            return Err(ApiError::conflict_because(
+                &rt.group, &rt.plural, name, &why,
+            ));
+        }
+        let key = (ns.to_string(), name.to_string());
+        Ok(self.delete_key(rt, &key, opts.orphan))
+    }
+
+    /// Deletion after preconditions: finalizers hold the object with a deletionTimestamp,
+    /// otherwise it is removed now.
+    fn delete_key(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool) -> Value {
+        let Some(stored) = self
+            .objects
+            .get(&rt.key())
+            .and_then(|c| c.get(key))
+            .cloned()
+        else {
+            return Value::Null;
+        };
+        if finalizers(&stored) == 0 {
+            return self.remove(rt, key, orphan, true);
+        }
+        if stored.pointer("/metadata/deletionTimestamp").is_some() {
+            return stored;
+        }
+        let mut new = stored.clone();
+        let rv = self.next_rv();
+        set_meta(&mut new, "deletionTimestamp", Value::String(now_rfc3339()));
+        set_meta(&mut new, "deletionGracePeriodSeconds", Value::from(0));
+        let generation = stored
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        set_meta(&mut new, "generation", Value::from(generation + 1));
+        set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
+        self.objects
+            .entry(rt.key())
+            .or_default()
+            .insert(key.clone(), new.clone());
+        self.emit(&rt.key(), EventType::Modified, new.clone(), Some(stored));
+        new
+    }
+
+    /// Removes an object now and cascades: a namespace's contents, a CRD's objects, and
+    /// (unless orphaning) dependents through owner references.
+    fn remove(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool, bump_rv: bool) -> Value {
+        let Some(mut obj) = self.objects.get_mut(&rt.key()).and_then(|c| c.remove(key)) else {
+            return Value::Null;
+        };
+        if bump_rv {
+            let rv = self.next_rv();
+            set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
+        }
+        let uid = meta_str(&obj, "uid").to_string();
+        self.uids.remove(&uid);
+        self.emit(&rt.key(), EventType::Deleted, obj.clone(), None);
+        if rt.is_namespace() {
+            let ns = meta_str(&obj, "name").to_string();
+            let types: Vec<Arc<ResourceType>> = self
+                .types
+                .values()
+                .filter(|t| t.namespaced)
+                .cloned()
+                .collect();
+            for t in types {
+                let keys: Vec<ObjKey> = self
+                    .objects
+                    .get(&t.key())
+                    .map(|c| c.keys().filter(|(n, _)| *n == ns).cloned().collect())
+                    .unwrap_or_default();
+                for k in keys {
+                    self.delete_key(&t, &k, false);
+                }
+            }
+        }
+        if rt.is_crd()
+            && let Ok(t) = ResourceType::from_crd(&obj)
+        {
+            let keys: Vec<ObjKey> = self
+                .objects
+                .get(&t.key())
+                .map(|c| c.keys().cloned().collect())
+                .unwrap_or_default();
+            for k in keys {
+                self.remove(&t, &k, false, true);
+            }
+            self.types.remove(&t.key());
+            self.objects.remove(&t.key());
+        }
+        if !orphan {
+            crate::gc::collect(self, &uid);
+        }
+        obj
+    }
+}
+
+/// What the garbage collector needs from the store, kept here so `Inner` stays private.
+pub(crate) trait GcStore {
+    /// (resource, key, object) of every object with an owner reference to `uid`.
+    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, Value)>;
+    fn uid_exists(&self, uid: &str) -> bool;
+    fn delete_dependent(&mut self, rt: &ResourceType, key: &ObjKey);
+    fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str);
+}
+
+impl GcStore for Inner {
+    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, Value)> {
+        let mut out = Vec::new();
+        for (tk, coll) in &self.objects {
+            let Some(rt) = self.types.get(tk) else {
+                continue;
+            };
+            for (k, o) in coll {
+                let owned = o
+                    .pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .is_some_and(|refs| {
+                        refs.iter()
+                            .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
+                    });
+                if owned {
+                    out.push((rt.clone(), k.clone(), o.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn uid_exists(&self, uid: &str) -> bool {
+        self.uids.contains(uid)
+    }
+
+    fn delete_dependent(&mut self, rt: &ResourceType, key: &ObjKey) {
+        self.delete_key(rt, key, false);
+    }
+
+    fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str) {
+        let Some(stored) = self
+            .objects
+            .get(&rt.key())
+            .and_then(|c| c.get(key))
+            .cloned()
+        else {
+            return;
+        };
+        let mut new = stored.clone();
+        if let Some(refs) = new
+            .pointer_mut("/metadata/ownerReferences")
+            .and_then(Value::as_array_mut)
+        {
+            refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
+        }
+        let _ = self.commit(rt, &key.0, &key.1, stored, new, Sub::Main);
+    }
+}

@@ -1,0 +1,197 @@
+//! Small helpers the server needs without extra dependencies: random names and uids,
+//! RFC 3339 timestamps, and JSON field access.
+
+use serde_json::{Map, Value};
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A random 64-bit number. `RandomState` is seeded from the OS per thread and advanced per
+/// call; mixing in a counter and the clock makes consecutive values independent enough
+/// for names and uids (nothing here needs cryptographic randomness).
+pub fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    hasher.write_u128(nanos);
+    hasher.finish()
+}
+
+/// A version 4 UUID in its usual text form.
+pub fn uuid_v4() -> String {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&random_u64().to_le_bytes());
+    bytes[8..].copy_from_slice(&random_u64().to_le_bytes());
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// The suffix Kubernetes appends for `generateName`: 5 characters from an alphabet
+/// without vowels (no accidental words) and without easily confused characters.
+pub fn name_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut n = random_u64();
+    (0..5)
+        .map(|_| {
+            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
+            n /= ALPHABET.len() as u64;
+            c
+        })
+        .collect()
+}
+
+/// Now as RFC 3339 in UTC with second precision, like `metav1.Time`.
+pub fn now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format_rfc3339(secs)
+}
+
+/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn format_rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// `metadata` of an object, created when missing so writers need not check.
+pub fn metadata_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
+    let map = obj.as_object_mut()?;
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut()
+}
+
+/// A string field of `metadata`, empty when missing.
+pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The string at a `/`-separated path, empty when missing or not a string.
+pub fn str_at<'a>(obj: &'a Value, path: &str) -> &'a str {
+    obj.pointer(path).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Kubernetes' version priority: GA before beta before alpha, higher numbers first, and
+/// versions not following the pattern last in lexical order.
+pub fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn parse(v: &str) -> Option<(u8, u64, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let major: u64 = digits.parse().ok()?;
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        for (label, rank) in [("beta", 2u8), ("alpha", 1u8)] {
+            if let Some(n) = tail.strip_prefix(label) {
+                let minor: u64 = n.parse().ok()?;
+                return Some((rank, major, minor));
+            }
+        }
+        None
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn uuid_has_version_and_variant() {
+        let u = uuid_v4();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"));
+        assert_ne!(u, uuid_v4());
+    }
+
+    #[test]
+    fn name_suffix_uses_the_kubernetes_alphabet() {
+        let s = name_suffix();
+        assert_eq!(s.len(), 5);
+        assert!(s.chars().all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)));
+    }
+
+    #[test]
+    fn versions_sort_by_kubernetes_priority() {
+        let mut v = vec![
+            "v1alpha1",
+            "v1beta1",
+            "foo",
+            "v2",
+            "v1",
+            "v1beta2",
+            "v10alpha3",
+        ];
+        v.sort_by(|a, b| version_priority_cmp(a, b));
+        assert_eq!(
+            v,
+            vec![
+                "v2",
+                "v1",
+                "v1beta2",
+                "v1beta1",
+                "v10alpha3",
+                "v1alpha1",
+                "foo"
+            ]
+        );
+    }
+}

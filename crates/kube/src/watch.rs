@@ -1,0 +1,235 @@
+//! Watch streams: newline-delimited JSON events over a chunked response, started from
+//! the current state or replayed from the event history, filtered by namespace and
+//! selectors, with optional bookmarks and a timeout.
+
+use crate::selector::Filter;
+use crate::status::ApiError;
+use crate::store::{Event, EventType, Store, with_api_version};
+use crate::types::ResourceType;
+use crate::util::meta_str;
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, watch};
+
+/// What a watch request asked for.
+#[derive(Debug, Clone)]
+pub struct WatchParams {
+    pub api_version: String,
+    pub namespace: Option<String>,
+    pub filter: Filter,
+    /// None: start from the current objects (sent as ADDED); Some: replay after this rv.
+    pub since: Option<u64>,
+    /// `sendInitialEvents=true`: after the current objects, a bookmark marks their end.
+    pub send_initial_events: bool,
+    pub bookmarks: bool,
+    pub bookmark_interval: Duration,
+    pub timeout: Option<Duration>,
+}
+
+/// Starts a watch and returns the streaming response; the stream ends on timeout, on
+/// shutdown, when the client goes away, or after a 410 when this watcher fell behind.
+pub fn start(
+    store: &Store,
+    rt: Arc<ResourceType>,
+    params: WatchParams,
+    mut shutdown: watch::Receiver<bool>,
+) -> Response {
+    let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        let mut start = match begin {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = send(&tx, json!({"type": "ERROR", "object": e.to_status()})).await;
+                return;
+            }
+        };
+        for obj in std::mem::take(&mut start.objects) {
+            if params.filter.matches(&obj)
+                && !send(
+                    &tx,
+                    json!({"type": "ADDED", "object": with_api_version(obj, &params.api_version)}),
+                )
+                .await
+            {
+                return;
+            }
+        }
+        for ev in std::mem::take(&mut start.replay) {
+            if let Some(line) = translate(&ev, &params)
+                && !send(&tx, line).await
+            {
+                return;
+            }
+        }
+        let mut last_rv = start.rv;
+        if params.send_initial_events
+            && !send(&tx, bookmark(&rt, &params.api_version, last_rv, true)).await
+        {
+            return;
+        }
+        let interval = params.bookmark_interval.max(Duration::from_millis(10));
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        let deadline = params.timeout.map(|t| tokio::time::Instant::now() + t);
+        let key = rt.key();
+        loop {
+            tokio::select! {
+                received = start.rx.recv() => match received {
+                    Ok(ev) => {
+                        last_rv = last_rv.max(ev.rv);
+                        if ev.type_key != key {
+                            continue;
+                        }
+                        if let Some(line) = translate(&ev, &params) && !send(&tx, line).await {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let status = ApiError::expired(last_rv, last_rv + 1).to_status();
+                        let _ = send(&tx, json!({"type": "ERROR", "object": status})).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = ticker.tick(), if params.bookmarks => {
+                    if !send(&tx, bookmark(&rt, &params.api_version, last_rv, false)).await {
+                        return;
+                    }
+                }
+                _ = sleep_until(deadline) => return,
+                _ = shutdown.changed() => return,
+                _ = tx.closed() => return,
+            }
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sends one event line; false when the client is gone.
+async fn send(tx: &mpsc::Sender<Bytes>, event: Value) -> bool {
+    let mut line = serde_json::to_vec(&event).unwrap_or_default();
+    line.push(b'\n');
+    tx.send(Bytes::from(line)).await.is_ok()
+}
+
+fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: bool) -> Value {
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    json!({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": api_version, "metadata": metadata}})
+}
+
+/// The event a watcher with this namespace and selectors sees: a modification moving an
+/// object into or out of the selection is an ADDED or DELETED for it, as in Kubernetes.
+pub fn translate(ev: &Event, params: &WatchParams) -> Option<Value> {
+    if let Some(ns) = &params.namespace
+        && meta_str(&ev.object, "namespace") != ns
+    {
+        return None;
+    }
+    let now = params.filter.matches(&ev.object);
+    let event_type = match ev.event_type {
+        EventType::Added | EventType::Deleted if now => ev.event_type,
+        EventType::Modified => {
+            let before = ev.old.as_ref().is_some_and(|o| params.filter.matches(o));
+            match (before, now) {
+                (true, true) => EventType::Modified,
+                (false, true) => EventType::Added,
+                (true, false) => EventType::Deleted,
+                (false, false) => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(
+        json!({"type": event_type.as_str(), "object": with_api_version(ev.object.clone(), &params.api_version)}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::selector::LabelSelector;
+
+    #[test]
+    fn selector_watch_sees_objects_enter_and_leave() {
+        let params = WatchParams {
+            api_version: "v1".into(),
+            namespace: Some("default".into()),
+            filter: Filter {
+                labels: LabelSelector::parse("app=web").unwrap(),
+                ..Default::default()
+            },
+            since: None,
+            send_initial_events: false,
+            bookmarks: false,
+            bookmark_interval: Duration::from_secs(1),
+            timeout: None,
+        };
+        let obj = |app: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default", "labels": {"app": app}}});
+        let ev = |t, new: Value, old: Option<Value>| Event {
+            rv: 2,
+            type_key: "/configmaps".into(),
+            event_type: t,
+            object: new,
+            old,
+        };
+        let kind = |v: Option<Value>| v.map(|v| v["type"].as_str().unwrap_or_default().to_string());
+        assert_eq!(
+            kind(translate(
+                &ev(EventType::Modified, obj("web"), Some(obj("db"))),
+                &params
+            ))
+            .as_deref(),
+            Some("ADDED")
+        );
+        assert_eq!(
+            kind(translate(
+                &ev(EventType::Modified, obj("db"), Some(obj("web"))),
+                &params
+            ))
+            .as_deref(),
+            Some("DELETED")
+        );
+        assert_eq!(
+            kind(translate(
+                &ev(EventType::Modified, obj("web"), Some(obj("web"))),
+                &params
+            ))
+            .as_deref(),
+            Some("MODIFIED")
+        );
+        assert_eq!(
+            kind(translate(&ev(EventType::Added, obj("db"), None), &params)),
+            None
+        );
+        let mut other_ns = obj("web");
+        other_ns["metadata"]["namespace"] = json!("kube-system");
+        assert_eq!(
+            kind(translate(&ev(EventType::Added, other_ns, None), &params)),
+            None
+        );
+    }
+}
