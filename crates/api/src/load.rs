@@ -235,6 +235,20 @@ fn push_document(
     docs.push(Loaded { source, value });
 }
 
+/// Reads one Cluster object, as a management cluster returns it (status and
+/// server-set metadata included). The error names the failing field.
+pub fn decode_cluster(value: Value) -> Result<Cluster, String> {
+    let wire = decode::<v1beta1::Cluster>(value.clone())?;
+    Ok(Cluster::from_v1beta1(&wire, value))
+}
+
+/// Reads one ClusterClass object, as a management cluster returns it. Every problem
+/// is reported, each with its field path.
+pub fn decode_cluster_class(value: Value) -> Result<ClusterClass, Vec<String>> {
+    let wire = decode::<v1beta1::ClusterClass>(value).map_err(|e| vec![e])?;
+    ClusterClass::from_v1beta1(&wire).map_err(|errs| errs.iter().map(ToString::to_string).collect())
+}
+
 /// Decodes a typed document, reporting the failing field's path.
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {

@@ -5,6 +5,7 @@
 
 mod bench;
 mod inputs;
+mod reconcile;
 mod render;
 mod validate;
 
@@ -31,6 +32,8 @@ enum Command {
     Render(render::RenderArgs),
     /// Check ClusterClasses and Clusters against Cluster API's admission rules.
     Validate(validate::ValidateArgs),
+    /// Reconcile one Cluster against a management cluster, once.
+    Reconcile(reconcile::ReconcileArgs),
     /// Measure the in-process engine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Reconcile(args) => reconcile::run(&args),
         Command::Bench(command) => bench::run(&command),
     }
 }

@@ -1,1 +1,29 @@
-//! The applier library: reconciles ClusterClasses and Clusters against a management cluster.
+//! The applier library: keeps a management cluster's objects equal to what the topology
+//! engine says they should be.
+//!
+//! * [`class`] reconciles ClusterClasses (variables in status, `VariablesReady`,
+//!   ownerReferences on the templates a class references).
+//! * [`cluster`] reconciles one Cluster: reads it, its class and every object its topology
+//!   consists of, renders the desired state ([`engine`]) and writes the differences in
+//!   Cluster API's order, honouring upgrade sequencing, then reports the outcome on the
+//!   Cluster's status and as Events.
+//! * [`merge`] is the rule for updating an object from its desired state: fields the
+//!   desired state sets are enforced, everything else is left alone.
+//! * [`api`] is the only place that talks to the API server; it counts writes.
+//! * [`crds`] builds the CustomResourceDefinitions a management cluster needs for
+//!   Cluster API's kinds and for provider kinds.
+
+pub mod api;
+pub mod class;
+pub mod cluster;
+pub mod conditions;
+pub mod crds;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod merge;
+mod time;
+
+pub use api::{ManagementCluster, WriteCounts};
+pub use cluster::{Outcome, reconcile_cluster};
+pub use error::ReconcileError;

@@ -1,0 +1,89 @@
+//! `topograph reconcile`: one reconcile of one Cluster against a management cluster.
+//!
+//! The output is a contract: `-o json` prints
+//! `{"created": N, "updated": N, "deleted": N, "writes": N}`; a failed reconcile exits 1
+//! with the error on stderr (the same text the Cluster's `TopologyReconciled` condition
+//! carries).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use topograph_applier::engine::InProcess;
+use topograph_applier::{ManagementCluster, reconcile_cluster};
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Output {
+    /// One JSON object.
+    Json,
+    /// One line for people.
+    Text,
+}
+
+/// Reconciles one Cluster once: reconciles its ClusterClass if needed, then creates,
+/// updates and deletes what its topology says, and reports on its status.
+#[derive(Args, Debug)]
+pub struct ReconcileArgs {
+    /// kubeconfig of the management cluster (its current context is used).
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+    /// The Cluster, as NAMESPACE/NAME.
+    #[arg(long)]
+    cluster: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    output: Output,
+}
+
+pub fn run(args: &ReconcileArgs) -> ExitCode {
+    let Some((namespace, name)) = args
+        .cluster
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+    else {
+        eprintln!("--cluster: expected NAMESPACE/NAME, got {:?}", args.cluster);
+        return ExitCode::from(2);
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("starting the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let api = match ManagementCluster::from_kubeconfig(&args.kubeconfig).await {
+            Ok(api) => api,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        match reconcile_cluster(&api, &InProcess, namespace, name).await {
+            Ok(outcome) => {
+                match args.output {
+                    Output::Json => match serde_json::to_string(&outcome) {
+                        Ok(line) => println!("{line}"),
+                        Err(e) => {
+                            eprintln!("{e}");
+                            return ExitCode::from(2);
+                        }
+                    },
+                    Output::Text => println!(
+                        "Cluster {namespace}/{name}: {} created, {} updated, {} deleted, {} writes",
+                        outcome.created, outcome.updated, outcome.deleted, outcome.writes
+                    ),
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        }
+    })
+}

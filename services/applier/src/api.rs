@@ -1,0 +1,313 @@
+//! The applier's only door to a management cluster's API server.
+//!
+//! Objects of every kind stay `serde_json::Value`s, as the engine uses them: provider
+//! kinds are not known in advance. Kinds are found through discovery once per process
+//! and cached. Every mutating request is counted, so a reconcile can report exactly how
+//! many writes it made (the contract of `topograph reconcile -o json`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use kube::api::{
+    Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
+use kube::{Client, Config};
+use serde_json::Value;
+use topograph_api::object::{GroupVersion, ObjectExt};
+
+use crate::error::{ReconcileError, is_not_found};
+
+/// How many mutating requests were made, by verb.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteCounts {
+    /// POSTs.
+    pub create: u64,
+    /// PUTs (including `/status`).
+    pub update: u64,
+    /// PATCHes (including `/status`).
+    pub patch: u64,
+    /// DELETEs.
+    pub delete: u64,
+}
+
+impl WriteCounts {
+    /// All writes.
+    pub fn total(&self) -> u64 {
+        self.create + self.update + self.patch + self.delete
+    }
+
+    /// The writes made since `earlier`.
+    pub fn since(&self, earlier: &WriteCounts) -> WriteCounts {
+        WriteCounts {
+            create: self.create - earlier.create,
+            update: self.update - earlier.update,
+            patch: self.patch - earlier.patch,
+            delete: self.delete - earlier.delete,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    create: AtomicU64,
+    update: AtomicU64,
+    patch: AtomicU64,
+    delete: AtomicU64,
+}
+
+type Resolved = Option<(ApiResource, bool)>;
+
+/// A management cluster, reached through kube-rs.
+pub struct ManagementCluster {
+    client: Client,
+    // (apiVersion, kind) -> resource and whether it is namespaced; `None` when the
+    // server does not serve the kind (e.g. no Machine CRD installed).
+    resources: Mutex<HashMap<(String, String), Resolved>>,
+    writes: Counters,
+}
+
+impl ManagementCluster {
+    /// Wraps a client.
+    pub fn new(client: Client) -> Self {
+        ManagementCluster {
+            client,
+            resources: Mutex::default(),
+            writes: Counters::default(),
+        }
+    }
+
+    /// Connects with the current context of a kubeconfig file.
+    pub async fn from_kubeconfig(path: &Path) -> Result<Self, ReconcileError> {
+        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
+            ReconcileError::invalid(format!("reading kubeconfig {}: {e}", path.display()))
+        })?;
+        Self::from_kubeconfig_value(kubeconfig).await
+    }
+
+    /// Connects with the current context of a kubeconfig given as YAML text.
+    pub async fn from_kubeconfig_yaml(text: &str) -> Result<Self, ReconcileError> {
+        let kubeconfig = Kubeconfig::from_yaml(text)
+            .map_err(|e| ReconcileError::invalid(format!("reading kubeconfig: {e}")))?;
+        Self::from_kubeconfig_value(kubeconfig).await
+    }
+
+    async fn from_kubeconfig_value(kubeconfig: Kubeconfig) -> Result<Self, ReconcileError> {
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
+        let client = Client::try_from(config)?;
+        Ok(Self::new(client))
+    }
+
+    /// The underlying client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Writes made through this value so far.
+    pub fn writes(&self) -> WriteCounts {
+        WriteCounts {
+            create: self.writes.create.load(Ordering::Relaxed),
+            update: self.writes.update.load(Ordering::Relaxed),
+            patch: self.writes.patch.load(Ordering::Relaxed),
+            delete: self.writes.delete.load(Ordering::Relaxed),
+        }
+    }
+
+    async fn resolve(&self, api_version: &str, kind: &str) -> Result<Resolved, ReconcileError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Ok(cache) = self.resources.lock()
+            && let Some(found) = cache.get(&key)
+        {
+            return Ok(found.clone());
+        }
+        let gv = GroupVersion::parse(api_version).map_err(ReconcileError::invalid)?;
+        let gvk = GroupVersionKind::gvk(&gv.group, &gv.version, kind);
+        let found = match discovery::pinned_kind(&self.client, &gvk).await {
+            Ok((resource, ApiCapabilities { scope, .. })) => {
+                Some((resource, matches!(scope, Scope::Namespaced)))
+            }
+            // An unknown group answers 404; a known group without the kind is a
+            // discovery error. Both mean: this server does not serve the kind.
+            Err(kube::Error::Discovery(_)) => None,
+            Err(e) if is_not_found(&e) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if let Ok(mut cache) = self.resources.lock() {
+            cache.insert(key, found.clone());
+        }
+        Ok(found)
+    }
+
+    async fn api(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Result<Api<DynamicObject>, ReconcileError> {
+        self.api_opt(api_version, kind, namespace)
+            .await?
+            .ok_or_else(|| {
+                ReconcileError::invalid(format!(
+                    "the server does not serve {kind} in {api_version}"
+                ))
+            })
+    }
+
+    async fn api_opt(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+    ) -> Result<Option<Api<DynamicObject>>, ReconcileError> {
+        Ok(self
+            .resolve(api_version, kind)
+            .await?
+            .map(|(resource, namespaced)| {
+                if namespaced {
+                    Api::namespaced_with(self.client.clone(), namespace, &resource)
+                } else {
+                    Api::all_with(self.client.clone(), &resource)
+                }
+            }))
+    }
+
+    /// One object, or `None` when it (or its kind) does not exist.
+    pub async fn get(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ReconcileError> {
+        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
+            return Ok(None);
+        };
+        match api.get_opt(name).await? {
+            Some(object) => Ok(Some(to_value(object)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Objects of a kind in a namespace carrying every given label (an empty value
+    /// means the label is present with an empty value). An unserved kind has none.
+    pub async fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<Value>, ReconcileError> {
+        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
+            return Ok(Vec::new());
+        };
+        let selector = labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let list = api.list(&ListParams::default().labels(&selector)).await?;
+        list.items.into_iter().map(to_value).collect()
+    }
+
+    /// Creates `object`; returns it as stored.
+    pub async fn create(&self, object: &Value) -> Result<Value, ReconcileError> {
+        let api = self
+            .api(object.api_version(), object.kind(), object.namespace())
+            .await?;
+        self.writes.create.fetch_add(1, Ordering::Relaxed);
+        let created = api
+            .create(&PostParams::default(), &from_value(object)?)
+            .await?;
+        to_value(created)
+    }
+
+    /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when
+    /// someone else wrote in between.
+    pub async fn replace(&self, object: &Value) -> Result<Value, ReconcileError> {
+        let api = self
+            .api(object.api_version(), object.kind(), object.namespace())
+            .await?;
+        self.writes.update.fetch_add(1, Ordering::Relaxed);
+        let replaced = api
+            .replace(object.name(), &PostParams::default(), &from_value(object)?)
+            .await?;
+        to_value(replaced)
+    }
+
+    /// Replaces `object`'s status; 409 on a stale resourceVersion.
+    pub async fn replace_status(&self, object: &Value) -> Result<Value, ReconcileError> {
+        let api = self
+            .api(object.api_version(), object.kind(), object.namespace())
+            .await?;
+        self.writes.update.fetch_add(1, Ordering::Relaxed);
+        let replaced = api
+            .replace_status(object.name(), &PostParams::default(), &from_value(object)?)
+            .await?;
+        to_value(replaced)
+    }
+
+    /// Applies a JSON merge patch (RFC 7386) to the object.
+    pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, ReconcileError> {
+        let api = self
+            .api(of.api_version(), of.kind(), of.namespace())
+            .await?;
+        self.writes.patch.fetch_add(1, Ordering::Relaxed);
+        let patched = api
+            .patch(of.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        to_value(patched)
+    }
+
+    /// Applies a JSON merge patch to the object's status subresource.
+    pub async fn merge_patch_status(
+        &self,
+        of: &Value,
+        patch: &Value,
+    ) -> Result<Value, ReconcileError> {
+        let api = self
+            .api(of.api_version(), of.kind(), of.namespace())
+            .await?;
+        self.writes.patch.fetch_add(1, Ordering::Relaxed);
+        let patched = api
+            .patch_status(of.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        to_value(patched)
+    }
+
+    /// Deletes the object; one already gone is not an error.
+    pub async fn delete(&self, object: &Value) -> Result<(), ReconcileError> {
+        let Some(api) = self
+            .api_opt(object.api_version(), object.kind(), object.namespace())
+            .await?
+        else {
+            return Ok(());
+        };
+        self.writes.delete.fetch_add(1, Ordering::Relaxed);
+        match api.delete(object.name(), &DeleteParams::background()).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+fn to_value(object: DynamicObject) -> Result<Value, ReconcileError> {
+    serde_json::to_value(object)
+        .map_err(|e| ReconcileError::invalid(format!("encoding an object: {e}")))
+}
+
+fn from_value(object: &Value) -> Result<DynamicObject, ReconcileError> {
+    serde_json::from_value(object.clone()).map_err(|e| {
+        ReconcileError::invalid(format!(
+            "{} {}/{} is not a Kubernetes object: {e}",
+            object.kind(),
+            object.namespace(),
+            object.name()
+        ))
+    })
+}

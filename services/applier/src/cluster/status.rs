@@ -1,0 +1,157 @@
+//! What a reconcile reports on the Cluster's status: the `TopologyReconciled` condition
+//! (spec 7.5, in both the v1beta1 and the v1beta2 condition lists),
+//! `status.observedGeneration`, and the provisioning phase of seed 003 (`Pending` until
+//! the Cluster references its infrastructure, `Provisioning` until the object that
+//! provides the control plane endpoint is ready, then `Provisioned`).
+
+use serde_json::{Value, json};
+use topograph_api::model::ClusterClass;
+use topograph_api::object::ObjectExt;
+use topograph_engine::DesiredState;
+
+use super::read::Current;
+use crate::api::ManagementCluster;
+use crate::conditions::{self, Condition};
+use crate::error::ReconcileError;
+
+/// The condition type.
+pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
+/// Pauses reconciliation when present on a Cluster.
+pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+
+/// How far a reconcile got.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    Paused(String),
+    Deleting,
+    ClassNotReconciled,
+    Done(Done),
+}
+
+/// A reconcile that ran to the end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Done {
+    /// The Cluster referenced neither an InfrastructureCluster nor a ControlPlane.
+    pub creating: bool,
+    /// Reason and message while an upgrade is in progress.
+    pub upgrade: Option<(String, String)>,
+    /// The provisioning phase.
+    pub phase: Option<String>,
+}
+
+/// Why the Cluster is paused, if it is.
+pub(crate) fn paused(cluster: &Value) -> Option<String> {
+    let mut why = Vec::new();
+    if cluster.at(&["spec", "paused"]).and_then(Value::as_bool) == Some(true) {
+        why.push("Cluster spec.paused is set to true");
+    }
+    if cluster.annotations().contains_key(PAUSED_ANNOTATION) {
+        why.push("Cluster has the cluster.x-k8s.io/paused annotation");
+    }
+    (!why.is_empty()).then(|| why.join(", "))
+}
+
+/// The upgrade part of the condition, while an upgrade is in progress.
+pub(crate) fn upgrade_condition(
+    topology_version: &str,
+    desired: &DesiredState,
+) -> Option<(String, String)> {
+    topograph_engine::upgrade::condition(topology_version, &desired.upgrade)
+        .map(|c| (c.reason.to_string(), c.message))
+}
+
+fn is_ready(object: &Value) -> bool {
+    let flag = |path: &[&str]| object.at(path).and_then(Value::as_bool) == Some(true);
+    flag(&["status", "ready"])
+        || flag(&["status", "initialization", "provisioned"])
+        || flag(&["status", "initialization", "controlPlaneInitialized"])
+}
+
+/// The provisioning phase: the endpoint comes from the InfrastructureCluster, or from
+/// the ControlPlane when the class has no infrastructure (seed 004).
+pub(crate) fn phase(class: &ClusterClass, current: &Current) -> Option<String> {
+    let provider = if class.infrastructure.is_some() {
+        current.infrastructure_cluster.as_ref()
+    } else {
+        current.control_plane.as_ref()
+    };
+    Some(
+        match provider {
+            None => "Pending",
+            Some(object) if is_ready(object) => "Provisioned",
+            Some(_) => "Provisioning",
+        }
+        .to_string(),
+    )
+}
+
+const CLASS_NOT_RECONCILED: &str = "ClusterClass not reconciled. If this condition persists please check ClusterClass status. A ClusterClass is reconciled if.status.observedGeneration == .metadata.generation is true. If this is not the case either ClusterClass reconciliation failed or the ClusterClass is paused";
+
+fn condition(progress: &Result<Progress, ReconcileError>) -> Condition {
+    match progress {
+        Ok(Progress::Paused(message)) => {
+            Condition::not_ok(TOPOLOGY_RECONCILED, "Paused", "Paused", message.clone())
+        }
+        Err(e) => Condition::not_ok(
+            TOPOLOGY_RECONCILED,
+            "ReconcileFailed",
+            "TopologyReconcileFailed",
+            e.to_string(),
+        )
+        .with_severity("Error"),
+        Ok(Progress::Deleting) => Condition::not_ok(
+            TOPOLOGY_RECONCILED,
+            "Deleting",
+            "Deleting",
+            "Cluster is deleting".to_string(),
+        ),
+        Ok(Progress::ClassNotReconciled) => Condition::not_ok(
+            TOPOLOGY_RECONCILED,
+            "ClusterClassNotReconciled",
+            "ClusterClassNotReconciled",
+            CLASS_NOT_RECONCILED.to_string(),
+        ),
+        Ok(Progress::Done(Done {
+            creating: false,
+            upgrade: Some((reason, message)),
+            ..
+        })) => Condition::not_ok(TOPOLOGY_RECONCILED, reason, reason, message.clone()),
+        Ok(Progress::Done(_)) => Condition::ok(TOPOLOGY_RECONCILED, "ReconcileSucceeded"),
+    }
+}
+
+/// Writes the outcome on the Cluster's status, when it differs from what is there.
+pub(crate) async fn report(
+    api: &ManagementCluster,
+    cluster: &Value,
+    progress: &Result<Progress, ReconcileError>,
+) -> Result<(), ReconcileError> {
+    let generation = cluster
+        .at(&["metadata", "generation"])
+        .and_then(Value::as_i64)
+        .unwrap_or_default();
+    let mut status = cluster
+        .get("status")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    conditions::set(&mut status, &condition(progress), generation);
+    if matches!(progress, Ok(Progress::Done(_))) {
+        status.insert("observedGeneration".into(), json!(generation));
+    }
+    if let Ok(Progress::Done(Done {
+        phase: Some(phase), ..
+    })) = progress
+    {
+        status.insert("phase".into(), json!(phase));
+    }
+    let status = Value::Object(status);
+    if cluster.get("status") == Some(&status) {
+        return Ok(());
+    }
+    // Re-read is not needed: a merge patch of status does not carry a resourceVersion,
+    // and the status fields written here are the topology's own.
+    api.merge_patch_status(cluster, &json!({ "status": status }))
+        .await
+        .map(|_| ())
+}

@@ -1,0 +1,143 @@
+//! CustomResourceDefinitions for the kinds a topology uses.
+//!
+//! A real management cluster gets its CRDs from Cluster API and the providers; the
+//! in-memory API server and the embedded mode need them too. These definitions accept
+//! any content (`x-kubernetes-preserve-unknown-fields`), have the status subresource, and
+//! carry Cluster API's contract label (`cluster.x-k8s.io/<contract>: <versions>`), which
+//! is how the topology finds which contract a provider kind implements.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use topograph_api::object::{GroupVersion, ObjectExt};
+
+/// Cluster API's own kinds the topology reads and writes, all `cluster.x-k8s.io/v1beta1`.
+pub const CLUSTER_API_KINDS: &[&str] = &[
+    "Cluster",
+    "ClusterClass",
+    "MachineDeployment",
+    "MachineSet",
+    "Machine",
+    "MachineHealthCheck",
+    "MachinePool",
+];
+
+/// The plural resource name Kubernetes tooling derives for a kind.
+pub fn plural(kind: &str) -> String {
+    let lower = kind.to_lowercase();
+    if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
+        format!("{lower}es")
+    } else if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{lower}s")
+    }
+}
+
+/// A CRD serving `kind` of `group` in `versions` (the first is the storage version).
+pub fn crd(group: &str, kind: &str, versions: &[&str]) -> Value {
+    let plural = plural(kind);
+    let served: Vec<Value> = versions
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            json!({
+                "name": v,
+                "served": true,
+                "storage": i == 0,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}}
+            })
+        })
+        .collect();
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": format!("{plural}.{group}"),
+            "labels": {"cluster.x-k8s.io/v1beta1": versions.join("_")}
+        },
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind,
+                "listKind": format!("{kind}List"),
+                "plural": plural,
+                "singular": kind.to_lowercase()
+            },
+            "versions": served
+        }
+    })
+}
+
+/// CRDs for Cluster API's kinds.
+pub fn cluster_api() -> Vec<Value> {
+    CLUSTER_API_KINDS
+        .iter()
+        .map(|kind| crd("cluster.x-k8s.io", kind, &["v1beta1"]))
+        .collect()
+}
+
+/// CRDs for every provider kind `objects` use: each object's own kind and, for a
+/// template, the kind it stamps out (`DockerClusterTemplate` also needs `DockerCluster`).
+pub fn for_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Vec<Value> {
+    let mut kinds = BTreeSet::new();
+    for object in objects {
+        let Ok(gv) = GroupVersion::parse(object.api_version()) else {
+            continue;
+        };
+        if gv.group.is_empty() || gv.group == "cluster.x-k8s.io" || object.kind().is_empty() {
+            continue;
+        }
+        let kind = object.kind().to_string();
+        if let Some(stamped) = kind.strip_suffix("Template")
+            && !stamped.is_empty()
+        {
+            kinds.insert((gv.group.clone(), gv.version.clone(), stamped.to_string()));
+        }
+        kinds.insert((gv.group, gv.version, kind));
+    }
+    kinds
+        .into_iter()
+        .map(|(group, version, kind)| crd(&group, &kind, &[version.as_str()]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_follow_kubernetes_conventions() {
+        for (kind, want) in [
+            ("ClusterClass", "clusterclasses"),
+            ("MachineDeployment", "machinedeployments"),
+            ("KubeadmControlPlane", "kubeadmcontrolplanes"),
+            ("Policy", "policies"),
+            ("Gateway", "gateways"),
+        ] {
+            assert_eq!(plural(kind), want);
+        }
+    }
+
+    #[test]
+    fn templates_bring_the_kind_they_stamp_out() {
+        let objects = [
+            json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerClusterTemplate", "metadata": {"name": "t"}}),
+        ];
+        let names: Vec<String> = for_objects(&objects)
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "dockerclusters.infrastructure.cluster.x-k8s.io",
+                "dockerclustertemplates.infrastructure.cluster.x-k8s.io"
+            ]
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! Kubernetes Events, as Cluster API's topology controller records them (reasons
+//! `TopologyCreate`, `TopologyUpdate`, `TopologyDelete`). Recording is best effort: an
+//! Event that cannot be written never fails a reconcile.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use topograph_api::object::ObjectExt;
+
+use crate::api::ManagementCluster;
+use crate::time;
+
+/// The component Events are reported by.
+pub const COMPONENT: &str = "topology/cluster-controller";
+
+/// Reason for creations.
+pub const CREATE: &str = "TopologyCreate";
+/// Reason for updates.
+pub const UPDATE: &str = "TopologyUpdate";
+/// Reason for deletions.
+pub const DELETE: &str = "TopologyDelete";
+
+/// `"namespace/name"`, as Go's `%q` prints an object key.
+pub fn key(object: &Value) -> String {
+    format!("\"{}/{}\"", object.namespace(), object.name())
+}
+
+/// The Event object for `message` about `involved`.
+pub fn event(involved: &Value, reason: &str, message: &str) -> Value {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let now = time::now();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": format!("{}.{nanos:x}", involved.name()),
+            "namespace": involved.namespace(),
+        },
+        "involvedObject": {
+            "apiVersion": involved.api_version(),
+            "kind": involved.kind(),
+            "name": involved.name(),
+            "namespace": involved.namespace(),
+            "uid": involved.get("metadata").and_then(|m| m.get("uid")).cloned().unwrap_or(Value::Null),
+        },
+        "reason": reason,
+        "message": message,
+        "type": "Normal",
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    })
+}
+
+/// Records an Event; failures are logged, not returned.
+pub async fn record(cluster: &ManagementCluster, involved: &Value, reason: &str, message: String) {
+    tracing::info!(reason, object = %key(involved), "{message}");
+    if let Err(e) = cluster.create(&event(involved, reason, &message)).await {
+        tracing::warn!(error = %e, "could not record an Event");
+    }
+}

@@ -1,0 +1,241 @@
+//! How an object is brought to its desired state without fighting other writers
+//! (the seed's "Notes on template <-> object reconciliation"):
+//!
+//! * a field the desired state sets is enforced;
+//! * in a map, entries the desired state sets are enforced and other entries are kept;
+//! * a list is enforced as a whole (extra items are removed);
+//! * a field the desired state does not set is left alone.
+//!
+//! Owner references are the exception to the list rule: they are a list keyed by the
+//! owner, and other controllers (Cluster API's core controllers) add their own, so only
+//! the desired owners are enforced.
+
+use serde_json::{Map, Value};
+
+/// The parts of a desired object the topology owns; everything else (status,
+/// server-set metadata, copied timestamps) is not sent, as Cluster API's
+/// server-side-apply helper does.
+pub fn intent(desired: &Value) -> Value {
+    let mut out = Map::new();
+    for key in ["apiVersion", "kind", "spec"] {
+        if let Some(v) = desired.get(key) {
+            out.insert(key.to_string(), v.clone());
+        }
+    }
+    let mut metadata = Map::new();
+    if let Some(m) = desired.get("metadata").and_then(Value::as_object) {
+        for key in [
+            "name",
+            "namespace",
+            "labels",
+            "annotations",
+            "ownerReferences",
+        ] {
+            if let Some(v) = m.get(key) {
+                metadata.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    out.insert("metadata".to_string(), Value::Object(metadata));
+    Value::Object(out)
+}
+
+/// Drops an empty `spec.controlPlaneEndpoint.host` / zero `port` from an intent: the
+/// provider fills them in, and enforcing the template's empty values would undo that.
+pub fn without_empty_endpoint(mut intent: Value) -> Value {
+    if let Some(endpoint) = intent
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("controlPlaneEndpoint"))
+        .and_then(Value::as_object_mut)
+    {
+        if endpoint.get("host").and_then(Value::as_str) == Some("") {
+            endpoint.remove("host");
+        }
+        if endpoint.get("port").and_then(Value::as_i64) == Some(0) {
+            endpoint.remove("port");
+        }
+        if endpoint.is_empty()
+            && let Some(spec) = intent.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            spec.remove("controlPlaneEndpoint");
+        }
+    }
+    intent
+}
+
+/// `current` with `intent` enforced on it.
+pub fn enforce(current: &Value, intent: &Value) -> Value {
+    let mut merged = current.clone();
+    enforce_into(&mut merged, intent, &mut Vec::new());
+    merged
+}
+
+fn enforce_into(target: &mut Value, intent: &Value, path: &mut Vec<String>) {
+    match intent {
+        Value::Object(fields) => {
+            if !target.is_object() {
+                *target = Value::Object(Map::new());
+            }
+            let Some(target_map) = target.as_object_mut() else {
+                return;
+            };
+            for (key, value) in fields {
+                // null cannot be enforced (the seed: "it won't be possible to enforce
+                // field1: null"): it means "not set".
+                if value.is_null() {
+                    continue;
+                }
+                path.push(key.clone());
+                let slot = target_map.entry(key.clone()).or_insert(Value::Null);
+                if is_owner_references(path) {
+                    merge_owner_references(slot, value);
+                } else {
+                    enforce_into(slot, value, path);
+                }
+                path.pop();
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+fn is_owner_references(path: &[String]) -> bool {
+    path.len() == 2 && path[0] == "metadata" && path[1] == "ownerReferences"
+}
+
+fn owner_key(owner: &Value) -> (String, String, String) {
+    let s = |k: &str| {
+        owner
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let group = s("apiVersion")
+        .split_once('/')
+        .map(|(g, _)| g.to_string())
+        .unwrap_or_default();
+    (group, s("kind"), s("name"))
+}
+
+fn merge_owner_references(current: &mut Value, desired: &Value) {
+    let Some(desired) = desired.as_array() else {
+        return;
+    };
+    let mut owners = current.as_array().cloned().unwrap_or_default();
+    for want in desired {
+        match owners
+            .iter_mut()
+            .find(|have| owner_key(have) == owner_key(want))
+        {
+            // Enforce the fields we set on our entry, keep what others added to it.
+            Some(have) => enforce_into(have, want, &mut Vec::new()),
+            None => owners.push(want.clone()),
+        }
+    }
+    *current = Value::Array(owners);
+}
+
+/// What enforcing an intent changes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    /// Anything differs.
+    pub any: bool,
+    /// `spec` differs (for templates: a rotation, not an in-place update).
+    pub spec: bool,
+}
+
+/// Compares an object with the result of enforcing its intent.
+pub fn change(current: &Value, merged: &Value) -> Change {
+    Change {
+        any: current != merged,
+        spec: current.get("spec") != merged.get("spec"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn enforces_set_fields_keeps_extra_map_entries_replaces_lists() {
+        let current = json!({
+            "metadata": {"name": "a", "labels": {"mine": "1", "theirs": "2"}, "resourceVersion": "7"},
+            "spec": {"x": 1, "list": [1, 2, 3], "extra": true, "nested": {"a": 1, "b": 2}},
+            "status": {"ready": true}
+        });
+        let intent = json!({
+            "metadata": {"name": "a", "labels": {"mine": "9"}},
+            "spec": {"x": 2, "list": [1], "nested": {"a": 5}, "unset": null}
+        });
+        let merged = enforce(&current, &intent);
+        assert_eq!(
+            merged,
+            json!({
+                "metadata": {"name": "a", "labels": {"mine": "9", "theirs": "2"}, "resourceVersion": "7"},
+                "spec": {"x": 2, "list": [1], "extra": true, "nested": {"a": 5, "b": 2}},
+                "status": {"ready": true}
+            })
+        );
+        assert_eq!(
+            change(&current, &merged),
+            Change {
+                any: true,
+                spec: true
+            }
+        );
+        // Enforcing again changes nothing: the merge is idempotent.
+        assert_eq!(enforce(&merged, &intent), merged);
+    }
+
+    #[test]
+    fn metadata_only_changes_are_not_spec_changes() {
+        let current = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}});
+        let merged = enforce(
+            &current,
+            &json!({"metadata": {"labels": {"a": "2"}}, "spec": {"x": 1}}),
+        );
+        assert_eq!(
+            change(&current, &merged),
+            Change {
+                any: true,
+                spec: false
+            }
+        );
+    }
+
+    #[test]
+    fn owner_references_of_others_are_kept() {
+        let current = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c", "uid": "1", "controller": true},
+            {"apiVersion": "v1", "kind": "Secret", "name": "c-shim", "uid": "2"}
+        ]}});
+        let intent = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "v1", "kind": "Secret", "name": "c-shim", "uid": "2"},
+            {"apiVersion": "x.io/v1", "kind": "Other", "name": "o", "uid": "3"}
+        ]}});
+        let merged = enforce(&current, &intent);
+        let owners = merged["metadata"]["ownerReferences"].as_array().unwrap();
+        assert_eq!(owners.len(), 3);
+        assert_eq!(owners[0]["controller"], json!(true));
+        assert_eq!(owners[2]["name"], json!("o"));
+    }
+
+    #[test]
+    fn intent_keeps_only_owned_paths_and_endpoint_rule() {
+        let desired = json!({
+            "apiVersion": "x/v1", "kind": "K",
+            "metadata": {"name": "n", "namespace": "ns", "uid": "u", "creationTimestamp": "t", "labels": {"a": "b"}},
+            "spec": {"controlPlaneEndpoint": {"host": "", "port": 0}, "y": 1},
+            "status": {"z": 1}
+        });
+        let got = without_empty_endpoint(intent(&desired));
+        assert_eq!(
+            got,
+            json!({"apiVersion": "x/v1", "kind": "K",
+                   "metadata": {"name": "n", "namespace": "ns", "labels": {"a": "b"}},
+                   "spec": {"y": 1}})
+        );
+    }
+}
