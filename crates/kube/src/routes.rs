@@ -103,7 +103,7 @@ fn dispatch(
                 r.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static(
-                        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
                     ),
                 );
                 Ok(r)
