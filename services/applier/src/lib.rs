@@ -25,5 +25,6 @@ pub mod merge;
 mod time;
 
 pub use api::{ManagementCluster, WriteCounts};
+pub use cluster::write::apply_intent;
 pub use cluster::{Outcome, reconcile_cluster};
 pub use error::ReconcileError;

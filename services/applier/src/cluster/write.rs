@@ -40,6 +40,18 @@ pub(crate) async fn update(
     update_with(cluster, current, intent, SpecAuthority::FieldsSet).await
 }
 
+/// Enforces `intent` on the object `current` (see [`crate::merge`]) with optimistic
+/// concurrency: a 409 Conflict re-reads the object and tries again, up to
+/// [`CONFLICT_RETRIES`] times. `Some(stored)` when written, `None` when it already
+/// matched.
+pub async fn apply_intent(
+    cluster: &ManagementCluster,
+    current: &Value,
+    intent: &Value,
+) -> Result<Option<Value>, ReconcileError> {
+    update(cluster, current, intent).await
+}
+
 /// [`update`] with an explicit [`SpecAuthority`].
 pub(crate) async fn update_with(
     cluster: &ManagementCluster,

@@ -1,0 +1,591 @@
+//! Reconciles against the in-memory API server through kube-rs: creation, scaling,
+//! pools coming and going, upgrades in Cluster API's order, class and variable changes
+//! rolled out by template rotation, drift, conflicts, paused and invalid Clusters, and
+//! zero writes once converged.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Env, V1BETA1};
+use topograph_api::object::ObjectExt;
+
+const INFRA: &str = "infrastructure.cluster.x-k8s.io/v1beta1";
+const BOOTSTRAP: &str = "bootstrap.cluster.x-k8s.io/v1beta1";
+
+#[tokio::test]
+async fn creates_the_topology_from_scratch_then_converges_to_zero_writes() {
+    let env = Env::quick_start().await;
+    let first = env.reconcile("dev").await.unwrap();
+    // DockerCluster, KubeadmControlPlane, its DockerMachineTemplate and health check,
+    // three MachineDeployments with two templates each, health checks for md-0 and
+    // md-2 (md-1 turns its off), and the shim Secret.
+    assert_eq!(first.created, 4 + 3 * 3 + 2 + 1, "{first:?}");
+    assert_eq!(first.deleted, 0);
+
+    let cluster = env.cluster("dev").await;
+    assert_eq!(
+        cluster["spec"]["controlPlaneRef"]["kind"],
+        "KubeadmControlPlane"
+    );
+    assert_eq!(
+        cluster["spec"]["infrastructureRef"]["kind"],
+        "DockerCluster"
+    );
+    assert_eq!(cluster.labels()["topology.cluster.x-k8s.io/owned"], "");
+    let cp = env.control_plane("dev").await;
+    assert_eq!(cp["spec"]["version"], "v1.30.0");
+    assert_eq!(cp["spec"]["replicas"], 3);
+    assert_eq!(
+        cp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["imageRepository"],
+        "registry.example.com/k8s"
+    );
+    let mds = env.owned(V1BETA1, "MachineDeployment", "dev").await;
+    assert_eq!(mds.len(), 3);
+    let md2 = env.machine_deployment("dev", "md-2").await.unwrap();
+    assert_eq!(md2["spec"]["replicas"], 3);
+    assert_eq!(md2["spec"]["template"]["spec"]["failureDomain"], "fd3");
+    let mhcs = env.owned(V1BETA1, "MachineHealthCheck", "dev").await;
+    assert_eq!(mhcs.len(), 3, "control plane, md-0 and md-2");
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["status"], "True");
+    assert_eq!(condition["reason"], "ReconcileSucceeded");
+    let events = env.events().await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.starts_with("TopologyCreate: Created KubeadmControlPlane \"default/dev-")),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e == "TopologyUpdate: Updated Cluster \"default/dev\""),
+        "{events:?}"
+    );
+    // The class was reconciled on the way: variables in its status, owner references on
+    // its templates.
+    let class = env
+        .get(V1BETA1, "ClusterClass", "quick-start")
+        .await
+        .unwrap();
+    assert_eq!(class["status"]["variables"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        class["status"]["observedGeneration"],
+        class["metadata"]["generation"]
+    );
+    let template = env
+        .get(INFRA, "DockerClusterTemplate", "quick-start-cluster")
+        .await
+        .unwrap();
+    assert_eq!(
+        template["metadata"]["ownerReferences"][0]["kind"],
+        "ClusterClass"
+    );
+
+    env.converge("dev").await;
+    let before = env.server.counts();
+    let again = env.reconcile("dev").await.unwrap();
+    assert_eq!(again, topograph_applier::Outcome::default());
+    let after = env.server.counts();
+    assert_eq!(
+        after.writes(),
+        before.writes(),
+        "a converged Cluster costs reads only"
+    );
+    assert!(after.reads() > before.reads());
+}
+
+/// Sets the Cluster's topology fields with a merge patch, as a user would.
+async fn edit_topology(env: &Env, patch: Value) {
+    let cluster = env.cluster("dev").await;
+    env.patch(&cluster, json!({"spec": {"topology": patch}}))
+        .await;
+}
+
+/// Replaces the Cluster's MachineDeployment list.
+async fn set_machine_deployments(env: &Env, mds: Value) {
+    edit_topology(env, json!({"workers": {"machineDeployments": mds}})).await;
+}
+
+fn quick_start_pools() -> Value {
+    json!([
+        {"class": "default-worker", "name": "md-0", "replicas": 2},
+        {"class": "default-worker", "name": "md-1", "replicas": 1, "machineHealthCheck": {"enable": false}},
+        {"class": "default-worker", "name": "md-2", "replicas": 3, "failureDomain": "fd3"}
+    ])
+}
+
+#[tokio::test]
+async fn scaling_a_pool_updates_only_its_machine_deployment() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let mut pools = quick_start_pools();
+    pools[0]["replicas"] = json!(5);
+    set_machine_deployments(&env, pools).await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(
+        (outcome.created, outcome.updated, outcome.deleted),
+        (0, 1, 0),
+        "{outcome:?}"
+    );
+    let md0 = env.machine_deployment("dev", "md-0").await.unwrap();
+    assert_eq!(md0["spec"]["replicas"], 5);
+    assert!(env.events().await.iter().any(|e| e.starts_with("TopologyUpdate: Updated MachineDeployment \"default/dev-md-0-")));
+    env.converge("dev").await;
+}
+
+#[tokio::test]
+async fn adding_and_removing_pools_creates_and_deletes_their_objects() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    // New MachineDeployments wait while the control plane is provisioning.
+    set_machine_deployments(
+        &env,
+        json!([{"class": "default-worker", "name": "md-3", "replicas": 1}]),
+    )
+    .await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(outcome.created, 0, "{outcome:?}");
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["reason"], "ClusterUpgrading");
+    assert!(
+        condition["message"].as_str().unwrap().ends_with(
+            "MachineDeployment md-3 creation deferred while control plane upgrade is in progress"
+        ),
+        "{condition}"
+    );
+    set_machine_deployments(&env, quick_start_pools()).await;
+    control_plane_reports(&env).await;
+    env.converge("dev").await;
+    let md1 = env.machine_deployment("dev", "md-1").await.unwrap();
+    let md1_templates = [
+        md1["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        md1["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    ];
+    let mut pools = quick_start_pools();
+    let list = pools.as_array_mut().unwrap();
+    list.remove(1);
+    list.push(json!({"class": "default-worker", "name": "md-3", "replicas": 1}));
+    set_machine_deployments(&env, pools).await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    // md-3: two templates, the MachineDeployment and its health check; md-1: the
+    // MachineDeployment and its two templates (it had no health check).
+    assert_eq!((outcome.created, outcome.deleted), (4, 3), "{outcome:?}");
+    assert!(env.machine_deployment("dev", "md-1").await.is_none());
+    assert!(env.machine_deployment("dev", "md-3").await.is_some());
+    assert!(
+        env.get(BOOTSTRAP, "KubeadmConfigTemplate", &md1_templates[0])
+            .await
+            .is_none()
+    );
+    assert!(
+        env.get(INFRA, "DockerMachineTemplate", &md1_templates[1])
+            .await
+            .is_none()
+    );
+    assert!(env.events().await.iter().any(|e| e.starts_with("TopologyDelete: Deleted MachineDeployment \"default/dev-md-1-")));
+    // Removing md-2 also removes its health check.
+    let md2 = env.machine_deployment("dev", "md-2").await.unwrap();
+    let mut pools = quick_start_pools();
+    pools.as_array_mut().unwrap().truncate(1);
+    set_machine_deployments(&env, pools).await;
+    env.reconcile("dev").await.unwrap();
+    assert!(
+        env.get(V1BETA1, "MachineHealthCheck", md2.name())
+            .await
+            .is_none()
+    );
+    env.converge("dev").await;
+}
+
+/// Reports the control plane at its spec version, as a provider would once done.
+async fn control_plane_reports(env: &Env) {
+    let cp = env.control_plane("dev").await;
+    let version = cp["spec"]["version"].clone();
+    env.patch_status(
+        &cp,
+        json!({"version": version, "ready": true, "initialized": true}),
+    )
+    .await;
+}
+
+/// Reports a MachineDeployment as rolled out at its current generation.
+async fn machine_deployment_reports(env: &Env, topology_name: &str) {
+    let md = env.machine_deployment("dev", topology_name).await.unwrap();
+    let replicas = md["spec"]["replicas"].clone();
+    env.patch_status(
+        &md,
+        json!({"observedGeneration": md["metadata"]["generation"], "replicas": replicas,
+               "updatedReplicas": replicas, "readyReplicas": replicas}),
+    )
+    .await;
+}
+
+async fn md_version(env: &Env, topology_name: &str) -> String {
+    let md = env.machine_deployment("dev", topology_name).await.unwrap();
+    md["spec"]["template"]["spec"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn upgrades_the_control_plane_first_then_one_machine_deployment_at_a_time() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    control_plane_reports(&env).await;
+    for md in ["md-0", "md-1", "md-2"] {
+        machine_deployment_reports(&env, md).await;
+    }
+    env.converge("dev").await;
+
+    edit_topology(&env, json!({"version": "v1.31.0"})).await;
+    env.reconcile("dev").await.unwrap();
+    let cp = env.control_plane("dev").await;
+    assert_eq!(cp["spec"]["version"], "v1.31.0");
+    for md in ["md-0", "md-1", "md-2"] {
+        assert_eq!(
+            md_version(&env, md).await,
+            "v1.30.0",
+            "{md} waits for the control plane"
+        );
+    }
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["reason"], "ClusterUpgrading");
+    // Pending upgrades are listed by MachineDeployment object name, as Cluster API does.
+    let names: Vec<String> = {
+        let mut names = Vec::new();
+        for md in ["md-0", "md-1", "md-2"] {
+            names.push(
+                env.machine_deployment("dev", md)
+                    .await
+                    .unwrap()
+                    .name()
+                    .to_string(),
+            );
+        }
+        names
+    };
+    assert_eq!(
+        condition["message"].as_str().unwrap(),
+        format!(
+            "Cluster is upgrading to v1.31.0\n  * KubeadmControlPlane upgrading to version v1.31.0\n  * MachineDeployments {} pending upgrade to version v1.31.0",
+            names.join(", ")
+        )
+    );
+    assert_eq!(
+        env.cluster("dev").await.annotations()["topology.internal.cluster.x-k8s.io/upgrade-step"],
+        "v1.31.0"
+    );
+    assert!(env.events().await.iter().any(|e| {
+        e.ends_with("with version change from v1.30.0 to v1.31.0")
+            && e.contains("KubeadmControlPlane")
+    }));
+
+    // While the control plane has not reported the new version, nothing moves.
+    env.reconcile("dev").await.unwrap();
+    assert_eq!(md_version(&env, "md-0").await, "v1.30.0");
+
+    control_plane_reports(&env).await;
+    // Concurrency 1: the MachineDeployments upgrade one after the other, in topology
+    // order, each once the previous one reported its rollout done.
+    for (i, md) in ["md-0", "md-1", "md-2"].iter().enumerate() {
+        env.reconcile("dev").await.unwrap();
+        assert_eq!(md_version(&env, md).await, "v1.31.0", "{md} upgrades");
+        for later in ["md-0", "md-1", "md-2"].iter().skip(i + 1) {
+            assert_eq!(
+                md_version(&env, later).await,
+                "v1.30.0",
+                "{later} waits for {md}"
+            );
+        }
+        let message = env.condition("dev").await["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let object = env.machine_deployment("dev", md).await.unwrap();
+        assert!(
+            message.contains(&format!(
+                "MachineDeployment {} upgrading to version v1.31.0",
+                object.name()
+            )),
+            "{message}"
+        );
+        machine_deployment_reports(&env, md).await;
+    }
+    env.converge("dev").await;
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["status"], "True", "{condition}");
+    assert!(
+        !env.cluster("dev")
+            .await
+            .annotations()
+            .contains_key("topology.internal.cluster.x-k8s.io/upgrade-step")
+    );
+}
+
+#[tokio::test]
+async fn a_class_template_edit_rolls_out_to_every_cluster_of_the_class() {
+    let (class, dev) = support::quick_start();
+    let mut prod = dev.clone();
+    prod["metadata"]["name"] = json!("prod");
+    let env = Env::start(class, vec![dev, prod]).await;
+    env.converge("dev").await;
+    env.converge("prod").await;
+    let before: Vec<String> = futures_names(&env).await;
+
+    let template = env
+        .get(
+            INFRA,
+            "DockerMachineTemplate",
+            "quick-start-default-worker-machinetemplate",
+        )
+        .await
+        .unwrap();
+    env.patch(&template, json!({"spec": {"template": {"spec": {"extraMounts": [{"containerPath": "/data", "hostPath": "/data"}]}}}})).await;
+    for cluster in ["dev", "prod"] {
+        let outcome = env.reconcile(cluster).await.unwrap();
+        // Each MachineDeployment gets a new infrastructure template (created), points at
+        // it (updated), and the old template goes (deleted).
+        assert_eq!(
+            (outcome.created, outcome.updated, outcome.deleted),
+            (3, 3, 3),
+            "{cluster}: {outcome:?}"
+        );
+        for md in env.owned(V1BETA1, "MachineDeployment", cluster).await {
+            let name = md["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+                .as_str()
+                .unwrap();
+            let copy = env.get(INFRA, "DockerMachineTemplate", name).await.unwrap();
+            assert_eq!(
+                copy["spec"]["template"]["spec"]["extraMounts"][0]["hostPath"],
+                "/data"
+            );
+        }
+    }
+    let after: Vec<String> = futures_names(&env).await;
+    assert!(
+        before.iter().all(|n| !after.contains(n)),
+        "old templates replaced: {before:?} {after:?}"
+    );
+    assert!(
+        env.events()
+            .await
+            .iter()
+            .any(|e| e.contains("as a replacement for") && e.ends_with("(template rotation)"))
+    );
+    env.converge("dev").await;
+    env.converge("prod").await;
+}
+
+/// Names of the worker infrastructure templates of both Clusters.
+async fn futures_names(env: &Env) -> Vec<String> {
+    let mut names = Vec::new();
+    for cluster in ["dev", "prod"] {
+        for md in env.owned(V1BETA1, "MachineDeployment", cluster).await {
+            names.push(
+                md["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+    }
+    names
+}
+
+#[tokio::test]
+async fn a_variable_change_rotates_the_templates_it_patches() {
+    let (mut class, cluster) = support::quick_start();
+    // A variable the worker bootstrap templates use.
+    let cc = class
+        .iter_mut()
+        .find(|o| o.kind() == "ClusterClass")
+        .unwrap();
+    cc["spec"]["variables"].as_array_mut().unwrap().push(json!({
+        "name": "workerBanner", "required": false,
+        "schema": {"openAPIV3Schema": {"type": "string", "default": "hello"}}
+    }));
+    cc["spec"]["patches"].as_array_mut().unwrap().push(json!({
+        "name": "workerBanner",
+        "definitions": [{
+            "selector": {"apiVersion": BOOTSTRAP, "kind": "KubeadmConfigTemplate",
+                         "matchResources": {"machineDeploymentClass": {"names": ["default-worker"]}}},
+            "jsonPatches": [{"op": "add", "path": "/spec/template/spec/preKubeadmCommands",
+                             "valueFrom": {"template": "- echo {{ .workerBanner }}"}}]
+        }]
+    }));
+    let env = Env::start(class, vec![cluster]).await;
+    env.converge("dev").await;
+    let md0 = env.machine_deployment("dev", "md-0").await.unwrap();
+    let old = md0["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cluster = env.cluster("dev").await;
+    let mut variables = cluster["spec"]["topology"]["variables"]
+        .as_array()
+        .unwrap()
+        .clone();
+    variables.push(json!({"name": "workerBanner", "value": "goodbye"}));
+    edit_topology(&env, json!({"variables": variables})).await;
+
+    env.reconcile("dev").await.unwrap();
+    let md0 = env.machine_deployment("dev", "md-0").await.unwrap();
+    let new = md0["spec"]["template"]["spec"]["bootstrap"]["configRef"]["name"]
+        .as_str()
+        .unwrap();
+    assert_ne!(new, old, "the bootstrap template was rotated");
+    let template = env
+        .get(BOOTSTRAP, "KubeadmConfigTemplate", new)
+        .await
+        .unwrap();
+    assert_eq!(
+        template["spec"]["template"]["spec"]["preKubeadmCommands"],
+        json!(["echo goodbye"])
+    );
+    assert!(
+        env.get(BOOTSTRAP, "KubeadmConfigTemplate", &old)
+            .await
+            .is_none()
+    );
+    // The infrastructure templates did not change, so they were not rotated.
+    assert_eq!(
+        md0["spec"]["template"]["spec"]["infrastructureRef"]["name"],
+        env.machine_deployment("dev", "md-0").await.unwrap()["spec"]["template"]["spec"]["infrastructureRef"]
+            ["name"]
+    );
+    env.converge("dev").await;
+}
+
+#[tokio::test]
+async fn drift_is_restored_where_the_topology_sets_fields_and_kept_elsewhere() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let cp = env.control_plane("dev").await;
+    let mut sans =
+        cp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"]["certSANs"].clone();
+    sans.as_array_mut()
+        .unwrap()
+        .push(json!("drift.example.com"));
+    env.patch(
+        &cp,
+        json!({
+            "metadata": {"labels": {"team": "blue"}},
+            "spec": {
+                "replicas": 7,
+                "kubeadmConfigSpec": {"clusterConfiguration": {"apiServer": {
+                    "certSANs": sans,
+                    "extraArgs": {"audit-log-maxage": "30"}
+                }}}
+            }
+        }),
+    )
+    .await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(outcome.updated, 1, "{outcome:?}");
+    let cp = env.control_plane("dev").await;
+    assert_eq!(cp["spec"]["replicas"], 3, "an enforced field is restored");
+    assert_eq!(
+        cp.labels()["team"],
+        "blue",
+        "a map entry another writer added is kept"
+    );
+    let api_server = &cp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"];
+    assert_eq!(
+        api_server["extraArgs"]["audit-log-maxage"], "30",
+        "a map entry is kept"
+    );
+    assert_eq!(
+        api_server["extraArgs"]["admission-control-config-file"],
+        "/etc/kubernetes/kube-apiserver-admission-pss.yaml"
+    );
+    assert!(
+        !api_server["certSANs"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("drift.example.com")),
+        "a list item another writer added is removed"
+    );
+    env.converge("dev").await;
+}
+
+#[tokio::test]
+async fn a_conflict_is_retried_with_a_fresh_read() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let stale = env.control_plane("dev").await;
+    // Another writer moves the object on: the stale copy's resourceVersion is old.
+    env.patch(&stale, json!({"metadata": {"labels": {"other": "writer"}}}))
+        .await;
+    let before = env.server.counts();
+    let stored =
+        topograph_applier::apply_intent(&env.api, &stale, &json!({"spec": {"replicas": 4}}))
+            .await
+            .unwrap()
+            .expect("written");
+    let after = env.server.counts();
+    assert_eq!(after.update - before.update, 2, "one 409, then the retry");
+    assert_eq!(after.get - before.get, 1, "one fresh read");
+    assert_eq!(stored["spec"]["replicas"], 4);
+    assert_eq!(
+        stored.labels()["other"],
+        "writer",
+        "the other writer's change survives"
+    );
+}
+
+#[tokio::test]
+async fn a_paused_cluster_is_left_alone() {
+    let env = Env::quick_start().await;
+    let cluster = env.cluster("dev").await;
+    env.patch(&cluster, json!({"spec": {"paused": true}})).await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(
+        (outcome.created, outcome.updated, outcome.deleted),
+        (0, 0, 0)
+    );
+    assert_eq!(outcome.writes, 1, "only the condition");
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["reason"], "Paused");
+    assert_eq!(condition["message"], "Cluster spec.paused is set to true");
+    assert!(
+        env.owned(V1BETA1, "MachineDeployment", "dev")
+            .await
+            .is_empty()
+    );
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+}
+
+#[tokio::test]
+async fn an_invalid_cluster_is_reported_on_its_condition_and_nothing_is_written() {
+    let env = Env::quick_start().await;
+    edit_topology(
+        &env,
+        json!({"workers": {"machineDeployments": [{"class": "no-such-class", "name": "md-0"}]}}),
+    )
+    .await;
+    let error = env.reconcile("dev").await.unwrap_err();
+    assert!(error.contains("no-such-class"), "{error}");
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["status"], "False");
+    assert_eq!(condition["reason"], "ReconcileFailed");
+    assert_eq!(condition["message"], error);
+    assert!(
+        env.owned(V1BETA1, "MachineDeployment", "dev")
+            .await
+            .is_empty()
+    );
+    assert!(env.get("v1", "Secret", "dev-shim").await.is_none());
+    assert!(
+        env.cluster("dev").await["spec"]
+            .get("controlPlaneRef")
+            .is_none()
+    );
+}
