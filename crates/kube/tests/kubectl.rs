@@ -1,0 +1,323 @@
+//! The real `topograph-kube` binary driven by the real kubectl: create, get, patch,
+//! replace with a stale resourceVersion, delete, `get --watch`, and the snapshot kept
+//! across a graceful (SIGTERM) restart. kubectl must be installed (CI: `scripts/test`
+//! installs the Debian package kubernetes-client, kubectl 1.20); no `--validate=false`
+//! is needed: the server answers kubectl's OpenAPI request with an empty document.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn kubectl_path() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!("kubectl is not on PATH: install the Debian package kubernetes-client (apt-get install -y kubernetes-client); scripts/test does this on CI")
+        })
+}
+
+struct Running {
+    child: Child,
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    /// Whether dropping removes `dir` (not when a restarted server reuses it).
+    remove_dir: bool,
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!(
+        "topograph-kubectl-{name}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Starts the binary on a free port and waits for the URL it prints.
+fn start(dir: &Path, extra: &[&str]) -> Running {
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_topograph-kube"))
+        .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("topograph-kube starts");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("URL line");
+    let url = line.trim().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "printed {url:?}");
+    let written = std::fs::read_to_string(&kubeconfig).expect("kubeconfig written");
+    assert!(written.contains(&format!("server: {url}")), "{written}");
+    Running {
+        child,
+        dir: dir.to_path_buf(),
+        kubeconfig,
+        remove_dir: true,
+    }
+}
+
+impl Running {
+    fn kubectl_command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(kubectl_path());
+        // Own HOME and cache: kubectl caches discovery per host:port and must not share it.
+        cmd.env("HOME", &self.dir)
+            .env_remove("KUBECONFIG")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.join("cache"))
+            .args(args);
+        cmd
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_command(args).output().expect("kubectl runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        serde_json::from_str(&self.ok(&args)).expect("kubectl printed JSON")
+    }
+
+    fn file(&self, name: &str, contents: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, contents).expect("write manifest");
+        path.to_string_lossy().into_owned()
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        for _ in 0..100 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("topograph-kube did not stop within 5 s of SIGTERM");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if self.remove_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: machinedeployments.cluster.x-k8s.io
+  labels:
+    cluster.x-k8s.io/v1beta1: v1beta1
+spec:
+  group: cluster.x-k8s.io
+  scope: Namespaced
+  names:
+    plural: machinedeployments
+    singular: machinedeployment
+    kind: MachineDeployment
+    shortNames: [md]
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+    subresources:
+      status: {}
+"#;
+
+const MD: &str = r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: md1
+  labels:
+    app: web
+spec:
+  replicas: 2
+"#;
+
+const CM: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm1
+data:
+  a: b
+"#;
+
+#[test]
+fn kubectl_create_get_patch_replace_delete() {
+    let server = start(&temp_dir("crud"), &[]);
+    let crd = server.file("crd.yaml", CRD);
+    let md = server.file("md.yaml", MD);
+    let cm = server.file("cm.yaml", CM);
+    assert!(server.ok(&["create", "-f", &crd]).contains(
+        "customresourcedefinition.apiextensions.k8s.io/machinedeployments.cluster.x-k8s.io created"
+    ));
+    assert!(
+        server
+            .ok(&["create", "-f", &md])
+            .contains("machinedeployment.cluster.x-k8s.io/md1 created")
+    );
+    server.ok(&["create", "-f", &cm]);
+
+    let original = server.json(&["get", "machinedeployment", "md1"]);
+    assert_eq!(original["spec"]["replicas"], 2);
+    assert_eq!(original["metadata"]["generation"], 1);
+    assert_eq!(server.json(&["get", "configmap", "cm1"])["data"]["a"], "b");
+    let listed = server.json(&["get", "md", "-l", "app=web"]);
+    assert_eq!(listed["items"].as_array().map(Vec::len), Some(1));
+
+    server.ok(&[
+        "patch",
+        "md",
+        "md1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+    ]);
+    let patched = server.json(&["get", "md", "md1"]);
+    assert_eq!(
+        (
+            patched["spec"]["replicas"].clone(),
+            patched["metadata"]["generation"].clone()
+        ),
+        (3.into(), 2.into())
+    );
+    server.ok(&["patch", "configmap", "cm1", "-p", r#"{"data":{"c":"d"}}"#]);
+    assert_eq!(server.json(&["get", "cm", "cm1"])["data"]["c"], "d");
+
+    // Replacing with the resourceVersion read before the patch conflicts.
+    let stale = server.file("stale.json", &original.to_string());
+    let out = server.kubectl(&["replace", "-f", &stale]);
+    assert!(!out.status.success(), "stale replace must fail");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the object has been modified"), "{stderr}");
+
+    server.ok(&["delete", "md", "md1"]);
+    let out = server.kubectl(&["get", "md", "md1"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("machinedeployments.cluster.x-k8s.io \"md1\" not found"),
+        "{stderr}"
+    );
+    server.ok(&["delete", "-f", &cm]);
+    assert!(!server.kubectl(&["get", "cm", "cm1"]).status.success());
+}
+
+#[test]
+fn kubectl_get_watch_prints_changes() {
+    let server = start(&temp_dir("watch"), &[]);
+    server.ok(&["create", "-f", &server.file("crd.yaml", CRD)]);
+    server.ok(&["create", "-f", &server.file("md.yaml", MD)]);
+    let mut watch = server
+        .kubectl_command(&[
+            "get",
+            "md",
+            "--watch",
+            "-o",
+            "custom-columns=NAME:.metadata.name,REPLICAS:.spec.replicas",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get --watch starts");
+    let (tx, rx) = mpsc::channel();
+    let stdout = watch.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |want: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line)
+                    if line.split_whitespace().collect::<Vec<_>>()
+                        == want.split_whitespace().collect::<Vec<_>>() =>
+                {
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => panic!("no line {want:?} from kubectl get --watch: {e}"),
+            }
+        }
+    };
+    wait_for("md1 2");
+    server.ok(&[
+        "patch",
+        "md",
+        "md1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":5}}"#,
+    ]);
+    wait_for("md1 5");
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
+
+#[test]
+fn snapshot_survives_a_graceful_restart() {
+    let dir = temp_dir("snapshot");
+    let snapshot = dir.join("state.json");
+    let snapshot_arg = snapshot.to_string_lossy().into_owned();
+    let mut first = start(&dir, &["--snapshot", &snapshot_arg]);
+    first.ok(&["create", "-f", &first.file("crd.yaml", CRD)]);
+    first.ok(&["create", "-f", &first.file("md.yaml", MD)]);
+    let uid = first.json(&["get", "md", "md1"])["metadata"]["uid"].clone();
+    first.remove_dir = false;
+    assert!(first.terminate().success(), "SIGTERM is a clean exit");
+    let saved: Value = serde_json::from_slice(&std::fs::read(&snapshot).expect("snapshot written"))
+        .expect("snapshot is JSON");
+    assert!(
+        saved
+            .as_array()
+            .is_some_and(|a| a.iter().any(|o| o["metadata"]["name"] == "md1"))
+    );
+    drop(first);
+
+    let second = start(&dir, &["--snapshot", &snapshot_arg]);
+    assert_eq!(second.json(&["get", "md", "md1"])["metadata"]["uid"], uid);
+}
