@@ -8,6 +8,7 @@ pub mod counts;
 pub mod discovery;
 mod gc;
 pub mod kubeconfig;
+pub mod patch;
 mod routes;
 pub mod selector;
 mod simulate;

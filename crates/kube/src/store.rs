@@ -833,26 +833,7 @@ impl Inner {
     ) -> Result<Value, ApiError> {
         let stored = self.get(rt, ns, name)?.clone();
         let mut doc = with_api_version(stored.clone(), &rt.api_version(version));
-        match patch_type {
-            PatchType::Merge | PatchType::Strategic => {
-                if !patch.is_object() {
-                    return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-                }
-                json_patch::merge(&mut doc, patch);
-            }
-            PatchType::Json => {
-                let ops: json_patch::Patch = serde_json::from_value(patch.clone())
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-                json_patch::patch(&mut doc, &ops).map_err(|e| ApiError {
-                    code: 422,
-                    reason: "Invalid",
-                    message: format!(
-                        "the server rejected our request due to an error in our request: {e}"
-                    ),
-                    details: None,
-                })?;
-            }
-        }
+        crate::patch::apply(&mut doc, patch_type, patch)?;
         // A resourceVersion in the patch is a precondition; the stored one is not.
         let patched_rv = meta_str(&doc, "resourceVersion");
         if !patched_rv.is_empty() && patched_rv != meta_str(&stored, "resourceVersion") {
@@ -1040,5 +1021,251 @@ impl GcStore for Inner {
             refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
         }
         let _ = self.commit(rt, &key.0, &key.1, stored, new, Sub::Main);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn foo_crd(status: bool) -> Value {
+        let mut version = json!({"name": "v1", "served": true, "storage": true});
+        if status {
+            version["subresources"] = json!({"status": {}});
+        }
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "foos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "foos", "kind": "Foo"},
+                "versions": [version, {"name": "v2", "served": true, "storage": false}]}})
+    }
+
+    fn setup(status: bool) -> (Store, Arc<ResourceType>) {
+        let s = Store::new(100);
+        s.create_object(foo_crd(status)).unwrap();
+        let rt = s.resolve("example.com", "foos").unwrap();
+        s.create_object(json!({"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "f"}, "spec": {"a": 1}, "status": {"s": 1}}))
+            .unwrap();
+        (s, rt)
+    }
+
+    fn rv(o: &Value) -> u64 {
+        meta_str(o, "resourceVersion").parse().unwrap()
+    }
+
+    fn generation(o: &Value) -> i64 {
+        o["metadata"]["generation"].as_i64().unwrap()
+    }
+
+    fn events_after(s: &Store, rt: &ResourceType, rv: u64) -> Vec<&'static str> {
+        s.watch_start(rt, None, Some(rv))
+            .unwrap()
+            .replay
+            .iter()
+            .map(|e| e.event_type.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn writes_follow_generation_and_resource_version_rules() {
+        let (s, rt) = setup(true);
+        let created = s.get(&rt, "default", "f").unwrap();
+        assert_eq!(generation(&created), 1);
+        assert!(
+            created.get("status").is_none(),
+            "create ignores status with a status subresource"
+        );
+
+        let mut spec = created.clone();
+        spec["spec"]["a"] = json!(2);
+        spec["status"] = json!({"s": 9});
+        let updated = s
+            .update(&rt, "v1", "default", "f", spec, Sub::Main)
+            .unwrap();
+        assert_eq!((generation(&updated), rv(&updated)), (2, rv(&created) + 1));
+        assert!(updated.get("status").is_none(), "main writes ignore status");
+
+        let mut labels = updated.clone();
+        labels["metadata"]["labels"] = json!({"x": "y"});
+        let labelled = s
+            .update(&rt, "v1", "default", "f", labels, Sub::Main)
+            .unwrap();
+        assert_eq!(generation(&labelled), 2, "metadata does not count");
+
+        let mut status = labelled.clone();
+        status["status"] = json!({"s": 2});
+        status["spec"]["a"] = json!(100);
+        let with_status = s
+            .update(&rt, "v1", "default", "f", status, Sub::Status)
+            .unwrap();
+        assert_eq!(with_status["status"], json!({"s": 2}));
+        assert_eq!(with_status["spec"]["a"], 2, "status writes ignore the rest");
+        assert_eq!(generation(&with_status), 2);
+        assert_eq!(rv(&with_status), rv(&labelled) + 1);
+
+        // A no-op: same object through another version, no resourceVersion, no event.
+        let mut same = with_status.clone();
+        same["apiVersion"] = json!("example.com/v2");
+        same["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        let unchanged = s
+            .update(&rt, "v2", "default", "f", same, Sub::Main)
+            .unwrap();
+        assert_eq!(rv(&unchanged), rv(&with_status));
+        assert_eq!(s.current_rv(), rv(&with_status));
+        assert!(events_after(&s, &rt, rv(&with_status)).is_empty());
+
+        let mut stale = with_status.clone();
+        stale["metadata"]["resourceVersion"] = json!(rv(&created).to_string());
+        stale["spec"]["a"] = json!(3);
+        assert_eq!(
+            s.update(&rt, "v1", "default", "f", stale, Sub::Main)
+                .unwrap_err()
+                .reason,
+            "Conflict"
+        );
+        let stale_patch = json!({"metadata": {"resourceVersion": "1"}, "spec": {"a": 4}});
+        assert_eq!(
+            s.patch(
+                &rt,
+                "v1",
+                "default",
+                "f",
+                PatchType::Merge,
+                &stale_patch,
+                Sub::Main
+            )
+            .unwrap_err()
+            .code,
+            409
+        );
+    }
+
+    #[test]
+    fn without_a_status_subresource_status_is_part_of_the_object() {
+        let (s, rt) = setup(false);
+        let created = s.get(&rt, "default", "f").unwrap();
+        assert_eq!(created["status"], json!({"s": 1}));
+        let patched = s
+            .patch(
+                &rt,
+                "v1",
+                "default",
+                "f",
+                PatchType::Merge,
+                &json!({"status": {"s": 2}}),
+                Sub::Main,
+            )
+            .unwrap();
+        assert_eq!(
+            (patched["status"].clone(), generation(&patched)),
+            (json!({"s": 2}), 2)
+        );
+    }
+
+    #[test]
+    fn finalizers_hold_objects_until_removed() {
+        let (s, rt) = setup(true);
+        let start = s.current_rv();
+        s.patch(
+            &rt,
+            "v1",
+            "default",
+            "f",
+            PatchType::Merge,
+            &json!({"metadata": {"finalizers": ["a/b"]}}),
+            Sub::Main,
+        )
+        .unwrap();
+        let deleting = s
+            .delete(&rt, "default", "f", &DeleteOptions::default())
+            .unwrap();
+        assert!(deleting["metadata"]["deletionTimestamp"].is_string());
+        assert_eq!(deleting["metadata"]["deletionGracePeriodSeconds"], 0);
+        let again = s
+            .delete(&rt, "default", "f", &DeleteOptions::default())
+            .unwrap();
+        assert_eq!(rv(&again), rv(&deleting), "deleting twice changes nothing");
+        s.patch(
+            &rt,
+            "v1",
+            "default",
+            "f",
+            PatchType::Merge,
+            &json!({"metadata": {"finalizers": []}}),
+            Sub::Main,
+        )
+        .unwrap();
+        assert_eq!(s.get(&rt, "default", "f").unwrap_err().code, 404);
+        assert_eq!(
+            events_after(&s, &rt, start),
+            vec!["MODIFIED", "MODIFIED", "DELETED"]
+        );
+    }
+
+    #[test]
+    fn deleting_a_namespace_or_crd_removes_what_it_holds() {
+        let (s, rt) = setup(true);
+        s.create_object(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns1"}}),
+        )
+        .unwrap();
+        s.create_object(json!({"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "g", "namespace": "ns1"}})).unwrap();
+        s.create_object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns1"}})).unwrap();
+        s.delete_object("v1", "Namespace", "", "ns1").unwrap();
+        assert!(s.get_object("example.com/v1", "Foo", "ns1", "g").is_none());
+        assert!(s.get_object("v1", "ConfigMap", "ns1", "c").is_none());
+        assert!(s.get(&rt, "default", "f").is_ok());
+        let created = s.create_object(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns1"}}));
+        assert_eq!(created.unwrap_err().message, "namespaces \"ns1\" not found");
+
+        s.delete_object(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "",
+            "foos.example.com",
+        )
+        .unwrap();
+        assert!(s.resolve("example.com", "foos").is_none());
+        assert!(s.list_objects("example.com/v1", "Foo", None).is_empty());
+    }
+
+    #[test]
+    fn generate_name_and_conflicts_on_create() {
+        let (s, rt) = setup(true);
+        let made = s
+            .create(
+                &rt,
+                "v1",
+                "default",
+                json!({"metadata": {"generateName": "f-"}}),
+            )
+            .unwrap();
+        let name = meta_str(&made, "name");
+        assert!(name.starts_with("f-") && name.len() == 7, "{name}");
+        assert_eq!(made["apiVersion"], "example.com/v1");
+        assert_eq!(made["kind"], "Foo");
+        let dup = s
+            .create(&rt, "v1", "default", json!({"metadata": {"name": "f"}}))
+            .unwrap_err();
+        assert_eq!(
+            (dup.code, dup.message.as_str()),
+            (409, "foos.example.com \"f\" already exists")
+        );
+        let unnamed = s
+            .create(&rt, "v1", "default", json!({"metadata": {}}))
+            .unwrap_err();
+        assert_eq!(unnamed.code, 422);
+        let wrong_kind = s
+            .create(
+                &rt,
+                "v1",
+                "default",
+                json!({"kind": "Bar", "metadata": {"name": "x"}}),
+            )
+            .unwrap_err();
+        assert_eq!(wrong_kind.code, 400);
     }
 }
