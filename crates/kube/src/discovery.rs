@@ -127,6 +127,68 @@ pub fn group(types: &[Arc<ResourceType>], name: &str) -> Option<Value> {
     Some(g)
 }
 
+/// The media type of aggregated discovery (`apidiscovery.k8s.io/v2`).
+pub const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether a discovery request accepts the aggregated form (current kubectl and
+/// `kube::Discovery::run_aggregated` ask for it; older clients get the legacy lists).
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let params: Vec<&str> = part.split(';').map(str::trim).collect();
+        params.contains(&"g=apidiscovery.k8s.io")
+            && params.contains(&"v=v2")
+            && params.contains(&"as=APIGroupDiscoveryList")
+    })
+}
+
+/// Aggregated discovery of the core group (`core`) or of all named groups: every
+/// version with its resources in one document, versions by preference.
+pub fn aggregated(types: &[Arc<ResourceType>], core: bool) -> Value {
+    let mut groups = groups(types);
+    if core {
+        groups = BTreeMap::from([(String::new(), vec!["v1".to_string()])]);
+    }
+    let items: Vec<Value> = groups
+        .iter()
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let resources: Vec<Value> = types
+                        .iter()
+                        .filter(|t| &t.group == group && t.serves(version))
+                        .map(|t| {
+                            let kind = json!({"group": group, "version": version, "kind": t.kind});
+                            let mut r = json!({
+                                "resource": t.plural,
+                                "responseKind": kind,
+                                "scope": if t.namespaced { "Namespaced" } else { "Cluster" },
+                                "singularResource": t.singular,
+                                "verbs": VERBS,
+                            });
+                            if !t.short_names.is_empty() {
+                                r["shortNames"] = json!(t.short_names);
+                            }
+                            if !t.categories.is_empty() {
+                                r["categories"] = json!(t.categories);
+                            }
+                            if t.status_subresource {
+                                r["subresources"] = json!([{"subresource": "status", "responseKind": kind, "verbs": ["get", "patch", "update"]}]);
+                            }
+                            r
+                        })
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let metadata = if group.is_empty() { json!({}) } else { json!({"name": group}) };
+            json!({"metadata": metadata, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
 /// An empty Swagger 2.0 document. kubectl validates client-side against it and skips
 /// kinds it does not describe, which is all of them: the server keeps no schemas.
 pub fn openapi_v2_json() -> Value {
@@ -182,5 +244,25 @@ mod tests {
         assert_eq!(rl["resources"][1]["name"], "machinedeployments/status");
         assert!(resource_list(&types, "cluster.x-k8s.io", "v1").is_none());
         assert_eq!(openapi_v2_protobuf()[..5], [0x0a, 3, b'2', b'.', b'0']);
+        let agg = aggregated(&types, false);
+        assert_eq!(agg["items"][1]["metadata"]["name"], "cluster.x-k8s.io");
+        assert_eq!(agg["items"][1]["versions"][0]["version"], "v1beta2");
+        assert_eq!(
+            agg["items"][1]["versions"][0]["resources"][0]["subresources"][0]["subresource"],
+            "status"
+        );
+        assert_eq!(
+            aggregated(&types, true)["items"][0]["versions"][0]["resources"]
+                .as_array()
+                .map(Vec::len),
+            Some(4)
+        );
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+        ));
+        assert!(!wants_aggregated("application/json"));
     }
 }

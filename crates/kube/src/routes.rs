@@ -72,6 +72,10 @@ fn dispatch(
         .into_iter()
         .collect();
     let ok = |v: Value| Ok(json_response(StatusCode::OK, &v));
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
     let discovery_get = |v: Option<Value>| {
         app.counters.count(Verb::Discovery);
         if method != Method::GET {
@@ -110,6 +114,19 @@ fn dispatch(
             } else {
                 ok(discovery::openapi_v2_json())
             }
+        }
+        ["api" | "apis"] if discovery::wants_aggregated(accept) => {
+            app.counters.count(Verb::Discovery);
+            if method != Method::GET {
+                return Err(ApiError::method_not_allowed());
+            }
+            let doc = discovery::aggregated(&app.store.types(), segs[0] == "api");
+            let mut r = json_response(StatusCode::OK, &doc);
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+            );
+            Ok(r)
         }
         ["api"] => discovery_get(Some(discovery::core_versions())),
         ["api", "v1"] => discovery_get(discovery::resource_list(&app.store.types(), "", "v1")),

@@ -147,31 +147,37 @@ async fn discovery_finds_the_kind_a_crd_registers() {
         "MachineDeployment"
     );
 
-    let discovery = Discovery::new(client.clone())
+    let legacy = Discovery::new(client.clone())
         .run()
         .await
         .expect("discovery");
-    for version in ["v1beta1", "v1beta2"] {
-        let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", version, "MachineDeployment");
-        let (ar, caps) = discovery.resolve_gvk(&gvk).expect("kind discovered");
-        assert_eq!(ar.plural, "machinedeployments");
-        assert_eq!(caps.scope, Scope::Namespaced);
+    let aggregated = Discovery::new(client.clone())
+        .run_aggregated()
+        .await
+        .expect("aggregated discovery");
+    for discovery in [&legacy, &aggregated] {
+        for version in ["v1beta1", "v1beta2"] {
+            let gvk = GroupVersionKind::gvk("cluster.x-k8s.io", version, "MachineDeployment");
+            let (ar, caps) = discovery.resolve_gvk(&gvk).expect("kind discovered");
+            assert_eq!(ar.plural, "machinedeployments");
+            assert_eq!(caps.scope, Scope::Namespaced);
+            assert!(
+                caps.subresources
+                    .iter()
+                    .any(|(sub, _)| sub.plural == "status"),
+                "status subresource discovered"
+            );
+        }
+        let group = discovery.get("cluster.x-k8s.io").expect("group");
+        assert_eq!(group.preferred_version_or_latest(), "v1beta2");
+        assert!(discovery.has_group("apiextensions.k8s.io"));
+        let core = discovery.get("").expect("core group");
         assert!(
-            caps.subresources
+            core.recommended_resources()
                 .iter()
-                .any(|(sub, _)| sub.plural == "status"),
-            "status subresource discovered"
+                .any(|(ar, _)| ar.kind == "ConfigMap")
         );
     }
-    let group = discovery.get("cluster.x-k8s.io").expect("group");
-    assert_eq!(group.preferred_version_or_latest(), "v1beta2");
-    assert!(discovery.has_group("apiextensions.k8s.io"));
-    let core = discovery.get("").expect("core group");
-    assert!(
-        core.recommended_resources()
-            .iter()
-            .any(|(ar, _)| ar.kind == "ConfigMap")
-    );
 
     // One collection across versions: written as v1beta1, read as v1beta2.
     let v1: Api<DynamicObject> =
@@ -607,7 +613,10 @@ async fn watch_from_an_expired_resource_version_is_gone() {
     // A recent resourceVersion replays what came after it.
     let rv = server.store().current_rv() - 1;
     let mut stream = mds
-        .watch(&WatchParams::default().timeout(1), &rv.to_string())
+        .watch(
+            &WatchParams::default().timeout(1).disable_bookmarks(),
+            &rv.to_string(),
+        )
         .await
         .unwrap()
         .boxed();
@@ -615,6 +624,48 @@ async fn watch_from_an_expired_resource_version_is_gone() {
         Ok(Some(Ok(WatchEvent::Added(o)))) => assert_eq!(o.metadata.name.as_deref(), Some("m9")),
         other => panic!("expected the replayed ADDED, got {other:?}"),
     }
+    // timeoutSeconds ends the stream.
+    match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+        Ok(None) => {}
+        other => panic!("expected the stream to end after its timeout, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn watches_filter_by_selector_and_send_bookmarks() {
+    let (server, client) = start().await;
+    let mds = install_md_crd(&client).await;
+    let from = server.store().current_rv().to_string();
+    let params = WatchParams::default().labels("app=db").timeout(10);
+    let mut stream = mds.watch(&params, &from).await.unwrap().boxed();
+    mds.create(&PostParams::default(), &md("web", 1))
+        .await
+        .unwrap();
+    let mut db = md("db", 1);
+    db.metadata.labels = Some([("app".to_string(), "db".to_string())].into());
+    mds.create(&PostParams::default(), &db).await.unwrap();
+    // Relabelling the web one into the selection is an ADDED for this watch.
+    mds.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "db"}}})),
+    )
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+            Ok(Some(Ok(WatchEvent::Added(o)))) => {
+                seen.push(format!("added {}", o.metadata.name.unwrap_or_default()))
+            }
+            Ok(Some(Ok(WatchEvent::Bookmark(b)))) => {
+                assert_eq!(b.types.kind, "MachineDeployment");
+                seen.push("bookmark".to_string());
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(seen, vec!["added db", "added web", "bookmark"]);
 }
 
 /// Counters over HTTP, as scripts read them.
