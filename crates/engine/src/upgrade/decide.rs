@@ -299,6 +299,34 @@ mod tests {
     }
 
     #[test]
+    fn control_plane_upgrading_by_status() {
+        // (spec.version, status.version, status.versions, upgrading)
+        let cases: [(&str, Option<&str>, &[&str], bool); 7] = [
+            ("v1.31.0", None, &[], false),
+            ("v1.31.0", Some("v1.30.0"), &[], true),
+            ("v1.31.0", Some("v1.31.0"), &[], false),
+            ("v1.30.0", Some("v1.31.0"), &[], false),
+            // Build metadata that cannot be ordered counts as a change.
+            ("v1.31.0+a", Some("v1.31.0+b"), &[], true),
+            ("v1.31.0", None, &["v1.31.0", "v1.30.0"], true),
+            ("v1.31.0", None, &["v1.31.0"], false),
+        ];
+        for (spec, status, versions, want) in cases {
+            let cp = ControlPlaneState {
+                kind: "KubeadmControlPlane".into(),
+                spec_version: spec.into(),
+                status_version: status.map(str::to_string),
+                status_versions: versions.iter().map(ToString::to_string).collect(),
+            };
+            assert_eq!(
+                is_control_plane_upgrading(&cp),
+                Ok(want),
+                "{spec} {status:?} {versions:?}"
+            );
+        }
+    }
+
+    #[test]
     fn holds_reach_later_machine_deployments_only() {
         let topologies: Vec<MachineDeploymentTopologyState> = [false, true, false]
             .iter()
