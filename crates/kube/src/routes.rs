@@ -168,8 +168,9 @@ fn parse_target(
     } else {
         (None, rest)
     };
+    let plural = rest.first().ok_or_else(ApiError::path_not_found)?;
     let rt = store
-        .resolve(group, rest[0])
+        .resolve(group, plural)
         .filter(|t| t.serves(version))
         .ok_or_else(ApiError::path_not_found)?;
     let name = rest.get(1).map(|s| s.to_string());
