@@ -265,19 +265,20 @@ fn resource(
     version: &str,
     rest: &[&str],
 ) -> Result<Response, ApiError> {
-    let verb = match (method, rest.len()) {
-        (&Method::GET, _) if is_collection(&app.store, group, rest) => {
+    // Counted before anything can fail, so every request counts exactly once.
+    let verb = match *method {
+        Method::GET if is_collection(&app.store, group, rest) => {
             if truthy(query, "watch") {
                 Verb::Watch
             } else {
                 Verb::List
             }
         }
-        (&Method::GET, _) => Verb::Get,
-        (&Method::POST, _) => Verb::Create,
-        (&Method::PUT, _) => Verb::Update,
-        (&Method::PATCH, _) => Verb::Patch,
-        (&Method::DELETE, _) => Verb::Delete,
+        Method::GET => Verb::Get,
+        Method::POST => Verb::Create,
+        Method::PUT => Verb::Update,
+        Method::PATCH => Verb::Patch,
+        Method::DELETE => Verb::Delete,
         _ => {
             app.counters.count(Verb::Discovery);
             return Err(ApiError::method_not_allowed());
