@@ -21,24 +21,8 @@ use topograph_tests::{root, run};
 
 const SERVICE: &str = "topograph.render.v1.RenderService";
 
-/// Builds the server binary once per test process, so no test runs a stale one.
 fn binary() -> PathBuf {
-    static BUILD: std::sync::Once = std::sync::Once::new();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "topograph-render"])
-            .current_dir(root())
-            .status();
-        assert!(
-            status.is_ok_and(|s| s.success()),
-            "cargo build -p topograph-render failed"
-        );
-    });
-    let dir = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("target"));
-    dir.join("debug").join("topograph-render")
+    topograph_tests::binary("topograph-render", "topograph-render")
 }
 
 /// A port nothing listens on right now (the server binds it a moment later).

@@ -12,31 +12,34 @@ pub fn root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// Builds the `topograph` binary once per test process, so the tests never run a stale
-/// one (cargo does not build other packages' binaries for a package's tests).
-fn build_once() {
-    static BUILD: std::sync::Once = std::sync::Once::new();
-    BUILD.call_once(|| {
+/// The binary `name` of the workspace package `package`, built once per test process so
+/// the tests never run a stale one (cargo does not build other packages' binaries for a
+/// package's tests).
+pub fn binary(package: &str, name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if !built.iter().any(|p| p == package) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let status = Command::new(cargo)
-            .args(["build", "-q", "-p", "topograph-cli"])
+            .args(["build", "-q", "-p", package])
             .current_dir(root())
             .status();
         assert!(
             status.is_ok_and(|s| s.success()),
-            "cargo build -p topograph-cli failed"
+            "cargo build -p {package} failed"
         );
-    });
+        built.push(package.to_string());
+    }
+    std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("target"))
+        .join("debug")
+        .join(name)
 }
 
 /// The `topograph` binary built by cargo for this test run.
 pub fn topograph() -> Command {
-    build_once();
-    let mut path = root().join("target").join("debug").join("topograph");
-    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
-        path = PathBuf::from(dir).join("debug").join("topograph");
-    }
-    let mut command = Command::new(path);
+    let mut command = Command::new(binary("topograph-cli", "topograph"));
     command.current_dir(root());
     command
 }

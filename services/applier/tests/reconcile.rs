@@ -589,3 +589,69 @@ async fn an_invalid_cluster_is_reported_on_its_condition_and_nothing_is_written(
             .is_none()
     );
 }
+
+/// Reconciles every `pause` until `done` holds (at most 100 rounds).
+async fn reconcile_until(env: &Env, what: &str, mut done: impl AsyncFnMut(&Env) -> bool) {
+    for _ in 0..100 {
+        env.reconcile("dev").await.unwrap();
+        if done(env).await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+    }
+    panic!(
+        "{what}: not reached; condition {}",
+        env.condition("dev").await
+    );
+}
+
+#[tokio::test]
+async fn with_simulated_providers_a_cluster_is_provisioned_and_upgraded_end_to_end() {
+    let (class, cluster) = support::quick_start();
+    let env = Env::start_with(
+        class,
+        vec![cluster],
+        Some(std::time::Duration::from_millis(50)),
+    )
+    .await;
+    reconcile_until(&env, "provisioned", async |env| {
+        let cluster = env.cluster("dev").await;
+        cluster["status"]["phase"] == "Provisioned"
+            && env.get("v1", "Secret", "dev-shim").await.is_none()
+    })
+    .await;
+    let cluster = env.cluster("dev").await;
+    assert_eq!(
+        cluster["spec"]["controlPlaneEndpoint"]["port"], 6443,
+        "{cluster}"
+    );
+    assert_eq!(env.condition("dev").await["status"], "True");
+
+    edit_topology(&env, json!({"version": "v1.31.0"})).await;
+    let mut seen_cp_first = false;
+    reconcile_until(&env, "upgraded", async |env| {
+        let cp = env.control_plane("dev").await;
+        let mds_old = [
+            md_version(env, "md-0").await,
+            md_version(env, "md-1").await,
+            md_version(env, "md-2").await,
+        ]
+        .iter()
+        .filter(|v| *v == "v1.30.0")
+        .count();
+        if cp["spec"]["version"] == "v1.31.0" && mds_old == 3 {
+            seen_cp_first = true;
+        }
+        mds_old == 0 && env.condition("dev").await["status"] == "True"
+    })
+    .await;
+    assert!(
+        seen_cp_first,
+        "the control plane moved before any MachineDeployment"
+    );
+    assert_eq!(
+        env.control_plane("dev").await["status"]["version"],
+        "v1.31.0"
+    );
+    env.converge("dev").await;
+}

@@ -50,10 +50,20 @@ pub struct Env {
 impl Env {
     /// A server with CRDs, the quick-start class and templates, and `clusters`.
     pub async fn start(class: Vec<Value>, clusters: Vec<Value>) -> Env {
+        Env::start_with(class, clusters, None).await
+    }
+
+    /// [`Env::start`], with providers simulated by the server after `delay`.
+    pub async fn start_with(
+        class: Vec<Value>,
+        clusters: Vec<Value>,
+        simulate_providers: Option<std::time::Duration>,
+    ) -> Env {
         let mut seed = crds::cluster_api();
         seed.extend(crds::for_objects(&class));
         let server = Server::start(Config {
             seed,
+            simulate_providers,
             ..Config::default()
         })
         .await
