@@ -655,3 +655,35 @@ async fn with_simulated_providers_a_cluster_is_provisioned_and_upgraded_end_to_e
     );
     env.converge("dev").await;
 }
+
+#[tokio::test]
+async fn rollout_after_reaches_the_control_plane_first_then_the_machine_deployments() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    control_plane_reports(&env).await;
+    env.converge("dev").await;
+    let after = "2026-12-01T00:00:00Z";
+    edit_topology(&env, json!({"rolloutAfter": after})).await;
+    env.reconcile("dev").await.unwrap();
+    let cp = env.control_plane("dev").await;
+    assert_eq!(cp["spec"]["rolloutAfter"], after);
+    for md in ["md-0", "md-1", "md-2"] {
+        let md = env.machine_deployment("dev", md).await.unwrap();
+        assert!(
+            md["spec"].get("rolloutAfter").is_none(),
+            "workers wait for the control plane"
+        );
+    }
+    // The control plane reports its rollout done.
+    env.patch_status(
+        &cp,
+        json!({"observedGeneration": cp["metadata"]["generation"], "updatedReplicas": 3}),
+    )
+    .await;
+    env.reconcile("dev").await.unwrap();
+    for md in ["md-0", "md-1", "md-2"] {
+        let md = env.machine_deployment("dev", md).await.unwrap();
+        assert_eq!(md["spec"]["rolloutAfter"], after);
+    }
+    env.converge("dev").await;
+}

@@ -119,6 +119,7 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
         paths::VERSION,
         json!(scope.versions.control_plane_version),
     );
+    super::rollout::control_plane(scope, &mut object);
 
     let health_check = if class.machine_infrastructure.is_some() {
         health_check::effective(class.health_check.as_ref(), topology.health_check.as_ref()).map(

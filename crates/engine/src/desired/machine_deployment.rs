@@ -176,6 +176,7 @@ pub(crate) fn compute(
         &["metadata", "namespace"],
         json!(cluster.namespace),
     );
+    super::rollout::machine_deployment(scope, current.map(|c| c.object), &mut object);
 
     let health_check =
         health_check::effective(class.health_check.as_ref(), md.health_check.as_ref()).map(

@@ -11,6 +11,7 @@ mod health_check;
 mod infrastructure;
 mod machine_deployment;
 mod reuse;
+mod rollout;
 
 use std::collections::BTreeMap;
 

@@ -58,6 +58,7 @@ pub const CONTROL_PLANE_PRESERVED: &[&[&str]] = &[
     &["spec", "replicas"],
     &["spec", "version"],
     &["spec", "rollout", "after"],
+    &["spec", "rolloutAfter"],
 ];
 
 /// `metadata.labels`, `metadata.annotations` as paths under `base`.
