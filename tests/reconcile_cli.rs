@@ -194,3 +194,123 @@ async fn a_failed_reconcile_exits_1_with_the_error() {
     let usage = run(&["reconcile", "--kubeconfig", kubeconfig, "--cluster", "dev"]);
     assert_eq!(usage.status.code(), Some(2));
 }
+
+/// A running `topograph-render`, killed when dropped.
+struct RenderServer(Child, String);
+
+impl Drop for RenderServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_render_service() -> RenderServer {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let child = Command::new(binary("topograph-render", "topograph-render"))
+        .args(["--listen", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(&addr).is_ok() {
+            return RenderServer(child, format!("http://{addr}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("topograph-render did not listen on {addr}");
+}
+
+/// The specs of the objects a reconcile made, by kind and name.
+async fn owned_specs(kubeconfig: &Path) -> Vec<(String, String, Value)> {
+    let api = ManagementCluster::from_kubeconfig(kubeconfig)
+        .await
+        .unwrap();
+    let mut specs = Vec::new();
+    for (api_version, kind) in [
+        ("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+        ("cluster.x-k8s.io/v1beta1", "MachineHealthCheck"),
+        (
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+        ),
+        ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerCluster"),
+        (
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "DockerMachineTemplate",
+        ),
+        (
+            "bootstrap.cluster.x-k8s.io/v1beta1",
+            "KubeadmConfigTemplate",
+        ),
+    ] {
+        for o in api
+            .list(
+                api_version,
+                kind,
+                "default",
+                &[("topology.cluster.x-k8s.io/owned", "")],
+            )
+            .await
+            .unwrap()
+        {
+            specs.push((kind.to_string(), o.name().to_string(), o["spec"].clone()));
+        }
+    }
+    specs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    specs
+}
+
+#[tokio::test]
+async fn reconciling_through_the_render_service_makes_the_same_objects() {
+    let render = start_render_service();
+    let local = start_kube("reconcile-local");
+    let remote = start_kube("reconcile-remote");
+    load(&local.kubeconfig).await;
+    load(&remote.kubeconfig).await;
+
+    let (ok, first, stderr) = reconcile(&local, "default/dev");
+    assert!(ok, "{stderr}");
+    let kubeconfig = remote.kubeconfig.to_str().unwrap();
+    let through = |extra: &[&str]| {
+        let mut args = vec![
+            "reconcile",
+            "--kubeconfig",
+            kubeconfig,
+            "--cluster",
+            "default/dev",
+            "-o",
+            "json",
+            "--render-service",
+            &render.1,
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let remote_first = through(&[]);
+    assert_eq!(first, remote_first);
+    let specs = owned_specs(&local.kubeconfig).await;
+    assert_eq!(specs.len(), 16 - 1, "everything but the shim Secret");
+    assert_eq!(specs, owned_specs(&remote.kubeconfig).await);
+
+    // Converges the same way, to zero writes.
+    let mut last = remote_first;
+    for _ in 0..5 {
+        if last["writes"] == 0 {
+            break;
+        }
+        last = through(&[]);
+    }
+    assert_eq!(last["writes"], 0);
+}

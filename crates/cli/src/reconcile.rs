@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use topograph_applier::engine::InProcess;
+use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
 use topograph_applier::{ManagementCluster, reconcile_cluster};
 
 /// Output formats.
@@ -34,6 +34,10 @@ pub struct ReconcileArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "text")]
     output: Output,
+    /// Render through this render service (e.g. http://127.0.0.1:50051) instead of the
+    /// engine linked into this binary.
+    #[arg(long, env = "TOPOGRAPH_RENDER_SERVICE")]
+    render_service: Option<String>,
 }
 
 pub fn run(args: &ReconcileArgs) -> ExitCode {
@@ -63,7 +67,23 @@ pub fn run(args: &ReconcileArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        match reconcile_cluster(&api, &InProcess, namespace, name).await {
+        let remote = match args
+            .render_service
+            .as_deref()
+            .map(RenderService::connect_lazy)
+        {
+            None => None,
+            Some(Ok(remote)) => Some(remote),
+            Some(Err(e)) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        let engine: &dyn DesiredStateEngine = match &remote {
+            Some(remote) => remote,
+            None => &InProcess,
+        };
+        match reconcile_cluster(&api, engine, namespace, name).await {
             Ok(outcome) => {
                 match args.output {
                     Output::Json => match serde_json::to_string(&outcome) {

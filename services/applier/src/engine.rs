@@ -1,25 +1,45 @@
 //! Where the desired state comes from. The reconciler asks through
-//! [`DesiredStateEngine`], so the engine can run in process or behind the render service.
+//! [`DesiredStateEngine`]: the engine linked in ([`InProcess`]) or the render service
+//! over gRPC ([`RenderService`]), which lets a fleet of appliers share render capacity
+//! and the render service's class cache.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
+use tonic::transport::{Channel, Endpoint};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::{DesiredState, ObjectStore, RenderOptions};
+use topograph_proto::render::v1 as pb;
+use topograph_proto::render::v1::render_service_client::RenderServiceClient;
+
+use crate::error::ReconcileError;
 
 /// A boxed future, so engines can be chosen at run time.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Computes a Cluster's desired state from its class and the objects read for it
-/// (templates and current objects).
+/// What a desired state is computed from: the Cluster and its class (decoded, and as
+/// read from the API server), and the templates and current objects read for it.
+#[derive(Clone, Copy, Debug)]
+pub struct EngineInputs<'a> {
+    /// The Cluster.
+    pub cluster: &'a Cluster,
+    /// The Cluster object.
+    pub cluster_object: &'a Value,
+    /// Its class.
+    pub class: &'a ClusterClass,
+    /// The class object.
+    pub class_object: &'a Value,
+    /// Templates and current objects.
+    pub objects: &'a [Value],
+}
+
+/// Computes a Cluster's desired state.
 pub trait DesiredStateEngine: Send + Sync {
     /// The desired state, or the messages saying why there is none.
     fn desired_state<'a>(
         &'a self,
-        cluster: &'a Cluster,
-        class: &'a ClusterClass,
-        objects: Vec<Value>,
+        inputs: EngineInputs<'a>,
     ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>>;
 }
 
@@ -30,15 +50,89 @@ pub struct InProcess;
 impl DesiredStateEngine for InProcess {
     fn desired_state<'a>(
         &'a self,
-        cluster: &'a Cluster,
-        class: &'a ClusterClass,
-        objects: Vec<Value>,
+        inputs: EngineInputs<'a>,
     ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
         Box::pin(async move {
-            let store = ObjectStore::new(objects);
-            topograph_engine::render_with(cluster, class, &store, RenderOptions::default())
-                .map(|rendered| rendered.desired)
-                .map_err(|e| e.messages)
+            let store = ObjectStore::new(inputs.objects.iter().cloned());
+            topograph_engine::render_with(
+                inputs.cluster,
+                inputs.class,
+                &store,
+                RenderOptions::default(),
+            )
+            .map(|rendered| rendered.desired)
+            .map_err(|e| e.messages)
+        })
+    }
+}
+
+/// The render service (`topograph.render.v1.RenderService`), over gRPC.
+#[derive(Clone, Debug)]
+pub struct RenderService {
+    client: RenderServiceClient<Channel>,
+}
+
+impl RenderService {
+    /// A client of the render service at `url` (e.g. `http://127.0.0.1:50051`). The
+    /// connection is made on first use and re-made when it breaks.
+    pub fn connect_lazy(url: &str) -> Result<Self, ReconcileError> {
+        let endpoint = Endpoint::from_shared(url.to_string())
+            .map_err(|e| ReconcileError::invalid(format!("render service address {url:?}: {e}")))?;
+        Ok(RenderService {
+            client: RenderServiceClient::new(endpoint.connect_lazy()),
+        })
+    }
+}
+
+fn encode(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// The messages of a failed render: for invalid input, the descriptions of the field
+/// violations, which are the texts the engine gives in process.
+fn messages(status: &tonic::Status) -> Vec<String> {
+    use tonic_types::StatusExt;
+    if status.code() == tonic::Code::InvalidArgument
+        && let Some(bad_request) = status.get_details_bad_request()
+        && !bad_request.field_violations.is_empty()
+    {
+        return bad_request
+            .field_violations
+            .into_iter()
+            .map(|v| v.description)
+            .collect();
+    }
+    vec![format!(
+        "render service: {:?}: {}",
+        status.code(),
+        status.message()
+    )]
+}
+
+impl DesiredStateEngine for RenderService {
+    fn desired_state<'a>(
+        &'a self,
+        inputs: EngineInputs<'a>,
+    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+        Box::pin(async move {
+            let request = pb::RenderRequest {
+                cluster_class: encode(inputs.class_object),
+                templates: Vec::new(),
+                cluster: encode(inputs.cluster_object),
+                current_objects: inputs.objects.iter().map(encode).collect(),
+            };
+            let response = self
+                .client
+                .clone()
+                .render(request)
+                .await
+                .map_err(|s| messages(&s))?
+                .into_inner();
+            serde_json::from_slice(&response.desired_state).map_err(|e| {
+                vec![format!(
+                    "render service: the response has no readable desired state: {e}"
+                )]
+            })
         })
     }
 }

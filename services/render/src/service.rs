@@ -163,6 +163,7 @@ pub struct Engine {
 /// What a render produced, before encoding.
 struct RenderOutcome {
     desired: Vec<Value>,
+    desired_state: topograph_engine::DesiredState,
     current: Vec<Value>,
     explanation: topograph_engine::patches::Explanation,
 }
@@ -285,6 +286,7 @@ impl Engine {
         })?;
         Ok(RenderOutcome {
             desired: rendered.desired.objects().into_iter().cloned().collect(),
+            desired_state: rendered.desired,
             current: current_values,
             explanation: rendered.explanation,
         })
@@ -329,11 +331,14 @@ impl Engine {
                 object: s.object,
             })
             .collect();
+        let desired_state = serde_json::to_vec(&outcome.desired_state)
+            .map_err(|e| Status::internal(format!("encoding the desired state: {e}")))?;
         Ok(pb::RenderResponse {
             objects: desired.iter().map(encode).collect::<Result<_, _>>()?,
             delete,
             changes,
             skipped,
+            desired_state,
         })
     }
 

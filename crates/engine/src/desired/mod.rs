@@ -28,7 +28,7 @@ use crate::upgrade::{self, Decision, UpgradeTracker};
 pub use clone::is_enforced;
 
 /// The ControlPlane and what comes with it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DesiredControlPlane {
     /// The ControlPlane object.
     pub object: Value,
@@ -39,7 +39,7 @@ pub struct DesiredControlPlane {
 }
 
 /// One MachineDeployment and what comes with it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DesiredMachineDeployment {
     /// Its name in the topology.
     pub topology_name: String,
@@ -54,7 +54,7 @@ pub struct DesiredMachineDeployment {
 }
 
 /// Every object the topology of one Cluster consists of.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DesiredState {
     /// The Cluster with the fields the topology owns set.
     pub cluster: Value,

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The control plane's side of an upgrade.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ControlPlaneUpgrade {
     /// The current control plane has no observed version yet (first provisioning).
     pub is_provisioning: bool,
@@ -53,7 +53,7 @@ impl ControlPlaneUpgrade {
 /// The MachineDeployments' side of an upgrade. Every set holds topology names
 /// (`spec.topology.workers.machineDeployments[].name`); [`Self::object_names`] maps them
 /// to the MachineDeployments' object names where those exist.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MachineDeploymentUpgrades {
     /// New MachineDeployments whose creation waits for a stable control plane. Their
     /// desired objects are still rendered; the reconciler must not create them.
@@ -107,7 +107,7 @@ impl MachineDeploymentUpgrades {
 }
 
 /// Everything the upgrade decisions of one render found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UpgradeTracker {
     /// The control plane.
     pub control_plane: ControlPlaneUpgrade,

@@ -22,7 +22,7 @@ use topograph_api::object::ObjectExt;
 
 use crate::api::ManagementCluster;
 use crate::class::{self, API_VERSION};
-use crate::engine::DesiredStateEngine;
+use crate::engine::{DesiredStateEngine, EngineInputs};
 use crate::error::ReconcileError;
 use crate::events;
 use status::Progress;
@@ -115,17 +115,24 @@ async fn reconcile(
     if class::not_reconciled(&class_object).is_some() {
         return Ok(Progress::ClassNotReconciled);
     }
-    let class = topograph_api::load::decode_cluster_class(class_object).map_err(|problems| {
-        ReconcileError::invalid(format!(
-            "ClusterClass {class_namespace}/{class_name} cannot be read: {}",
-            problems.join("; ")
-        ))
-    })?;
+    let class =
+        topograph_api::load::decode_cluster_class(class_object.clone()).map_err(|problems| {
+            ReconcileError::invalid(format!(
+                "ClusterClass {class_namespace}/{class_name} cannot be read: {}",
+                problems.join("; ")
+            ))
+        })?;
 
     let current = read::read(run.api, &c, &class).await?;
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
     let desired = engine
-        .desired_state(&c, &class, current.engine_inputs.clone())
+        .desired_state(EngineInputs {
+            cluster: &c,
+            cluster_object: &run.cluster,
+            class: &class,
+            class_object: &class_object,
+            objects: &current.engine_inputs,
+        })
         .await
         .map_err(ReconcileError::Render)?;
 
