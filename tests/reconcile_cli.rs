@@ -217,9 +217,11 @@ fn start_render_service() -> RenderServer {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Owned from here on, so the process is killed and reaped whatever happens.
+    let server = RenderServer(child, format!("http://{addr}"));
     for _ in 0..200 {
         if std::net::TcpStream::connect(&addr).is_ok() {
-            return RenderServer(child, format!("http://{addr}"));
+            return server;
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
