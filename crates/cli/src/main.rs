@@ -4,6 +4,7 @@
 //! per line), 2 usage or I/O errors.
 
 mod bench;
+mod crds;
 mod inputs;
 mod reconcile;
 mod render;
@@ -32,6 +33,8 @@ enum Command {
     Render(render::RenderArgs),
     /// Check ClusterClasses and Clusters against Cluster API's admission rules.
     Validate(validate::ValidateArgs),
+    /// Print CRDs for Cluster API's kinds and the provider kinds the files use.
+    Crds(crds::CrdsArgs),
     /// Reconcile one Cluster against a management cluster, once.
     Reconcile(reconcile::ReconcileArgs),
     /// Measure the in-process engine.
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Reconcile(args) => reconcile::run(&args),
+        Command::Crds(args) => crds::run(&args),
         Command::Bench(command) => bench::run(&command),
     }
 }
