@@ -16,7 +16,14 @@
 //!   [`QueueConfig::lease`]).
 
 use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+pub mod memory;
+pub mod redis;
+
+pub use crate::memory::MemoryQueue;
+pub use crate::redis::{Endpoint, RedisQueue};
 
 /// Tuning shared by the implementations.
 #[derive(Clone, Debug)]
@@ -97,4 +104,73 @@ pub trait Queue: Send + Sync + 'static {
 
     /// Current gauges and counters.
     fn stats(&self) -> impl Future<Output = Result<QueueStats, QueueError>> + Send;
+
+    /// Renews the lease of `job` for another [`QueueConfig::lease`], for reconciles that
+    /// may outlast one lease. Fails with [`QueueError::LeaseLost`] when another consumer
+    /// already holds the key.
+    ///
+    /// The default does nothing: right for queues whose leases never expire (test fakes).
+    fn extend(&self, job: &Job) -> impl Future<Output = Result<(), QueueError>> + Send {
+        let _ = job;
+        async { Ok(()) }
+    }
+}
+
+/// The delay before retry number `attempt + 1` of a key that failed `attempt` times in a
+/// row before: `backoff_base * 2^attempt` capped at `backoff_max`, then jittered by ±20 %
+/// (and capped again, so no delay exceeds `backoff_max`).
+///
+/// Jitter spreads the retries of keys that failed together (a management cluster's API
+/// server was down) so they do not all come back in the same instant.
+pub fn backoff_delay(config: &QueueConfig, attempt: u32) -> Duration {
+    jittered(config, attempt, jitter_unit())
+}
+
+/// [`backoff_delay`] with the random part given: `unit` in `[0, 1)` maps to `[-20 %, +20 %)`.
+pub fn jittered(config: &QueueConfig, attempt: u32, unit: f64) -> Duration {
+    let base = config.backoff_base.as_secs_f64();
+    let max = config.backoff_max.as_secs_f64();
+    // 2^attempt overflows nothing in f64 for any u32 we will see; `min` caps it.
+    let raw = (base * 2f64.powi(attempt.min(1024) as i32)).min(max);
+    let factor = 0.8 + 0.4 * unit.clamp(0.0, 1.0);
+    Duration::from_secs_f64((raw * factor).min(max).max(0.0))
+}
+
+/// A random number in `[0, 1)`: std's per-process random hash keys are enough for jitter
+/// and spare a dependency on a random number crate.
+fn jitter_unit() -> f64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default(),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_caps_and_jitters_within_twenty_percent() {
+        let config = QueueConfig {
+            lease: Duration::from_secs(1),
+            backoff_base: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(1000),
+        };
+        assert_eq!(jittered(&config, 0, 0.5), Duration::from_millis(100));
+        assert_eq!(jittered(&config, 3, 0.5), Duration::from_millis(800));
+        assert_eq!(jittered(&config, 4, 0.5), Duration::from_millis(1000));
+        assert_eq!(jittered(&config, 40, 0.99), Duration::from_millis(1000));
+        assert_eq!(jittered(&config, 0, 0.0), Duration::from_millis(80));
+        assert!(jittered(&config, 1, 0.999_999) <= Duration::from_millis(240));
+        for attempt in 0..10 {
+            let d = backoff_delay(&config, attempt);
+            let raw = (100u64 << attempt).min(1000);
+            assert!(d >= Duration::from_millis(raw * 8 / 10 - 1), "{attempt}: {d:?}");
+            assert!(d <= Duration::from_millis((raw * 12 / 10).min(1000)), "{attempt}: {d:?}");
+        }
+    }
 }

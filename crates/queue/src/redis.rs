@@ -1,0 +1,531 @@
+//! The queue on Redis Streams, for a fleet of applier processes sharing one Redis (a
+//! single server or a Redis Cluster).
+//!
+//! Keys are spread over `shards` shards by a stable hash (FNV-1a of the Cluster key).
+//! Every shard's Redis keys share the hash tag `{<prefix>:<shard>}`, so one shard lives in
+//! one slot and each Lua transition touches one slot only; different shards land on
+//! different slots and so spread over a Redis Cluster's nodes. Per shard:
+//!
+//! * `{p:s}:stream`: a stream with one consumer group; one entry (`key` field) per key
+//!   that is waiting or held;
+//! * `{p:s}:state`: hash, key -> `w:<entry id>` (waiting in the stream), `h:<entry
+//!   id>:<nonce>:<consumer>` (held), `d` (waiting for a retry time);
+//! * `{p:s}:dirty`: set of held keys enqueued again meanwhile;
+//! * `{p:s}:delayed`: sorted set of keys by retry due time (ms);
+//! * `{p:s}:attempts`: hash, key -> failures in a row;
+//! * `{p:s}:seq`: counter for lease nonces.
+//!
+//! Every transition is one Lua script (see [`scripts`]), with Redis's clock, so appliers'
+//! clocks do not matter. See docs/decisions/0011-job-queue.md.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use ::redis::cluster::ClusterClient;
+use ::redis::cluster_async::ClusterConnection;
+use ::redis::{Cmd, Pipeline, RedisError, RedisFuture, Script, Value};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::{Job, Queue, QueueConfig, QueueError, QueueStats, backoff_delay};
+
+mod scripts;
+
+/// The consumer group every applier joins.
+const GROUP: &str = "appliers";
+
+/// How long a command may take before the connection is considered broken.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where the Redis is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// One server: `redis://host:port[/db]` (or `rediss://`, `unix://`).
+    Single(String),
+    /// A Redis Cluster, by seed nodes (`redis://host:port` each).
+    Cluster(Vec<String>),
+}
+
+impl Endpoint {
+    /// Parses the applier's `--redis` value:
+    ///
+    /// * `redis://host:port` (any URL the redis crate takes): one server;
+    /// * `redis://a:7000,redis://b:7001,...` or `a:7000,b:7001` (a comma-separated list of
+    ///   nodes, scheme optional): a Redis Cluster, the nodes being seeds;
+    /// * `redis+cluster://[user:pass@]a:7000[,b:7001...]` (or `rediss+cluster://`): a Redis
+    ///   Cluster, even with a single seed node.
+    pub fn parse(spec: &str) -> Result<Endpoint, QueueError> {
+        let spec = spec.trim();
+        let bad = || QueueError::Backend(format!("invalid Redis address {spec:?}"));
+        for (cluster_scheme, scheme) in [("redis+cluster://", "redis://"), ("rediss+cluster://", "rediss://")] {
+            if let Some(rest) = spec.strip_prefix(cluster_scheme) {
+                let (userinfo, hosts) = match rest.rsplit_once('@') {
+                    Some((userinfo, hosts)) => (format!("{userinfo}@"), hosts),
+                    None => (String::new(), rest),
+                };
+                let nodes: Vec<String> = hosts
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|host| !host.is_empty())
+                    .map(|host| format!("{scheme}{userinfo}{host}"))
+                    .collect();
+                if nodes.is_empty() {
+                    return Err(bad());
+                }
+                return Ok(Endpoint::Cluster(nodes));
+            }
+        }
+        if spec.contains(',') {
+            let nodes: Vec<String> = spec
+                .split(',')
+                .map(str::trim)
+                .filter(|node| !node.is_empty())
+                .map(|node| {
+                    if node.contains("://") { node.to_string() } else { format!("redis://{node}") }
+                })
+                .collect();
+            if nodes.is_empty() {
+                return Err(bad());
+            }
+            return Ok(Endpoint::Cluster(nodes));
+        }
+        if spec.is_empty() {
+            return Err(bad());
+        }
+        if spec.contains("://") {
+            Ok(Endpoint::Single(spec.to_string()))
+        } else {
+            Ok(Endpoint::Single(format!("redis://{spec}")))
+        }
+    }
+}
+
+/// The shared connection: one multiplexed connection for every operation but the
+/// blocking wake-up read.
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(conn) => conn.req_packed_command(cmd),
+            Conn::Cluster(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(conn) => conn.get_db(),
+            Conn::Cluster(conn) => conn.get_db(),
+        }
+    }
+}
+
+/// The Redis keys of one shard.
+#[derive(Debug)]
+struct Shard {
+    keys: [String; 6],
+}
+
+impl Shard {
+    fn new(prefix: &str, index: usize) -> Shard {
+        let tag = format!("{{{prefix}:{index}}}");
+        Shard {
+            keys: ["stream", "state", "dirty", "delayed", "attempts", "seq"]
+                .map(|name| format!("{tag}:{name}")),
+        }
+    }
+
+    fn stream(&self) -> &str {
+        &self.keys[0]
+    }
+}
+
+/// A [`Queue`] on Redis Streams (see the module docs for the layout).
+///
+/// Late `ack`/`retry`/`extend` of a job whose key another consumer reclaimed fail with
+/// [`QueueError::LeaseLost`] and change nothing; a job whose lease expired but that no one
+/// reclaimed yet may still be acknowledged.
+///
+/// Cheap to share: wrap it in an `Arc`; all methods take `&self`.
+pub struct RedisQueue {
+    conn: Conn,
+    /// Single server only: a connection of its own for `XREAD BLOCK`, so a waiting
+    /// consumer never stalls the commands others pipeline on `conn`.
+    waker: Option<tokio::sync::Mutex<ConnectionManager>>,
+    shards: Vec<Shard>,
+    config: QueueConfig,
+    poll: Duration,
+    next_shard: AtomicUsize,
+    /// Wakes this process's waiting consumers (local enqueues, the waker's reads).
+    changed: Notify,
+    retries: AtomicU64,
+}
+
+impl std::fmt::Debug for RedisQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisQueue")
+            .field("cluster", &matches!(self.conn, Conn::Cluster(_)))
+            .field("shards", &self.shards.len())
+            .field("config", &self.config)
+            .field("poll", &self.poll)
+            .finish()
+    }
+}
+
+fn backend(err: RedisError) -> QueueError {
+    QueueError::Backend(err.to_string())
+}
+
+impl RedisQueue {
+    /// Connects to `redis` (see [`Endpoint::parse`]) and creates the consumer groups.
+    ///
+    /// `prefix` namespaces the Redis keys (two queues with different prefixes share
+    /// nothing); `shards` (at least 1) is how many streams the keys spread over: it must be
+    /// the same in every process sharing `prefix`. A Cluster wants a few shards per primary
+    /// node (e.g. 16); a single server is fine with 1 to 4.
+    pub async fn connect(
+        redis: &str,
+        prefix: &str,
+        shards: usize,
+        config: QueueConfig,
+    ) -> Result<RedisQueue, QueueError> {
+        RedisQueue::connect_endpoint(Endpoint::parse(redis)?, prefix, shards, config).await
+    }
+
+    /// [`RedisQueue::connect`] with the address parsed.
+    pub async fn connect_endpoint(
+        endpoint: Endpoint,
+        prefix: &str,
+        shards: usize,
+        config: QueueConfig,
+    ) -> Result<RedisQueue, QueueError> {
+        if shards == 0 {
+            return Err(QueueError::Backend("a queue needs at least one shard".into()));
+        }
+        // Short polls keep reclaim and retry latency a fraction of their own durations.
+        let poll = (config.lease / 4)
+            .min(config.backoff_base)
+            .clamp(Duration::from_millis(20), Duration::from_millis(250));
+        let (conn, waker) = match endpoint {
+            Endpoint::Single(url) => {
+                let client = ::redis::Client::open(url.as_str()).map_err(backend)?;
+                let shared = ConnectionManagerConfig::new()
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let conn = client.get_connection_manager_with_config(shared).await.map_err(backend)?;
+                let blocking = ConnectionManagerConfig::new()
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT + Duration::from_millis(250)));
+                let waker =
+                    client.get_connection_manager_with_config(blocking).await.map_err(backend)?;
+                (Conn::Single(conn), Some(tokio::sync::Mutex::new(waker)))
+            }
+            // A blocking read can only name one shard's stream in a Cluster (one slot per
+            // command), so consumers poll there instead.
+            Endpoint::Cluster(nodes) => {
+                let client = ClusterClient::builder(nodes)
+                    .response_timeout(RESPONSE_TIMEOUT)
+                    .build()
+                    .map_err(backend)?;
+                (Conn::Cluster(client.get_async_connection().await.map_err(backend)?), None)
+            }
+        };
+        let queue = RedisQueue {
+            conn,
+            waker,
+            shards: (0..shards).map(|index| Shard::new(prefix, index)).collect(),
+            config,
+            poll,
+            next_shard: AtomicUsize::new(0),
+            changed: Notify::new(),
+            retries: AtomicU64::new(0),
+        };
+        for shard in &queue.shards {
+            queue.create_group(shard).await?;
+        }
+        Ok(queue)
+    }
+
+    /// How often a waiting `take` looks again for due retries and expired leases (and, on
+    /// a Cluster, for new keys). Defaults to a quarter of the lease or the backoff base,
+    /// between 20 and 250 ms.
+    pub fn with_poll_interval(mut self, poll: Duration) -> RedisQueue {
+        self.poll = poll.max(Duration::from_millis(1));
+        self
+    }
+
+    async fn create_group(&self, shard: &Shard) -> Result<(), QueueError> {
+        let mut conn = self.conn.clone();
+        let created: Result<Value, RedisError> = ::redis::cmd("XGROUP")
+            .arg("CREATE")
+            .arg(shard.stream())
+            .arg(GROUP)
+            .arg("0")
+            .arg("MKSTREAM")
+            .query_async(&mut conn)
+            .await;
+        match created {
+            Ok(_) => Ok(()),
+            Err(err) if err.code() == Some("BUSYGROUP") => Ok(()),
+            Err(err) => Err(backend(err)),
+        }
+    }
+
+    fn shard_of(&self, key: &str) -> &Shard {
+        // FNV-1a: stable across processes and versions, unlike std's hasher.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in key.bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        let index = (hash % self.shards.len() as u64) as usize;
+        &self.shards[index]
+    }
+
+    async fn run(&self, script: &Script, shard: &Shard, args: &[&str]) -> Result<Value, QueueError> {
+        let mut invocation = script.prepare_invoke();
+        for key in &shard.keys {
+            invocation.key(key);
+        }
+        for arg in args {
+            invocation.arg(*arg);
+        }
+        let mut conn = self.conn.clone();
+        invocation.invoke_async(&mut conn).await.map_err(backend)
+    }
+
+    /// Runs a lease-checked transition (`ack`, `retry`, `extend`) for `job`.
+    async fn transition(
+        &self,
+        script: &Script,
+        job: &Job,
+        extra: &[&str],
+    ) -> Result<i64, QueueError> {
+        let lost = || QueueError::LeaseLost(job.key.clone());
+        let (id, nonce) = job.token.split_once(':').ok_or_else(lost)?;
+        let mut args = vec![GROUP, job.key.as_str(), id, nonce];
+        args.extend_from_slice(extra);
+        let reply = self.run(script, self.shard_of(&job.key), &args).await?;
+        match int(&reply) {
+            Some(0) => Err(lost()),
+            Some(n) => Ok(n),
+            None => Err(unexpected(&reply)),
+        }
+    }
+
+    /// One pass over the shards: a job, or each shard's last stream entry id (for the
+    /// wake-up read).
+    async fn take_once(&self, consumer: &str) -> Result<Result<Job, Vec<String>>, QueueError> {
+        let lease = self.config.lease.as_millis().max(1).to_string();
+        let count = self.shards.len();
+        let start = self.next_shard.fetch_add(1, Ordering::Relaxed);
+        let mut last_ids = vec![String::new(); count];
+        for offset in 0..count {
+            let index = (start + offset) % count;
+            let reply = self
+                .run(&scripts::TAKE, &self.shards[index], &[GROUP, consumer, &lease])
+                .await?;
+            let items = match &reply {
+                Value::Array(items) => items.as_slice(),
+                _ => return Err(unexpected(&reply)),
+            };
+            match items {
+                [tag, key, token, attempt] if int(tag) == Some(1) => {
+                    let (Some(key), Some(token), Some(attempt)) =
+                        (string(key), string(token), int(attempt))
+                    else {
+                        return Err(unexpected(&reply));
+                    };
+                    let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
+                    return Ok(Ok(Job { key, attempt, token }));
+                }
+                [tag, last] if int(tag) == Some(0) => {
+                    last_ids[index] = string(last).ok_or_else(|| unexpected(&reply))?;
+                }
+                _ => return Err(unexpected(&reply)),
+            }
+        }
+        Ok(Err(last_ids))
+    }
+
+    /// Waits up to `nap` for news: a new stream entry on any shard (single server), a
+    /// local change, or just the time passing (due retries and expired leases).
+    async fn nap(&self, nap: Duration, last_ids: &[String], changed: std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>) -> Result<(), QueueError> {
+        let waker = match &self.waker {
+            Some(waker) => waker.try_lock().ok(),
+            None => None,
+        };
+        let Some(mut waker) = waker else {
+            // Another consumer of this process holds the blocking read and will wake us.
+            tokio::select! {
+                () = changed => {}
+                () = tokio::time::sleep(nap) => {}
+            }
+            return Ok(());
+        };
+        // XREAD (not XREADGROUP): it only signals; delivery stays inside the TAKE script,
+        // atomic with the state transition.
+        let mut cmd = ::redis::cmd("XREAD");
+        cmd.arg("COUNT").arg(1).arg("BLOCK").arg(nap.as_millis().max(1) as u64).arg("STREAMS");
+        for shard in &self.shards {
+            cmd.arg(shard.stream());
+        }
+        for last in last_ids {
+            cmd.arg(last);
+        }
+        let read: Value = cmd.query_async(&mut *waker).await.map_err(backend)?;
+        drop(waker);
+        if !matches!(read, Value::Nil) {
+            self.changed.notify_waiters();
+        }
+        Ok(())
+    }
+}
+
+fn int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(n) => Some(*n),
+        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.parse().ok(),
+        Value::SimpleString(text) => text.parse().ok(),
+        _ => None,
+    }
+}
+
+fn string(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        Value::SimpleString(text) => Some(text.clone()),
+        Value::Int(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn unexpected(reply: &Value) -> QueueError {
+    QueueError::Backend(format!("unexpected reply from a queue script: {reply:?}"))
+}
+
+impl Queue for RedisQueue {
+    async fn enqueue(&self, key: &str) -> Result<(), QueueError> {
+        let reply = self.run(&scripts::ENQUEUE, self.shard_of(key), &[key]).await?;
+        if int(&reply) == Some(1) {
+            self.changed.notify_waiters();
+        }
+        Ok(())
+    }
+
+    async fn take(&self, consumer: &str, wait: Duration) -> Result<Option<Job>, QueueError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let last_ids = match self.take_once(consumer).await? {
+                Ok(job) => return Ok(Some(job)),
+                Err(last_ids) => last_ids,
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            self.nap(self.poll.min(deadline - now), &last_ids, changed).await?;
+        }
+    }
+
+    async fn ack(&self, job: &Job) -> Result<(), QueueError> {
+        if self.transition(&scripts::ACK, job, &[]).await? == 2 {
+            self.changed.notify_waiters();
+        }
+        Ok(())
+    }
+
+    async fn retry(&self, job: &Job) -> Result<(), QueueError> {
+        let delay = backoff_delay(&self.config, job.attempt).as_millis().max(1).to_string();
+        self.transition(&scripts::RETRY, job, &[&delay]).await?;
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    async fn extend(&self, job: &Job) -> Result<(), QueueError> {
+        self.transition(&scripts::EXTEND, job, &[]).await.map(drop)
+    }
+
+    async fn stats(&self) -> Result<QueueStats, QueueError> {
+        let mut stats = QueueStats { retries: self.retries.load(Ordering::Relaxed), ..QueueStats::default() };
+        for shard in &self.shards {
+            let reply = self.run(&scripts::STATS, shard, &[GROUP]).await?;
+            let Value::Array(items) = &reply else {
+                return Err(unexpected(&reply));
+            };
+            let numbers: Option<Vec<i64>> = items.iter().map(int).collect();
+            let Some([depth, delayed, in_flight, oldest_ms, now_ms]) =
+                numbers.and_then(|numbers| <[i64; 5]>::try_from(numbers).ok())
+            else {
+                return Err(unexpected(&reply));
+            };
+            let count = |n: i64| u64::try_from(n).unwrap_or(0);
+            stats.depth += count(depth);
+            stats.delayed += count(delayed);
+            stats.in_flight += count(in_flight);
+            if oldest_ms >= 0 {
+                let age = Duration::from_millis(count(now_ms - oldest_ms));
+                stats.oldest_age = stats.oldest_age.max(age);
+            }
+        }
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(
+            Endpoint::parse("redis://127.0.0.1:6379").ok(),
+            Some(Endpoint::Single("redis://127.0.0.1:6379".into()))
+        );
+        assert_eq!(
+            Endpoint::parse("10.0.0.1:6379").ok(),
+            Some(Endpoint::Single("redis://10.0.0.1:6379".into()))
+        );
+        assert_eq!(
+            Endpoint::parse("redis://a:7000, b:7001").ok(),
+            Some(Endpoint::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()]))
+        );
+        assert_eq!(
+            Endpoint::parse("redis+cluster://u:p@a:7000,b:7001").ok(),
+            Some(Endpoint::Cluster(vec!["redis://u:p@a:7000".into(), "redis://u:p@b:7001".into()]))
+        );
+        assert_eq!(
+            Endpoint::parse("rediss+cluster://a:7000").ok(),
+            Some(Endpoint::Cluster(vec!["rediss://a:7000".into()]))
+        );
+        assert!(Endpoint::parse("").is_err());
+        assert!(Endpoint::parse("redis+cluster://").is_err());
+    }
+
+    #[test]
+    fn shard_keys_share_one_hash_tag() {
+        let shard = Shard::new("q", 3);
+        for key in &shard.keys {
+            assert!(key.starts_with("{q:3}:"), "{key}");
+        }
+    }
+}

@@ -1,0 +1,629 @@
+//! The queue contract, written once as generic async functions over [`Queue`] and run for
+//! every implementation: the in-process queue, Redis Streams on one `redis-server`, and
+//! Redis Streams on a three-node Redis Cluster (servers started here, on loopback).
+//!
+//! The Redis tests need `redis-server` and `redis-cli` on PATH and fail without them: a
+//! missing server must not pass as a green run.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use topograph_queue::{Job, MemoryQueue, Queue, QueueConfig, QueueError, QueueStats, RedisQueue};
+
+const LEASE: Duration = Duration::from_millis(300);
+const BASE: Duration = Duration::from_millis(100);
+const MAX: Duration = Duration::from_millis(400);
+/// A take expected to find nothing waits this long.
+const NONE_WAIT: Duration = Duration::from_millis(50);
+/// A take expected to find something waits at most this long.
+const SOME_WAIT: Duration = Duration::from_secs(5);
+
+fn config() -> QueueConfig {
+    QueueConfig { lease: LEASE, backoff_base: BASE, backoff_max: MAX }
+}
+
+// ---------------------------------------------------------------------------------------
+// The cases.
+
+async fn take_some<Q: Queue>(queue: &Q, consumer: &str) -> Job {
+    match queue.take(consumer, SOME_WAIT).await {
+        Ok(Some(job)) => job,
+        other => panic!("{consumer}: expected a job, got {other:?}"),
+    }
+}
+
+async fn take_none<Q: Queue>(queue: &Q, consumer: &str) {
+    match queue.take(consumer, NONE_WAIT).await {
+        Ok(None) => {}
+        other => panic!("{consumer}: expected nothing, got {other:?}"),
+    }
+}
+
+async fn stats<Q: Queue>(queue: &Q) -> QueueStats {
+    queue.stats().await.expect("stats")
+}
+
+async fn assert_empty<Q: Queue>(queue: &Q) {
+    let s = stats(queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight, s.oldest_age), (0, 0, 0, Duration::ZERO), "{s:?}");
+}
+
+fn assert_lease_lost(result: Result<(), QueueError>, what: &str) {
+    assert!(matches!(result, Err(QueueError::LeaseLost(_))), "{what}: {result:?}");
+}
+
+/// Repeated enqueues of waiting keys coalesce: `enqueues` enqueues of 100 keys queue 100.
+async fn coalescing<Q: Queue>(queue: Arc<Q>, enqueues: usize) {
+    let keys: Vec<String> = (0..100).map(|i| format!("mgmt-a/default/c{i}")).collect();
+    let started = Instant::now();
+    for i in 0..enqueues {
+        queue.enqueue(&keys[i % keys.len()]).await.expect("enqueue");
+    }
+    let elapsed = started.elapsed();
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (100, 0, 0), "{s:?}");
+    let mut seen = HashSet::new();
+    let mut jobs = Vec::new();
+    for _ in 0..100 {
+        let job = take_some(&*queue, "c1").await;
+        assert_eq!(job.attempt, 0);
+        assert!(seen.insert(job.key.clone()), "{} handed out twice", job.key);
+        jobs.push(job);
+    }
+    take_none(&*queue, "c1").await;
+    assert_eq!(stats(&*queue).await.in_flight, 100);
+    for job in &jobs {
+        queue.ack(job).await.expect("ack");
+    }
+    take_none(&*queue, "c1").await;
+    assert_empty(&*queue).await;
+    eprintln!("coalescing: {enqueues} enqueues in {elapsed:?}");
+}
+
+/// A key enqueued while held is handed out again after the ack, never concurrently; the
+/// same after a retry (at once: the enqueue is news).
+async fn dirty_rerun<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-a/default/dev";
+    queue.enqueue(key).await.expect("enqueue");
+    let first = take_some(&*queue, "c1").await;
+    for _ in 0..3 {
+        queue.enqueue(key).await.expect("enqueue while held");
+    }
+    take_none(&*queue, "c2").await;
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.in_flight), (0, 1), "{s:?}");
+    queue.ack(&first).await.expect("ack");
+    let second = take_some(&*queue, "c2").await;
+    assert_eq!((second.key.as_str(), second.attempt), (key, 0));
+    assert_ne!(second.token, first.token);
+    take_none(&*queue, "c1").await;
+    queue.ack(&second).await.expect("ack");
+    take_none(&*queue, "c1").await;
+
+    queue.enqueue(key).await.expect("enqueue");
+    let third = take_some(&*queue, "c1").await;
+    queue.enqueue(key).await.expect("enqueue while held");
+    queue.retry(&third).await.expect("retry");
+    let started = Instant::now();
+    let fourth = take_some(&*queue, "c2").await;
+    assert_eq!(fourth.attempt, 1);
+    assert!(started.elapsed() < BASE * 8 / 10, "dirty retry waited {:?}", started.elapsed());
+    queue.ack(&fourth).await.expect("ack");
+    assert_empty(&*queue).await;
+}
+
+/// Consumers racing over few keys that keep being enqueued never hold one key twice.
+async fn exclusivity<Q: Queue>(queue: Arc<Q>) {
+    let held: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let taken = Arc::new(AtomicUsize::new(0));
+    let producing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut consumers = Vec::new();
+    for c in 0..4 {
+        let (queue, held, taken, producing) =
+            (queue.clone(), held.clone(), taken.clone(), producing.clone());
+        consumers.push(tokio::spawn(async move {
+            let name = format!("consumer-{c}");
+            loop {
+                let job = queue.take(&name, NONE_WAIT).await.expect("take");
+                let Some(job) = job else {
+                    if producing.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    break;
+                };
+                assert!(
+                    held.lock().expect("lock").insert(job.key.clone()),
+                    "{} held twice at once",
+                    job.key
+                );
+                taken.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                held.lock().expect("lock").remove(&job.key);
+                if job.attempt == 0 && job.key.ends_with('7') {
+                    queue.retry(&job).await.expect("retry");
+                } else {
+                    queue.ack(&job).await.expect("ack");
+                }
+            }
+        }));
+    }
+    for i in 0..400 {
+        queue.enqueue(&format!("mgmt/ns/c{}", i % 20)).await.expect("enqueue");
+        if i % 10 == 0 {
+            tokio::time::sleep(Duration::from_millis(3)).await;
+        }
+    }
+    // Long enough for the retried keys' backoff, then the consumers drain and stop.
+    tokio::time::sleep(MAX + Duration::from_millis(200)).await;
+    producing.store(false, Ordering::SeqCst);
+    for consumer in consumers {
+        consumer.await.expect("consumer");
+    }
+    assert!(taken.load(Ordering::SeqCst) >= 20);
+    assert_empty(&*queue).await;
+}
+
+/// Retries come back after `base * 2^attempt` (capped, ±20 %); an ack resets the count.
+async fn retry_backoff<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-a/default/failing";
+    let retries_before = stats(&*queue).await.retries;
+    queue.enqueue(key).await.expect("enqueue");
+    let mut job = take_some(&*queue, "c1").await;
+    assert_eq!(job.attempt, 0);
+    for (n, nominal) in [BASE, BASE * 2, MAX, MAX].into_iter().enumerate() {
+        let started = Instant::now();
+        queue.retry(&job).await.expect("retry");
+        let s = stats(&*queue).await;
+        assert_eq!((s.depth, s.delayed, s.in_flight), (0, 1, 0), "{s:?}");
+        job = take_some(&*queue, "c2").await;
+        let waited = started.elapsed();
+        assert_eq!(job.attempt as usize, n + 1);
+        let low = (nominal * 8 / 10).saturating_sub(Duration::from_millis(5));
+        let high = (nominal * 12 / 10).min(MAX) + Duration::from_millis(300);
+        assert!(waited >= low && waited <= high, "retry {n}: waited {waited:?}, nominal {nominal:?}");
+    }
+    queue.ack(&job).await.expect("ack");
+    queue.enqueue(key).await.expect("enqueue");
+    let fresh = take_some(&*queue, "c1").await;
+    assert_eq!(fresh.attempt, 0, "an ack resets the failure count");
+    queue.ack(&fresh).await.expect("ack");
+    assert_eq!(stats(&*queue).await.retries, retries_before + 4);
+    assert_empty(&*queue).await;
+}
+
+/// A consumer that dies holding a key loses it after the lease; its late ack, retry and
+/// extend fail with `LeaseLost` and leave the new holder's lease alone.
+async fn reclaim_and_late_ack<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-b/prod/edge";
+    queue.enqueue(key).await.expect("enqueue");
+    let started = Instant::now();
+    let dead = take_some(&*queue, "dies").await;
+    take_none(&*queue, "survivor").await;
+    let reclaimed = take_some(&*queue, "survivor").await;
+    let waited = started.elapsed();
+    assert!(waited >= LEASE - Duration::from_millis(10), "reclaimed after {waited:?}");
+    assert!(waited <= LEASE + Duration::from_millis(800), "reclaimed after {waited:?}");
+    assert_eq!((reclaimed.key.as_str(), reclaimed.attempt), (key, 0));
+    assert_ne!(reclaimed.token, dead.token);
+
+    assert_lease_lost(queue.ack(&dead).await, "late ack");
+    assert_lease_lost(queue.retry(&dead).await, "late retry");
+    assert_lease_lost(queue.extend(&dead).await, "late extend");
+    take_none(&*queue, "third").await;
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (0, 0, 1), "{s:?}");
+    queue.ack(&reclaimed).await.expect("the new holder's ack");
+    assert_lease_lost(queue.ack(&reclaimed).await, "second ack");
+    take_none(&*queue, "third").await;
+    assert_empty(&*queue).await;
+
+    // An expired lease no one reclaimed yet still acknowledges.
+    queue.enqueue(key).await.expect("enqueue");
+    let slow = take_some(&*queue, "slow").await;
+    tokio::time::sleep(LEASE + Duration::from_millis(100)).await;
+    queue.ack(&slow).await.expect("ack after expiry, unclaimed");
+    take_none(&*queue, "other").await;
+    assert_empty(&*queue).await;
+}
+
+/// `extend` keeps a long reconcile's key from being reclaimed.
+async fn extend_lease<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-a/default/slow";
+    queue.enqueue(key).await.expect("enqueue");
+    let job = take_some(&*queue, "worker").await;
+    for _ in 0..4 {
+        tokio::time::sleep(LEASE / 2).await;
+        queue.extend(&job).await.expect("extend");
+        take_none(&*queue, "thief").await;
+    }
+    queue.ack(&job).await.expect("ack");
+    assert_empty(&*queue).await;
+}
+
+/// Gauges: depth, delayed, in flight, the oldest waiting key's age, retries.
+async fn stats_gauges<Q: Queue>(queue: Arc<Q>) {
+    assert_empty(&*queue).await;
+    let retries = stats(&*queue).await.retries;
+    for key in ["m/a/1", "m/a/2", "m/a/3"] {
+        queue.enqueue(key).await.expect("enqueue");
+    }
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (3, 0, 0), "{s:?}");
+    assert!(s.oldest_age >= Duration::from_millis(50) && s.oldest_age < SOME_WAIT, "{s:?}");
+    let job = take_some(&*queue, "c").await;
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (2, 0, 1), "{s:?}");
+    queue.retry(&job).await.expect("retry");
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight, s.retries), (2, 1, 0, retries + 1), "{s:?}");
+    for _ in 0..3 {
+        let job = take_some(&*queue, "c").await;
+        queue.ack(&job).await.expect("ack");
+    }
+    assert_empty(&*queue).await;
+}
+
+/// 1,000 keys drained by four consumers: each delivered exactly once.
+async fn many_keys<Q: Queue>(queue: Arc<Q>) {
+    let keys: Vec<String> = (0..1000).map(|i| format!("mgmt-{}/ns/c{i}", i % 7)).collect();
+    for key in &keys {
+        queue.enqueue(key).await.expect("enqueue");
+    }
+    let delivered: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let mut consumers = Vec::new();
+    for c in 0..4 {
+        let (queue, delivered) = (queue.clone(), delivered.clone());
+        consumers.push(tokio::spawn(async move {
+            let name = format!("drain-{c}");
+            while let Some(job) = queue.take(&name, Duration::from_millis(200)).await.expect("take") {
+                *delivered.lock().expect("lock").entry(job.key.clone()).or_default() += 1;
+                queue.ack(&job).await.expect("ack");
+            }
+        }));
+    }
+    for consumer in consumers {
+        consumer.await.expect("consumer");
+    }
+    let delivered = delivered.lock().expect("lock");
+    assert_eq!(delivered.len(), keys.len());
+    assert!(delivered.values().all(|n| *n == 1), "a key was delivered twice");
+    assert_empty(&*queue).await;
+}
+
+// ---------------------------------------------------------------------------------------
+// Redis servers on loopback.
+
+fn require_redis() {
+    for tool in ["redis-server", "redis-cli"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            panic!(
+                "{tool} is not on PATH: the Redis queue tests need it. Install the Debian package \
+                 redis-server (apt-get install -y redis-server, which brings redis-tools)"
+            );
+        }
+    }
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let dir = std::env::temp_dir().join(format!(
+        "topograph-queue-{tag}-{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A loopback port whose cluster bus port (+10000) is free too.
+fn free_port() -> u16 {
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        if port < 55000 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut reply = [0u8; 5];
+    stream.read_exact(&mut reply).is_ok() && &reply == b"+PONG"
+}
+
+/// A `redis-server` child, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        require_redis();
+        for _ in 0..5 {
+            let port = free_port();
+            let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+            if let Some(server) = Server::spawn(dir, port, extra) {
+                return server;
+            }
+        }
+        panic!("redis-server did not start (see the logs in {})", dir.display());
+    }
+
+    fn spawn(dir: &Path, port: u16, extra: Vec<String>) -> Option<Server> {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .arg("--dir")
+            .arg(dir)
+            .arg("--logfile")
+            .arg(dir.join(format!("redis-{port}.log")))
+            .args(&extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        let mut server = Server { child, port, dir: dir.to_path_buf(), extra };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if ping(port) {
+                return Some(server);
+            }
+            if let Ok(Some(_)) = server.child.try_wait() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A clean shutdown (the AOF flushed), then the same server again.
+    fn restart(mut self) -> Server {
+        let status = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string(), "shutdown"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        assert!(status.is_ok(), "redis-cli shutdown");
+        let _ = self.child.wait();
+        let (dir, port, extra) = (self.dir.clone(), self.port, std::mem::take(&mut self.extra));
+        drop(self);
+        Server::spawn(&dir, port, extra).expect("redis-server restarts")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Removes a test's directory once its servers are gone.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A single server and its directory (fields drop in order: server first).
+struct Single {
+    server: Server,
+    _dir: TempDir,
+}
+
+fn single(extra: &[&str]) -> Single {
+    let dir = temp_dir("single");
+    Single { server: Server::start(&dir, extra), _dir: TempDir(dir) }
+}
+
+/// A three-primary Redis Cluster.
+struct Cluster {
+    servers: Vec<Server>,
+    _dir: TempDir,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = temp_dir("cluster");
+        let servers: Vec<Server> = (0..3)
+            .map(|n| {
+                let conf = dir.join(format!("nodes-{n}.conf"));
+                let conf = conf.to_string_lossy().into_owned();
+                Server::start(
+                    &dir,
+                    &["--cluster-enabled", "yes", "--cluster-config-file", &conf, "--appendonly", "no"],
+                )
+            })
+            .collect();
+        let nodes: Vec<String> = servers.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        let output = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&nodes)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli --cluster create");
+        assert!(
+            output.status.success(),
+            "cluster create: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let started = Instant::now();
+        for server in &servers {
+            loop {
+                let info = Command::new("redis-cli")
+                    .args(["-p", &server.port.to_string(), "cluster", "info"])
+                    .output()
+                    .expect("redis-cli cluster info");
+                if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(started.elapsed() < Duration::from_secs(20), "the cluster never got ok");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Cluster { servers, _dir: TempDir(dir) }
+    }
+
+    fn url(&self) -> String {
+        self.servers.iter().map(Server::url).collect::<Vec<_>>().join(",")
+    }
+}
+
+async fn redis_queue(url: &str, prefix: &str, shards: usize) -> Arc<RedisQueue> {
+    let queue = RedisQueue::connect(url, prefix, shards, config()).await.expect("connect");
+    Arc::new(queue.with_poll_interval(Duration::from_millis(25)))
+}
+
+// ---------------------------------------------------------------------------------------
+// The suites.
+
+macro_rules! suite {
+    ($backend:ident, $fixture:expr, $coalesce:expr) => {
+        mod $backend {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn coalescing() {
+                let (queue, _guard) = $fixture.await;
+                super::coalescing(queue, $coalesce).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn dirty_rerun() {
+                let (queue, _guard) = $fixture.await;
+                super::dirty_rerun(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn exclusivity() {
+                let (queue, _guard) = $fixture.await;
+                super::exclusivity(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn retry_backoff() {
+                let (queue, _guard) = $fixture.await;
+                super::retry_backoff(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn reclaim_and_late_ack() {
+                let (queue, _guard) = $fixture.await;
+                super::reclaim_and_late_ack(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn extend_lease() {
+                let (queue, _guard) = $fixture.await;
+                super::extend_lease(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn stats_gauges() {
+                let (queue, _guard) = $fixture.await;
+                super::stats_gauges(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn many_keys() {
+                let (queue, _guard) = $fixture.await;
+                super::many_keys(queue).await;
+            }
+        }
+    };
+}
+
+async fn memory() -> (Arc<MemoryQueue>, ()) {
+    (Arc::new(MemoryQueue::new(config())), ())
+}
+
+async fn redis_single() -> (Arc<RedisQueue>, Single) {
+    let single = single(&["--appendonly", "no"]);
+    (redis_queue(&single.server.url(), "t", 3).await, single)
+}
+
+/// One cluster for the whole test binary would outlive it (no destructor runs for
+/// statics), so each case starts its own; they start in parallel.
+async fn redis_cluster() -> (Arc<RedisQueue>, Cluster) {
+    let cluster = tokio::task::spawn_blocking(Cluster::start).await.expect("cluster");
+    (redis_queue(&cluster.url(), "t", 8).await, cluster)
+}
+
+suite!(memory_queue, memory(), 10_000);
+suite!(redis_single_node, redis_single(), 1_000);
+suite!(redis_cluster_three_nodes, redis_cluster(), 1_000);
+
+/// The memory queue coalesces cheaply: 10,000 enqueues of 100 keys well under a second
+/// even in a debug build.
+#[tokio::test]
+async fn memory_enqueue_is_cheap() {
+    let queue = MemoryQueue::new(config());
+    let started = Instant::now();
+    for i in 0..10_000 {
+        queue.enqueue(&format!("m/n/c{}", i % 100)).await.expect("enqueue");
+    }
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(queue.stats().await.expect("stats").depth, 100);
+}
+
+/// With an append-only file, waiting and held keys survive a Redis restart: the waiting
+/// key is handed out, the held one after its lease (the pending list is persisted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_restart_keeps_keys() {
+    let Single { server, _dir } = single(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let queue = redis_queue(&server.url(), "durable", 2).await;
+    queue.enqueue("m/n/held").await.expect("enqueue");
+    let held = take_some(&*queue, "before").await;
+    assert_eq!(held.key, "m/n/held");
+    queue.enqueue("m/n/delayed").await.expect("enqueue");
+    let failed = take_some(&*queue, "before").await;
+    assert_eq!(failed.key, "m/n/delayed");
+    queue.retry(&failed).await.expect("retry");
+    queue.enqueue("m/n/waiting").await.expect("enqueue");
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (1, 1, 1), "{s:?}");
+    drop(queue);
+
+    let server = tokio::task::spawn_blocking(move || server.restart()).await.expect("restart");
+    let queue = redis_queue(&server.url(), "durable", 2).await;
+    let mut keys = HashSet::new();
+    for _ in 0..3 {
+        let job = take_some(&*queue, "after").await;
+        keys.insert(job.key.clone());
+        queue.ack(&job).await.expect("ack");
+    }
+    let expected: HashSet<String> =
+        ["m/n/held", "m/n/waiting", "m/n/delayed"].map(String::from).into();
+    assert_eq!(keys, expected);
+    assert_empty(&*queue).await;
+    drop(server);
+}
