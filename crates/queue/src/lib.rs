@@ -169,8 +169,14 @@ mod tests {
         for attempt in 0..10 {
             let d = backoff_delay(&config, attempt);
             let raw = (100u64 << attempt).min(1000);
-            assert!(d >= Duration::from_millis(raw * 8 / 10 - 1), "{attempt}: {d:?}");
-            assert!(d <= Duration::from_millis((raw * 12 / 10).min(1000)), "{attempt}: {d:?}");
+            assert!(
+                d >= Duration::from_millis(raw * 8 / 10 - 1),
+                "{attempt}: {d:?}"
+            );
+            assert!(
+                d <= Duration::from_millis((raw * 12 / 10).min(1000)),
+                "{attempt}: {d:?}"
+            );
         }
     }
 }

@@ -49,21 +49,35 @@ struct Entry {
 
 #[derive(Debug)]
 enum State {
-    Ready { since: Instant },
-    Delayed { due: Instant },
-    Held { token: u64, expires: Instant, dirty: bool },
+    Ready {
+        since: Instant,
+    },
+    Delayed {
+        due: Instant,
+    },
+    Held {
+        token: u64,
+        expires: Instant,
+        dirty: bool,
+    },
 }
 
 impl MemoryQueue {
     /// An empty queue.
     pub fn new(config: QueueConfig) -> Self {
-        MemoryQueue { config, inner: Mutex::new(Inner::default()), changed: Notify::new() }
+        MemoryQueue {
+            config,
+            inner: Mutex::new(Inner::default()),
+            changed: Notify::new(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // No operation panics halfway through a transition, so a poisoned lock still
         // guards consistent state.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -107,18 +121,33 @@ impl Inner {
             Some(entry) => {
                 // A reclaimed key's earlier enqueues are covered by the reconcile starting
                 // now, so it is not dirty.
-                entry.state = State::Held { token, expires, dirty: false };
+                entry.state = State::Held {
+                    token,
+                    expires,
+                    dirty: false,
+                };
                 entry.attempt
             }
             None => {
                 self.keys.insert(
                     key.clone(),
-                    Entry { attempt: 0, state: State::Held { token, expires, dirty: false } },
+                    Entry {
+                        attempt: 0,
+                        state: State::Held {
+                            token,
+                            expires,
+                            dirty: false,
+                        },
+                    },
                 );
                 0
             }
         };
-        Job { key, attempt, token: token.to_string() }
+        Job {
+            key,
+            attempt,
+            token: token.to_string(),
+        }
     }
 
     /// The entry `job` refers to, if `job` still holds its lease.
@@ -127,9 +156,11 @@ impl Inner {
         let token: u64 = job.token.parse().map_err(|_| lost())?;
         let entry = self.keys.get_mut(&job.key).ok_or_else(lost)?;
         match entry.state {
-            State::Held { token: held, expires, dirty } if held == token => {
-                Ok((entry, expires, dirty))
-            }
+            State::Held {
+                token: held,
+                expires,
+                dirty,
+            } if held == token => Ok((entry, expires, dirty)),
             _ => Err(lost()),
         }
     }
@@ -144,7 +175,10 @@ impl Queue for MemoryQueue {
             None => {
                 inner.keys.insert(
                     key.to_string(),
-                    Entry { attempt: 0, state: State::Ready { since: now } },
+                    Entry {
+                        attempt: 0,
+                        state: State::Ready { since: now },
+                    },
                 );
                 inner.ready.push_back(key.to_string());
             }
@@ -253,12 +287,26 @@ impl Queue for MemoryQueue {
     async fn stats(&self) -> Result<QueueStats, QueueError> {
         let now = Instant::now();
         let inner = self.lock();
-        let due = inner.delayed.iter().take_while(|(due, _)| *due <= now).count() as u64;
-        let oldest_ready = inner.ready.front().and_then(|key| match inner.keys.get(key) {
-            Some(Entry { state: State::Ready { since }, .. }) => Some(*since),
-            _ => None,
-        });
-        let oldest_due = inner.delayed.first().map(|(due, _)| *due).filter(|due| *due <= now);
+        let due = inner
+            .delayed
+            .iter()
+            .take_while(|(due, _)| *due <= now)
+            .count() as u64;
+        let oldest_ready = inner
+            .ready
+            .front()
+            .and_then(|key| match inner.keys.get(key) {
+                Some(Entry {
+                    state: State::Ready { since },
+                    ..
+                }) => Some(*since),
+                _ => None,
+            });
+        let oldest_due = inner
+            .delayed
+            .first()
+            .map(|(due, _)| *due)
+            .filter(|due| *due <= now);
         let oldest = match (oldest_ready, oldest_due) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

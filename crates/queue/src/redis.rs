@@ -58,7 +58,10 @@ impl Endpoint {
     pub fn parse(spec: &str) -> Result<Endpoint, QueueError> {
         let spec = spec.trim();
         let bad = || QueueError::Backend(format!("invalid Redis address {spec:?}"));
-        for (cluster_scheme, scheme) in [("redis+cluster://", "redis://"), ("rediss+cluster://", "rediss://")] {
+        for (cluster_scheme, scheme) in [
+            ("redis+cluster://", "redis://"),
+            ("rediss+cluster://", "rediss://"),
+        ] {
             if let Some(rest) = spec.strip_prefix(cluster_scheme) {
                 let (userinfo, hosts) = match rest.rsplit_once('@') {
                     Some((userinfo, hosts)) => (format!("{userinfo}@"), hosts),
@@ -82,7 +85,11 @@ impl Endpoint {
                 .map(str::trim)
                 .filter(|node| !node.is_empty())
                 .map(|node| {
-                    if node.contains("://") { node.to_string() } else { format!("redis://{node}") }
+                    if node.contains("://") {
+                        node.to_string()
+                    } else {
+                        format!("redis://{node}")
+                    }
                 })
                 .collect();
             if nodes.is_empty() {
@@ -217,7 +224,9 @@ impl RedisQueue {
         config: QueueConfig,
     ) -> Result<RedisQueue, QueueError> {
         if shards == 0 {
-            return Err(QueueError::Backend("a queue needs at least one shard".into()));
+            return Err(QueueError::Backend(
+                "a queue needs at least one shard".into(),
+            ));
         }
         // Short polls keep reclaim and retry latency a fraction of their own durations.
         let poll = (config.lease / 4)
@@ -226,13 +235,18 @@ impl RedisQueue {
         let (conn, waker) = match endpoint {
             Endpoint::Single(url) => {
                 let client = ::redis::Client::open(url.as_str()).map_err(backend)?;
-                let shared = ConnectionManagerConfig::new()
-                    .set_response_timeout(Some(RESPONSE_TIMEOUT));
-                let conn = client.get_connection_manager_with_config(shared).await.map_err(backend)?;
+                let shared =
+                    ConnectionManagerConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let conn = client
+                    .get_connection_manager_with_config(shared)
+                    .await
+                    .map_err(backend)?;
                 let blocking = ConnectionManagerConfig::new()
                     .set_response_timeout(Some(RESPONSE_TIMEOUT + Duration::from_millis(250)));
-                let waker =
-                    client.get_connection_manager_with_config(blocking).await.map_err(backend)?;
+                let waker = client
+                    .get_connection_manager_with_config(blocking)
+                    .await
+                    .map_err(backend)?;
                 (Conn::Single(conn), Some(tokio::sync::Mutex::new(waker)))
             }
             // A blocking read can only name one shard's stream in a Cluster (one slot per
@@ -242,7 +256,10 @@ impl RedisQueue {
                     .response_timeout(RESPONSE_TIMEOUT)
                     .build()
                     .map_err(backend)?;
-                (Conn::Cluster(client.get_async_connection().await.map_err(backend)?), None)
+                (
+                    Conn::Cluster(client.get_async_connection().await.map_err(backend)?),
+                    None,
+                )
             }
         };
         let queue = RedisQueue {
@@ -297,7 +314,12 @@ impl RedisQueue {
         &self.shards[index]
     }
 
-    async fn run(&self, script: &Script, shard: &Shard, args: &[&str]) -> Result<Value, QueueError> {
+    async fn run(
+        &self,
+        script: &Script,
+        shard: &Shard,
+        args: &[&str],
+    ) -> Result<Value, QueueError> {
         let mut invocation = script.prepare_invoke();
         for key in &shard.keys {
             invocation.key(key);
@@ -338,7 +360,11 @@ impl RedisQueue {
         for offset in 0..count {
             let index = (start + offset) % count;
             let reply = self
-                .run(&scripts::TAKE, &self.shards[index], &[GROUP, consumer, &lease])
+                .run(
+                    &scripts::TAKE,
+                    &self.shards[index],
+                    &[GROUP, consumer, &lease],
+                )
                 .await?;
             let items = match &reply {
                 Value::Array(items) => items.as_slice(),
@@ -352,7 +378,11 @@ impl RedisQueue {
                         return Err(unexpected(&reply));
                     };
                     let attempt = u32::try_from(attempt).unwrap_or(u32::MAX);
-                    return Ok(Ok(Job { key, attempt, token }));
+                    return Ok(Ok(Job {
+                        key,
+                        attempt,
+                        token,
+                    }));
                 }
                 [tag, last] if int(tag) == Some(0) => {
                     last_ids[index] = string(last).ok_or_else(|| unexpected(&reply))?;
@@ -365,7 +395,12 @@ impl RedisQueue {
 
     /// Waits up to `nap` for news: a new stream entry on any shard (single server), a
     /// local change, or just the time passing (due retries and expired leases).
-    async fn nap(&self, nap: Duration, last_ids: &[String], changed: std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>) -> Result<(), QueueError> {
+    async fn nap(
+        &self,
+        nap: Duration,
+        last_ids: &[String],
+        changed: std::pin::Pin<&mut tokio::sync::futures::Notified<'_>>,
+    ) -> Result<(), QueueError> {
         let waker = match &self.waker {
             Some(waker) => waker.try_lock().ok(),
             None => None,
@@ -381,7 +416,11 @@ impl RedisQueue {
         // XREAD (not XREADGROUP): it only signals; delivery stays inside the TAKE script,
         // atomic with the state transition.
         let mut cmd = ::redis::cmd("XREAD");
-        cmd.arg("COUNT").arg(1).arg("BLOCK").arg(nap.as_millis().max(1) as u64).arg("STREAMS");
+        cmd.arg("COUNT")
+            .arg(1)
+            .arg("BLOCK")
+            .arg(nap.as_millis().max(1) as u64)
+            .arg("STREAMS");
         for shard in &self.shards {
             cmd.arg(shard.stream());
         }
@@ -421,7 +460,9 @@ fn unexpected(reply: &Value) -> QueueError {
 
 impl Queue for RedisQueue {
     async fn enqueue(&self, key: &str) -> Result<(), QueueError> {
-        let reply = self.run(&scripts::ENQUEUE, self.shard_of(key), &[key]).await?;
+        let reply = self
+            .run(&scripts::ENQUEUE, self.shard_of(key), &[key])
+            .await?;
         if int(&reply) == Some(1) {
             self.changed.notify_waiters();
         }
@@ -442,7 +483,8 @@ impl Queue for RedisQueue {
             if now >= deadline {
                 return Ok(None);
             }
-            self.nap(self.poll.min(deadline - now), &last_ids, changed).await?;
+            self.nap(self.poll.min(deadline - now), &last_ids, changed)
+                .await?;
         }
     }
 
@@ -454,7 +496,10 @@ impl Queue for RedisQueue {
     }
 
     async fn retry(&self, job: &Job) -> Result<(), QueueError> {
-        let delay = backoff_delay(&self.config, job.attempt).as_millis().max(1).to_string();
+        let delay = backoff_delay(&self.config, job.attempt)
+            .as_millis()
+            .max(1)
+            .to_string();
         self.transition(&scripts::RETRY, job, &[&delay]).await?;
         self.retries.fetch_add(1, Ordering::Relaxed);
         self.changed.notify_waiters();
@@ -466,7 +511,10 @@ impl Queue for RedisQueue {
     }
 
     async fn stats(&self) -> Result<QueueStats, QueueError> {
-        let mut stats = QueueStats { retries: self.retries.load(Ordering::Relaxed), ..QueueStats::default() };
+        let mut stats = QueueStats {
+            retries: self.retries.load(Ordering::Relaxed),
+            ..QueueStats::default()
+        };
         for shard in &self.shards {
             let reply = self.run(&scripts::STATS, shard, &[GROUP]).await?;
             let Value::Array(items) = &reply else {
@@ -507,11 +555,17 @@ mod tests {
         );
         assert_eq!(
             Endpoint::parse("redis://a:7000, b:7001").ok(),
-            Some(Endpoint::Cluster(vec!["redis://a:7000".into(), "redis://b:7001".into()]))
+            Some(Endpoint::Cluster(vec![
+                "redis://a:7000".into(),
+                "redis://b:7001".into()
+            ]))
         );
         assert_eq!(
             Endpoint::parse("redis+cluster://u:p@a:7000,b:7001").ok(),
-            Some(Endpoint::Cluster(vec!["redis://u:p@a:7000".into(), "redis://u:p@b:7001".into()]))
+            Some(Endpoint::Cluster(vec![
+                "redis://u:p@a:7000".into(),
+                "redis://u:p@b:7001".into()
+            ]))
         );
         assert_eq!(
             Endpoint::parse("rediss+cluster://a:7000").ok(),

@@ -25,7 +25,11 @@ const NONE_WAIT: Duration = Duration::from_millis(50);
 const SOME_WAIT: Duration = Duration::from_secs(5);
 
 fn config() -> QueueConfig {
-    QueueConfig { lease: LEASE, backoff_base: BASE, backoff_max: MAX }
+    QueueConfig {
+        lease: LEASE,
+        backoff_base: BASE,
+        backoff_max: MAX,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -51,11 +55,18 @@ async fn stats<Q: Queue>(queue: &Q) -> QueueStats {
 
 async fn assert_empty<Q: Queue>(queue: &Q) {
     let s = stats(queue).await;
-    assert_eq!((s.depth, s.delayed, s.in_flight, s.oldest_age), (0, 0, 0, Duration::ZERO), "{s:?}");
+    assert_eq!(
+        (s.depth, s.delayed, s.in_flight, s.oldest_age),
+        (0, 0, 0, Duration::ZERO),
+        "{s:?}"
+    );
 }
 
 fn assert_lease_lost(result: Result<(), QueueError>, what: &str) {
-    assert!(matches!(result, Err(QueueError::LeaseLost(_))), "{what}: {result:?}");
+    assert!(
+        matches!(result, Err(QueueError::LeaseLost(_))),
+        "{what}: {result:?}"
+    );
 }
 
 /// Repeated enqueues of waiting keys coalesce: `enqueues` enqueues of 100 keys queue 100.
@@ -113,7 +124,11 @@ async fn dirty_rerun<Q: Queue>(queue: Arc<Q>) {
     let started = Instant::now();
     let fourth = take_some(&*queue, "c2").await;
     assert_eq!(fourth.attempt, 1);
-    assert!(started.elapsed() < BASE * 8 / 10, "dirty retry waited {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < BASE * 8 / 10,
+        "dirty retry waited {:?}",
+        started.elapsed()
+    );
     queue.ack(&fourth).await.expect("ack");
     assert_empty(&*queue).await;
 }
@@ -125,8 +140,12 @@ async fn exclusivity<Q: Queue>(queue: Arc<Q>) {
     let producing = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut consumers = Vec::new();
     for c in 0..4 {
-        let (queue, held, taken, producing) =
-            (queue.clone(), held.clone(), taken.clone(), producing.clone());
+        let (queue, held, taken, producing) = (
+            queue.clone(),
+            held.clone(),
+            taken.clone(),
+            producing.clone(),
+        );
         consumers.push(tokio::spawn(async move {
             let name = format!("consumer-{c}");
             loop {
@@ -154,7 +173,10 @@ async fn exclusivity<Q: Queue>(queue: Arc<Q>) {
         }));
     }
     for i in 0..400 {
-        queue.enqueue(&format!("mgmt/ns/c{}", i % 20)).await.expect("enqueue");
+        queue
+            .enqueue(&format!("mgmt/ns/c{}", i % 20))
+            .await
+            .expect("enqueue");
         if i % 10 == 0 {
             tokio::time::sleep(Duration::from_millis(3)).await;
         }
@@ -186,7 +208,10 @@ async fn retry_backoff<Q: Queue>(queue: Arc<Q>) {
         assert_eq!(job.attempt as usize, n + 1);
         let low = (nominal * 8 / 10).saturating_sub(Duration::from_millis(5));
         let high = (nominal * 12 / 10).min(MAX) + Duration::from_millis(300);
-        assert!(waited >= low && waited <= high, "retry {n}: waited {waited:?}, nominal {nominal:?}");
+        assert!(
+            waited >= low && waited <= high,
+            "retry {n}: waited {waited:?}, nominal {nominal:?}"
+        );
     }
     queue.ack(&job).await.expect("ack");
     queue.enqueue(key).await.expect("enqueue");
@@ -207,8 +232,14 @@ async fn reclaim_and_late_ack<Q: Queue>(queue: Arc<Q>) {
     take_none(&*queue, "survivor").await;
     let reclaimed = take_some(&*queue, "survivor").await;
     let waited = started.elapsed();
-    assert!(waited >= LEASE - Duration::from_millis(10), "reclaimed after {waited:?}");
-    assert!(waited <= LEASE + Duration::from_millis(800), "reclaimed after {waited:?}");
+    assert!(
+        waited >= LEASE - Duration::from_millis(10),
+        "reclaimed after {waited:?}"
+    );
+    assert!(
+        waited <= LEASE + Duration::from_millis(800),
+        "reclaimed after {waited:?}"
+    );
     assert_eq!((reclaimed.key.as_str(), reclaimed.attempt), (key, 0));
     assert_ne!(reclaimed.token, dead.token);
 
@@ -256,13 +287,20 @@ async fn stats_gauges<Q: Queue>(queue: Arc<Q>) {
     tokio::time::sleep(Duration::from_millis(60)).await;
     let s = stats(&*queue).await;
     assert_eq!((s.depth, s.delayed, s.in_flight), (3, 0, 0), "{s:?}");
-    assert!(s.oldest_age >= Duration::from_millis(50) && s.oldest_age < SOME_WAIT, "{s:?}");
+    assert!(
+        s.oldest_age >= Duration::from_millis(50) && s.oldest_age < SOME_WAIT,
+        "{s:?}"
+    );
     let job = take_some(&*queue, "c").await;
     let s = stats(&*queue).await;
     assert_eq!((s.depth, s.delayed, s.in_flight), (2, 0, 1), "{s:?}");
     queue.retry(&job).await.expect("retry");
     let s = stats(&*queue).await;
-    assert_eq!((s.depth, s.delayed, s.in_flight, s.retries), (2, 1, 0, retries + 1), "{s:?}");
+    assert_eq!(
+        (s.depth, s.delayed, s.in_flight, s.retries),
+        (2, 1, 0, retries + 1),
+        "{s:?}"
+    );
     for _ in 0..3 {
         let job = take_some(&*queue, "c").await;
         queue.ack(&job).await.expect("ack");
@@ -272,7 +310,9 @@ async fn stats_gauges<Q: Queue>(queue: Arc<Q>) {
 
 /// 1,000 keys drained by four consumers: each delivered exactly once.
 async fn many_keys<Q: Queue>(queue: Arc<Q>) {
-    let keys: Vec<String> = (0..1000).map(|i| format!("mgmt-{}/ns/c{i}", i % 7)).collect();
+    let keys: Vec<String> = (0..1000)
+        .map(|i| format!("mgmt-{}/ns/c{i}", i % 7))
+        .collect();
     for key in &keys {
         queue.enqueue(key).await.expect("enqueue");
     }
@@ -282,8 +322,16 @@ async fn many_keys<Q: Queue>(queue: Arc<Q>) {
         let (queue, delivered) = (queue.clone(), delivered.clone());
         consumers.push(tokio::spawn(async move {
             let name = format!("drain-{c}");
-            while let Some(job) = queue.take(&name, Duration::from_millis(200)).await.expect("take") {
-                *delivered.lock().expect("lock").entry(job.key.clone()).or_default() += 1;
+            while let Some(job) = queue
+                .take(&name, Duration::from_millis(200))
+                .await
+                .expect("take")
+            {
+                *delivered
+                    .lock()
+                    .expect("lock")
+                    .entry(job.key.clone())
+                    .or_default() += 1;
                 queue.ack(&job).await.expect("ack");
             }
         }));
@@ -291,9 +339,12 @@ async fn many_keys<Q: Queue>(queue: Arc<Q>) {
     for consumer in consumers {
         consumer.await.expect("consumer");
     }
-    let delivered = delivered.lock().expect("lock");
+    let delivered = std::mem::take(&mut *delivered.lock().expect("lock"));
     assert_eq!(delivered.len(), keys.len());
-    assert!(delivered.values().all(|n| *n == 1), "a key was delivered twice");
+    assert!(
+        delivered.values().all(|n| *n == 1),
+        "a key was delivered twice"
+    );
     assert_empty(&*queue).await;
 }
 
@@ -367,12 +418,22 @@ impl Server {
                 return server;
             }
         }
-        panic!("redis-server did not start (see the logs in {})", dir.display());
+        panic!(
+            "redis-server did not start (see the logs in {})",
+            dir.display()
+        );
     }
 
     fn spawn(dir: &Path, port: u16, extra: Vec<String>) -> Option<Server> {
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
             .arg("--dir")
             .arg(dir)
             .arg("--logfile")
@@ -383,7 +444,12 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
-        let mut server = Server { child, port, dir: dir.to_path_buf(), extra };
+        let mut server = Server {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+            extra,
+        };
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(10) {
             if ping(port) {
@@ -440,7 +506,10 @@ struct Single {
 
 fn single(extra: &[&str]) -> Single {
     let dir = temp_dir("single");
-    Single { server: Server::start(&dir, extra), _dir: TempDir(dir) }
+    Single {
+        server: Server::start(&dir, extra),
+        _dir: TempDir(dir),
+    }
 }
 
 /// A three-primary Redis Cluster.
@@ -458,11 +527,21 @@ impl Cluster {
                 let conf = conf.to_string_lossy().into_owned();
                 Server::start(
                     &dir,
-                    &["--cluster-enabled", "yes", "--cluster-config-file", &conf, "--appendonly", "no"],
+                    &[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        &conf,
+                        "--appendonly",
+                        "no",
+                    ],
                 )
             })
             .collect();
-        let nodes: Vec<String> = servers.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect();
+        let nodes: Vec<String> = servers
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.port))
+            .collect();
         let output = Command::new("redis-cli")
             .arg("--cluster")
             .arg("create")
@@ -486,20 +565,32 @@ impl Cluster {
                 if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
                     break;
                 }
-                assert!(started.elapsed() < Duration::from_secs(20), "the cluster never got ok");
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "the cluster never got ok"
+                );
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        Cluster { servers, _dir: TempDir(dir) }
+        Cluster {
+            servers,
+            _dir: TempDir(dir),
+        }
     }
 
     fn url(&self) -> String {
-        self.servers.iter().map(Server::url).collect::<Vec<_>>().join(",")
+        self.servers
+            .iter()
+            .map(Server::url)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
 async fn redis_queue(url: &str, prefix: &str, shards: usize) -> Arc<RedisQueue> {
-    let queue = RedisQueue::connect(url, prefix, shards, config()).await.expect("connect");
+    let queue = RedisQueue::connect(url, prefix, shards, config())
+        .await
+        .expect("connect");
     Arc::new(queue.with_poll_interval(Duration::from_millis(25)))
 }
 
@@ -571,16 +662,53 @@ async fn redis_single() -> (Arc<RedisQueue>, Single) {
     (redis_queue(&single.server.url(), "t", 3).await, single)
 }
 
-/// One cluster for the whole test binary would outlive it (no destructor runs for
-/// statics), so each case starts its own; they start in parallel.
-async fn redis_cluster() -> (Arc<RedisQueue>, Cluster) {
-    let cluster = tokio::task::spawn_blocking(Cluster::start).await.expect("cluster");
-    (redis_queue(&cluster.url(), "t", 8).await, cluster)
-}
-
 suite!(memory_queue, memory(), 10_000);
 suite!(redis_single_node, redis_single(), 1_000);
-suite!(redis_cluster_three_nodes, redis_cluster(), 1_000);
+
+/// Every case against one three-node Cluster, each with its own key prefix, all at once:
+/// a cluster per case would cost seconds each, and one shared by the whole test binary
+/// would outlive it (no destructor runs for statics).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_cluster_three_nodes() {
+    let cluster = tokio::task::spawn_blocking(Cluster::start)
+        .await
+        .expect("cluster");
+    let url = cluster.url();
+    let queue = |prefix: &'static str| {
+        let url = url.clone();
+        async move { redis_queue(&url, prefix, 8).await }
+    };
+    tokio::join!(
+        async { coalescing(queue("coalescing").await, 1_000).await },
+        async { dirty_rerun(queue("dirty").await).await },
+        async { exclusivity(queue("exclusivity").await).await },
+        async { retry_backoff(queue("retry").await).await },
+        async { reclaim_and_late_ack(queue("reclaim").await).await },
+        async { extend_lease(queue("extend").await).await },
+        async { stats_gauges(queue("stats").await).await },
+        async { many_keys(queue("many").await).await },
+    );
+    // Every shard of a prefix spread over the nodes: 8 hash tags, 3 primaries.
+    let mut nodes = HashSet::new();
+    for shard in 0..8 {
+        let output = Command::new("redis-cli")
+            .args([
+                "-p",
+                &cluster.servers[0].port.to_string(),
+                "cluster",
+                "keyslot",
+            ])
+            .arg(format!("{{many:{shard}}}:stream"))
+            .output()
+            .expect("redis-cli cluster keyslot");
+        let slot: u16 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .expect("slot");
+        nodes.insert(slot / 5462);
+    }
+    assert!(nodes.len() >= 2, "8 shards all on one node");
+}
 
 /// The memory queue coalesces cheaply: 10,000 enqueues of 100 keys well under a second
 /// even in a debug build.
@@ -589,9 +717,16 @@ async fn memory_enqueue_is_cheap() {
     let queue = MemoryQueue::new(config());
     let started = Instant::now();
     for i in 0..10_000 {
-        queue.enqueue(&format!("m/n/c{}", i % 100)).await.expect("enqueue");
+        queue
+            .enqueue(&format!("m/n/c{}", i % 100))
+            .await
+            .expect("enqueue");
     }
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(queue.stats().await.expect("stats").depth, 100);
 }
 
@@ -613,7 +748,9 @@ async fn redis_restart_keeps_keys() {
     assert_eq!((s.depth, s.delayed, s.in_flight), (1, 1, 1), "{s:?}");
     drop(queue);
 
-    let server = tokio::task::spawn_blocking(move || server.restart()).await.expect("restart");
+    let server = tokio::task::spawn_blocking(move || server.restart())
+        .await
+        .expect("restart");
     let queue = redis_queue(&server.url(), "durable", 2).await;
     let mut keys = HashSet::new();
     for _ in 0..3 {
@@ -621,8 +758,9 @@ async fn redis_restart_keeps_keys() {
         keys.insert(job.key.clone());
         queue.ack(&job).await.expect("ack");
     }
-    let expected: HashSet<String> =
-        ["m/n/held", "m/n/waiting", "m/n/delayed"].map(String::from).into();
+    let expected: HashSet<String> = ["m/n/held", "m/n/waiting", "m/n/delayed"]
+        .map(String::from)
+        .into();
     assert_eq!(keys, expected);
     assert_empty(&*queue).await;
     drop(server);
