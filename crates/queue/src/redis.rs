@@ -13,7 +13,8 @@
 //! * `{p:s}:dirty`: set of held keys enqueued again meanwhile;
 //! * `{p:s}:delayed`: sorted set of keys by retry due time (ms);
 //! * `{p:s}:attempts`: hash, key -> failures in a row;
-//! * `{p:s}:seq`: counter for lease nonces.
+//! * `{p:s}:seq`: counter for lease nonces;
+//! * `{p:s}:cursor`: where the reclaim scan (XAUTOCLAIM) of the pending list resumes.
 //!
 //! Every transition is one Lua script (see [`scripts`]), with Redis's clock, so appliers'
 //! clocks do not matter. See docs/decisions/0011-job-queue.md.
@@ -147,15 +148,17 @@ impl ConnectionLike for Conn {
 /// The Redis keys of one shard.
 #[derive(Debug)]
 struct Shard {
-    keys: [String; 6],
+    keys: [String; 7],
 }
 
 impl Shard {
     fn new(prefix: &str, index: usize) -> Shard {
         let tag = format!("{{{prefix}:{index}}}");
         Shard {
-            keys: ["stream", "state", "dirty", "delayed", "attempts", "seq"]
-                .map(|name| format!("{tag}:{name}")),
+            keys: [
+                "stream", "state", "dirty", "delayed", "attempts", "seq", "cursor",
+            ]
+            .map(|name| format!("{tag}:{name}")),
         }
     }
 
@@ -359,13 +362,24 @@ impl RedisQueue {
         let mut last_ids = vec![String::new(); count];
         for offset in 0..count {
             let index = (start + offset) % count;
-            let reply = self
-                .run(
-                    &scripts::TAKE,
-                    &self.shards[index],
-                    &[GROUP, consumer, &lease],
-                )
-                .await?;
+            let shard = &self.shards[index];
+            let reply = match self
+                .run(&scripts::TAKE, shard, &[GROUP, consumer, &lease])
+                .await
+            {
+                // The group is gone with the data (a Redis restarted without persistence,
+                // FLUSHALL): make it again rather than fail every take from now on.
+                Err(QueueError::Backend(message)) if message.contains("NOGROUP") => {
+                    tracing::warn!(
+                        stream = shard.stream(),
+                        "consumer group missing; recreating it"
+                    );
+                    self.create_group(shard).await?;
+                    self.run(&scripts::TAKE, shard, &[GROUP, consumer, &lease])
+                        .await?
+                }
+                reply => reply?,
+            };
             let items = match &reply {
                 Value::Array(items) => items.as_slice(),
                 _ => return Err(unexpected(&reply)),

@@ -765,3 +765,56 @@ async fn redis_restart_keeps_keys() {
     assert_empty(&*queue).await;
     drop(server);
 }
+
+/// A dead consumer's key behind a long pending list of live, extended leases is still
+/// reclaimed: the reclaim scan resumes across takes instead of rescanning the head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_reclaims_behind_a_long_pending_list() {
+    let single = single(&["--appendonly", "no"]);
+    let queue = redis_queue(&single.server.url(), "long", 1).await;
+    let mut alive = Vec::new();
+    for i in 0..300 {
+        queue
+            .enqueue(&format!("m/n/alive{i}"))
+            .await
+            .expect("enqueue");
+        alive.push(take_some(&*queue, "alive").await);
+    }
+    queue.enqueue("m/n/dead").await.expect("enqueue");
+    let dead = take_some(&*queue, "dies").await;
+    let started = Instant::now();
+    let reclaimed = loop {
+        for job in &alive {
+            queue.extend(job).await.expect("extend");
+        }
+        if let Some(job) = queue.take("rescuer", NONE_WAIT).await.expect("take") {
+            break job;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the dead consumer's key never came back"
+        );
+    };
+    assert_eq!(reclaimed.key, dead.key);
+}
+
+/// Losing the data (FLUSHALL, a restart without persistence) loses the keys but not the
+/// queue: the consumer group is made again and new keys flow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_recovers_from_a_flushed_server() {
+    let single = single(&["--appendonly", "no"]);
+    let queue = redis_queue(&single.server.url(), "flushed", 2).await;
+    queue.enqueue("m/n/lost").await.expect("enqueue");
+    let status = Command::new("redis-cli")
+        .args(["-p", &single.server.port.to_string(), "flushall"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli flushall");
+    assert!(status.success());
+    take_none(&*queue, "c").await;
+    queue.enqueue("m/n/new").await.expect("enqueue");
+    let job = take_some(&*queue, "c").await;
+    assert_eq!(job.key, "m/n/new");
+    queue.ack(&job).await.expect("ack");
+    assert_empty(&*queue).await;
+}

@@ -1,5 +1,6 @@
 //! The Lua transitions of the Redis queue. Each runs atomically on the shard's slot with
-//! the same six keys (`KEYS[1..6]`: stream, state, dirty, delayed, attempts, seq) and
+//! the same seven keys (`KEYS[1..7]`: stream, state, dirty, delayed, attempts, seq,
+//! reclaim cursor) and
 //! Redis's own clock (`TIME`), so the appliers' clocks never disagree about due times.
 //!
 //! Key states (the `state` hash): absent (idle), `w:<id>` (entry `<id>` waits in the
@@ -12,7 +13,7 @@ use redis::Script;
 
 /// Shared by every script.
 const PRELUDE: &str = r#"
-local stream, state, dirty, delayed, attempts, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local stream, state, dirty, delayed, attempts, seq, cursor_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -102,19 +103,31 @@ local function hold(id, fields)
   drop_entry(group, id)
   return nil
 end
-local cursor = '0-0'
+-- The reclaim scan resumes where the last take left it, so a long pending list is swept
+-- over successive takes instead of only its head being looked at; the cursor is written
+-- only when it moves, so idle polls write nothing.
+local saved = redis.call('GET', cursor_key) or '0-0'
+local cursor = saved
+local function save()
+  if cursor ~= saved then
+    if cursor == '0-0' then redis.call('DEL', cursor_key) else redis.call('SET', cursor_key, cursor) end
+  end
+end
 for _ = 1, 16 do
   local r = redis.call('XAUTOCLAIM', stream, group, consumer, lease, cursor, 'COUNT', 1)
-  local entries = r[2]
-  for _, e in ipairs(entries) do
+  cursor = r[1]
+  for _, e in ipairs(r[2]) do
     if type(e) == 'table' then
       local job = hold(e[1], e[2])
-      if job then return job end
+      if job then
+        save()
+        return job
+      end
     end
   end
-  cursor = r[1]
   if cursor == '0-0' then break end
 end
+save()
 for _ = 1, 16 do
   local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
   if not r or not r[1] or #r[1][2] == 0 then break end
