@@ -771,17 +771,30 @@ async fn redis_restart_keeps_keys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_reclaims_behind_a_long_pending_list() {
     let single = single(&["--appendonly", "no"]);
-    let queue = redis_queue(&single.server.url(), "long", 1).await;
+    // A longer lease than the other cases: 300 leases are taken one by one first.
+    let config = QueueConfig {
+        lease: Duration::from_secs(1),
+        ..config()
+    };
+    let queue = RedisQueue::connect(&single.server.url(), "long", 1, config)
+        .await
+        .expect("connect");
     let mut alive = Vec::new();
     for i in 0..300 {
         queue
             .enqueue(&format!("m/n/alive{i}"))
             .await
             .expect("enqueue");
-        alive.push(take_some(&*queue, "alive").await);
+        alive.push(take_some(&queue, "alive").await);
+        if i % 50 == 49 {
+            for job in &alive {
+                queue.extend(job).await.expect("extend");
+            }
+        }
     }
     queue.enqueue("m/n/dead").await.expect("enqueue");
-    let dead = take_some(&*queue, "dies").await;
+    let dead = take_some(&queue, "dies").await;
+    assert_eq!(dead.key, "m/n/dead");
     let started = Instant::now();
     let reclaimed = loop {
         for job in &alive {
