@@ -433,7 +433,8 @@ impl RedisQueue {
         cmd.arg("COUNT")
             .arg(1)
             .arg("BLOCK")
-            .arg(nap.as_millis().max(1) as u64)
+            // Well inside the connection's response timeout, whatever the poll interval.
+            .arg(nap.min(RESPONSE_TIMEOUT / 2).as_millis().max(1) as u64)
             .arg("STREAMS");
         for shard in &self.shards {
             cmd.arg(shard.stream());
