@@ -14,6 +14,24 @@
 //! * **at least once**: a key is only gone once [`Queue::ack`] was called for it; a
 //!   consumer that dies holding it loses nothing (its jobs are reclaimed after
 //!   [`QueueConfig::lease`]).
+//!
+//! Choices the issue left open, the same in both implementations:
+//!
+//! * a late [`Queue::ack`], [`Queue::retry`] or [`Queue::extend`] of a job whose key was
+//!   reclaimed by another consumer fails with [`QueueError::LeaseLost`] and changes
+//!   nothing; the new holder's calls are authoritative. A job whose lease expired but that
+//!   no one reclaimed yet can still be acknowledged (its work is done, nobody else began);
+//! * an enqueue of a key waiting out a retry backoff makes it due now (new information,
+//!   as in client-go's workqueue); its failure count is kept. Likewise a retry of a key
+//!   enqueued during the failed reconcile brings it back at once;
+//! * a reclaimed key keeps its failure count and is no longer dirty (the reconcile that
+//!   starts covers the enqueues the lost one missed);
+//! * nothing runs in the background: due retries are promoted and expired leases
+//!   reclaimed by [`Queue::take`], which consumers call in a loop anyway. Dropping a queue
+//!   is its whole shutdown; jobs held then come back after their lease.
+//!
+//! [`MemoryQueue`] is the in-process queue; [`RedisQueue`] the Redis Streams one (see its
+//! module for the data layout and docs/decisions/0011-job-queue.md for the reasoning).
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
