@@ -16,8 +16,8 @@
 //! * `{p:s}:seq`: counter for lease nonces;
 //! * `{p:s}:cursor`: where the reclaim scan (XAUTOCLAIM) of the pending list resumes.
 //!
-//! Every transition is one Lua script (`src/redis/scripts.rs`), with Redis's clock, so appliers'
-//! clocks do not matter. See docs/decisions/0011-job-queue.md.
+//! Every transition is one Lua script (`src/redis/scripts.rs`), with Redis's clock, so
+//! appliers' clocks do not matter. See docs/decisions/0011-job-queue.md.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
