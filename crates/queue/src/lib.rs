@@ -151,7 +151,15 @@ pub fn jittered(config: &QueueConfig, attempt: u32, unit: f64) -> Duration {
     // 2^attempt overflows nothing in f64 for any u32 we will see; `min` caps it.
     let raw = (base * 2f64.powi(attempt.min(1024) as i32)).min(max);
     let factor = 0.8 + 0.4 * unit.clamp(0.0, 1.0);
-    Duration::from_secs_f64((raw * factor).min(max).max(0.0))
+    // Near Duration::MAX the f64 round trip can overflow: then the cap is the answer.
+    Duration::try_from_secs_f64((raw * factor).min(max).max(0.0)).unwrap_or(config.backoff_max)
+}
+
+/// `now + duration`, saturating at about 30 years ahead instead of panicking on overflow
+/// (a `Duration::MAX` wait or lease means "forever").
+pub(crate) fn later(now: tokio::time::Instant, duration: Duration) -> tokio::time::Instant {
+    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+    now.checked_add(duration.min(FAR)).unwrap_or(now)
 }
 
 /// A random number in `[0, 1)`: std's per-process random hash keys are enough for jitter
@@ -182,6 +190,11 @@ mod tests {
         assert_eq!(jittered(&config, 3, 0.5), Duration::from_millis(800));
         assert_eq!(jittered(&config, 4, 0.5), Duration::from_millis(1000));
         assert_eq!(jittered(&config, 40, 0.99), Duration::from_millis(1000));
+        let huge = QueueConfig {
+            backoff_max: Duration::MAX,
+            ..config.clone()
+        };
+        assert_eq!(jittered(&huge, u32::MAX, 0.99), Duration::MAX);
         assert_eq!(jittered(&config, 0, 0.0), Duration::from_millis(80));
         assert!(jittered(&config, 1, 0.999_999) <= Duration::from_millis(240));
         for attempt in 0..10 {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::{Job, Queue, QueueConfig, QueueError, QueueStats, backoff_delay};
+use crate::{Job, Queue, QueueConfig, QueueError, QueueStats, backoff_delay, later};
 
 /// An in-process [`Queue`] (see the crate docs for the semantics).
 ///
@@ -115,7 +115,7 @@ impl Inner {
     fn hold(&mut self, key: String, lease: Duration, now: Instant) -> Job {
         self.next_token += 1;
         let token = self.next_token;
-        let expires = now + lease;
+        let expires = later(now, lease);
         self.leases.insert((expires, key.clone()));
         let attempt = match self.keys.get_mut(&key) {
             Some(entry) => {
@@ -202,7 +202,7 @@ impl Queue for MemoryQueue {
     }
 
     async fn take(&self, _consumer: &str, wait: Duration) -> Result<Option<Job>, QueueError> {
-        let deadline = Instant::now() + wait;
+        let deadline = later(Instant::now(), wait);
         loop {
             // Registered before looking, so a change between the look and the wait wakes us.
             let changed = self.changed.notified();
@@ -251,7 +251,7 @@ impl Queue for MemoryQueue {
         entry.attempt = entry.attempt.saturating_add(1);
         // Enqueued while failing: the new information deserves a prompt look, as with an
         // enqueue during a backoff.
-        let due = if dirty { None } else { Some(now + delay) };
+        let due = if dirty { None } else { Some(later(now, delay)) };
         entry.state = match due {
             None => State::Ready { since: now },
             Some(due) => State::Delayed { due },
@@ -275,7 +275,7 @@ impl Queue for MemoryQueue {
         let lease = self.config.lease;
         let mut inner = self.lock();
         let (entry, expires, _) = inner.held(job)?;
-        let renewed = now + lease;
+        let renewed = later(now, lease);
         if let State::Held { expires: held, .. } = &mut entry.state {
             *held = renewed;
         }

@@ -29,7 +29,7 @@ use ::redis::{Cmd, Pipeline, RedisError, RedisFuture, Script, Value};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::{Job, Queue, QueueConfig, QueueError, QueueStats, backoff_delay};
+use crate::{Job, Queue, QueueConfig, QueueError, QueueStats, backoff_delay, later};
 
 mod scripts;
 
@@ -485,7 +485,7 @@ impl Queue for RedisQueue {
     }
 
     async fn take(&self, consumer: &str, wait: Duration) -> Result<Option<Job>, QueueError> {
-        let deadline = Instant::now() + wait;
+        let deadline = later(Instant::now(), wait);
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
