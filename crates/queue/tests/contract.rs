@@ -505,11 +505,10 @@ struct Single {
 }
 
 fn single(extra: &[&str]) -> Single {
-    let dir = temp_dir("single");
-    Single {
-        server: Server::start(&dir, extra),
-        _dir: TempDir(dir),
-    }
+    // Guarded before the server starts, so a failed start removes it too.
+    let dir = TempDir(temp_dir("single"));
+    let server = Server::start(&dir.0, extra);
+    Single { server, _dir: dir }
 }
 
 /// A three-primary Redis Cluster.
@@ -520,7 +519,9 @@ struct Cluster {
 
 impl Cluster {
     fn start() -> Cluster {
-        let dir = temp_dir("cluster");
+        // Dropped after the servers (declared later), even when a start fails.
+        let guard = TempDir(temp_dir("cluster"));
+        let dir = guard.0.clone();
         let servers: Vec<Server> = (0..3)
             .map(|n| {
                 let conf = dir.join(format!("nodes-{n}.conf"));
@@ -574,7 +575,7 @@ impl Cluster {
         }
         Cluster {
             servers,
-            _dir: TempDir(dir),
+            _dir: guard,
         }
     }
 
