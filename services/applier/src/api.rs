@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use kube::api::{
     Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
@@ -61,13 +61,16 @@ struct Counters {
 
 type Resolved = Option<(ApiResource, bool)>;
 
-/// A management cluster, reached through kube-rs.
+/// A management cluster, reached through kube-rs. Clones share the client and the
+/// discovery cache; [`ManagementCluster::counting_apart`] gives a clone with counters of
+/// its own, so concurrent reconciles each report their own writes.
+#[derive(Clone)]
 pub struct ManagementCluster {
     client: Client,
     // (apiVersion, kind) -> resource and whether it is namespaced; `None` when the
     // server does not serve the kind (e.g. no Machine CRD installed).
-    resources: Mutex<HashMap<(String, String), Resolved>>,
-    writes: Counters,
+    resources: Arc<Mutex<HashMap<(String, String), Resolved>>>,
+    writes: Arc<Counters>,
 }
 
 impl ManagementCluster {
@@ -75,8 +78,17 @@ impl ManagementCluster {
     pub fn new(client: Client) -> Self {
         ManagementCluster {
             client,
-            resources: Mutex::default(),
-            writes: Counters::default(),
+            resources: Arc::default(),
+            writes: Arc::default(),
+        }
+    }
+
+    /// The same management cluster, counting writes apart from every other clone.
+    pub fn counting_apart(&self) -> Self {
+        ManagementCluster {
+            client: self.client.clone(),
+            resources: self.resources.clone(),
+            writes: Arc::default(),
         }
     }
 
@@ -96,9 +108,11 @@ impl ManagementCluster {
     }
 
     async fn from_kubeconfig_value(kubeconfig: Kubeconfig) -> Result<Self, ReconcileError> {
-        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
+        // A management cluster that went away must fail fast, not hold a worker.
+        config.connect_timeout = Some(std::time::Duration::from_secs(3));
         let client = Client::try_from(config)?;
         Ok(Self::new(client))
     }
@@ -174,6 +188,18 @@ impl ManagementCluster {
                     Api::all_with(self.client.clone(), &resource)
                 }
             }))
+    }
+
+    /// The kind across all namespaces (for watches), or `None` when it is not served.
+    pub async fn api_all(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<Api<DynamicObject>>, ReconcileError> {
+        Ok(self
+            .resolve(api_version, kind)
+            .await?
+            .map(|(resource, _)| Api::all_with(self.client.clone(), &resource)))
     }
 
     /// One object, or `None` when it (or its kind) does not exist.

@@ -12,6 +12,9 @@ pub enum ReconcileError {
     /// The desired state could not be computed (invalid input, patch errors, ...).
     #[error("{}", .0.join("; "))]
     Render(Vec<String>),
+    /// The Cluster does not exist (any more).
+    #[error("Cluster {0} not found")]
+    ClusterNotFound(String),
     /// Something read from the API server is not what the topology expects.
     #[error("{0}")]
     Invalid(String),

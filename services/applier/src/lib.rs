@@ -21,8 +21,16 @@ pub mod crds;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod keys;
+pub mod lease;
 pub mod merge;
+pub mod metrics;
+pub mod registry;
+pub mod service;
 mod time;
+pub mod watch;
+pub mod watch_index;
+pub mod worker;
 
 pub use api::{ManagementCluster, WriteCounts};
 pub use cluster::write::apply_intent;

@@ -1,21 +1,200 @@
-//! `topograph-applier`: the applier workers (Redis Streams jobs, reconcile against management clusters).
+//! `topograph-applier`: reconciles the Clusters of many management clusters from a
+//! shared job queue. The command line is a contract:
 //!
-//! Only the command line exists so far; the service itself is built by its own issue
-//! (see docs/architecture.md). It refuses to start rather than pretend to serve.
+//! `topograph-applier --redis URL --management-clusters DIR --render ADDR --workers N`
+//!
+//! * `--redis`: the queue and the watcher leases (`redis://host:port`, or several node
+//!   URLs separated by commas for a Redis Cluster); `memory` runs a single process with
+//!   an in-process queue.
+//! * `--management-clusters`: a directory with one `<name>.kubeconfig` per management
+//!   cluster, re-read when it changes.
+//! * `--render`: the render service (`http://host:port`); `in-process` links the engine.
+//! * `--workers`: concurrent reconcilers.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
+use tokio::sync::watch;
+use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
+use topograph_applier::lease::{Lease, LocalLease, RedisLease};
+use topograph_applier::metrics::Metrics;
+use topograph_applier::registry::Registry;
+use topograph_applier::service::{self, ServiceConfig};
+use topograph_applier::watch::WatchConfig;
+use topograph_queue::memory::MemoryQueue;
+use topograph_queue::redis::RedisQueue;
+use topograph_queue::{Queue, QueueConfig};
 
-/// the applier workers (Redis Streams jobs, reconcile against management clusters).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Reconciles the Clusters of many management clusters from a shared job queue.
 #[derive(Parser, Debug)]
 #[command(name = "topograph-applier", version, about)]
-struct Args {}
+struct Args {
+    /// Redis for the queue and leases (`redis://host:port`; comma-separated node URLs
+    /// for a Redis Cluster), or `memory` for one process with an in-process queue.
+    #[arg(long, env = "TOPOGRAPH_REDIS")]
+    redis: String,
+    /// Directory of `<name>.kubeconfig` files, one per management cluster.
+    #[arg(long, env = "TOPOGRAPH_MANAGEMENT_CLUSTERS")]
+    management_clusters: PathBuf,
+    /// The render service (`http://host:port`), or `in-process`.
+    #[arg(long, env = "TOPOGRAPH_RENDER")]
+    render: String,
+    /// Concurrent reconcilers.
+    #[arg(long, env = "TOPOGRAPH_WORKERS", default_value_t = 4)]
+    workers: usize,
+    /// Prometheus `/metrics` address.
+    #[arg(long, env = "TOPOGRAPH_METRICS_LISTEN")]
+    metrics_listen: Option<std::net::SocketAddr>,
+    /// Name of this process (consumer and lease holder); default: host and pid.
+    #[arg(long, env = "TOPOGRAPH_APPLIER_NAME")]
+    name: Option<String>,
+    /// Seconds between full resyncs of every known Cluster.
+    #[arg(long, default_value_t = 300)]
+    resync_seconds: u64,
+    /// Seconds a job (and a watcher lease) is held before others may take it over.
+    #[arg(long, default_value_t = 30)]
+    lease_seconds: u64,
+    /// Milliseconds a Cluster's changes must be quiet before it is queued (a burst of
+    /// changes costs one reconcile).
+    #[arg(long, default_value_t = 500)]
+    quiet_ms: u64,
+    /// Milliseconds a changing Cluster waits at most before it is queued anyway.
+    #[arg(long, default_value_t = 10_000)]
+    max_delay_ms: u64,
+    /// Streams the queue spreads over (the same in every applier sharing the prefix; a
+    /// Redis Cluster wants a few per primary node).
+    #[arg(long, default_value_t = 4)]
+    redis_shards: usize,
+    /// Key prefix in Redis.
+    #[arg(long, default_value = "topograph")]
+    redis_prefix: String,
+}
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!(
-        "topograph-applier: not implemented yet; use `topograph render` for offline rendering"
-    );
-    ExitCode::from(2)
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("starting the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(start(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("topograph-applier: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn start(args: Args) -> Result<(), String> {
+    let engine: Arc<dyn DesiredStateEngine> = if args.render == "in-process" {
+        Arc::new(InProcess)
+    } else {
+        Arc::new(RenderService::connect_lazy(&args.render).map_err(|e| e.to_string())?)
+    };
+    let lease_time = Duration::from_secs(args.lease_seconds.max(3));
+    let queue_config = QueueConfig {
+        lease: lease_time,
+        ..QueueConfig::default()
+    };
+    let name = args.name.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "applier".to_string());
+        format!("{host}-{}", std::process::id())
+    });
+    let config = ServiceConfig {
+        workers: args.workers,
+        name,
+        // Below the lease, so no second worker ever takes a key still in hand.
+        reconcile_timeout: lease_time * 2 / 3,
+        registry_refresh: Duration::from_secs(2),
+        watch: WatchConfig {
+            resync: Duration::from_secs(args.resync_seconds.max(1)),
+            lease_ttl: lease_time,
+            quiet: Duration::from_millis(args.quiet_ms),
+            max_delay: Duration::from_millis(args.max_delay_ms.max(args.quiet_ms)),
+        },
+    };
+    if args.redis == "memory" {
+        run(
+            args,
+            Arc::new(MemoryQueue::new(queue_config)),
+            Arc::new(LocalLease),
+            engine,
+            config,
+        )
+        .await
+    } else {
+        let queue = RedisQueue::connect(
+            &args.redis,
+            &args.redis_prefix,
+            args.redis_shards,
+            queue_config,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let lease = RedisLease::connect(&args.redis, &args.redis_prefix).await?;
+        run(args, Arc::new(queue), Arc::new(lease), engine, config).await
+    }
+}
+
+async fn run<Q: Queue, L: Lease>(
+    args: Args,
+    queue: Arc<Q>,
+    lease: Arc<L>,
+    engine: Arc<dyn DesiredStateEngine>,
+    config: ServiceConfig,
+) -> Result<(), String> {
+    let metrics = Arc::new(Metrics::new());
+    if let Some(addr) = args.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let metrics = metrics.clone();
+        tokio::spawn(topograph_telemetry::serve_metrics(
+            listener,
+            Arc::new(move || metrics.encode()),
+        ));
+    }
+    let registry = Arc::new(Registry::new(&args.management_clusters));
+    let (stop, shutdown) = watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: finishing the reconciles in hand");
+        let _ = stop.send(true);
+    });
+    service::run(queue, lease, registry, engine, metrics, config, shutdown).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
 }

@@ -62,10 +62,11 @@ pub async fn reconcile_cluster(
     namespace: &str,
     name: &str,
 ) -> Result<Outcome, ReconcileError> {
-    let before = api.writes();
+    // Writes are counted for this reconcile alone, whatever else uses the cluster.
+    let api = &api.counting_apart();
     let Some(cluster) = api.get(API_VERSION, "Cluster", namespace, name).await? else {
-        return Err(ReconcileError::invalid(format!(
-            "Cluster {namespace}/{name} not found"
+        return Err(ReconcileError::ClusterNotFound(format!(
+            "{namespace}/{name}"
         )));
     };
     if cluster.at(&["spec", "topology"]).is_none() {
@@ -80,7 +81,7 @@ pub async fn reconcile_cluster(
     // The Cluster as last written: its generation moves when the topology sets its refs.
     let reported = status::report(api, &run.cluster, &progress).await;
     let mut outcome = run.outcome;
-    outcome.writes = api.writes().since(&before).total();
+    outcome.writes = api.writes().total();
     match (progress, reported) {
         (Err(e), _) => Err(e),
         (Ok(_), Err(e)) => Err(e),

@@ -1,0 +1,357 @@
+//! Watchers: per management cluster, watches on Clusters, ClusterClasses, the topology's
+//! own kinds and every template kind classes reference, each change mapped to the
+//! Cluster keys it affects ([`crate::watch_index`]) and queued; plus a periodic resync
+//! of every known Cluster. Exactly one process watches a management cluster at a time:
+//! the one holding its lease; the others stand by and take over when it lapses.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use topograph_queue::Queue;
+
+use crate::api::ManagementCluster;
+use crate::class::API_VERSION;
+use crate::keys::ClusterKey;
+use crate::lease::Lease;
+use crate::metrics::{Metrics, WatchLabels};
+use crate::registry::Registry;
+use crate::watch_index::WatchIndex;
+
+/// Watcher timing.
+#[derive(Clone, Debug)]
+pub struct WatchConfig {
+    /// How often every known Cluster is queued regardless of changes.
+    pub resync: Duration,
+    /// How long a watcher lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// A changed Cluster is queued once its changes have been quiet this long...
+    pub quiet: Duration,
+    /// ...or this long after its first unqueued change, whichever comes first, so a
+    /// burst of changes costs one reconcile and constant churn still gets reconciled.
+    pub max_delay: Duration,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig {
+            resync: Duration::from_secs(300),
+            lease_ttl: Duration::from_secs(15),
+            quiet: Duration::from_millis(500),
+            max_delay: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What a watch task reports.
+enum Change {
+    Applied(Value),
+    Deleted(Value),
+}
+
+/// What the watchers of a process share.
+pub struct Watchers<Q, L> {
+    /// The queue changes go to.
+    pub queue: Arc<Q>,
+    /// The lease store.
+    pub lease: Arc<L>,
+    /// This process's lease holder name.
+    pub holder: String,
+    /// The management clusters.
+    pub registry: Arc<Registry>,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Timing.
+    pub config: WatchConfig,
+}
+
+/// Keeps one supervisor per management cluster of the registry until `shutdown`.
+pub async fn run<Q: Queue, L: Lease>(
+    watchers: Arc<Watchers<Q, L>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut supervisors: BTreeMap<String, JoinHandle<()>> = BTreeMap::new();
+    loop {
+        let names: BTreeSet<String> = watchers.registry.names().into_iter().collect();
+        supervisors.retain(|name, task| {
+            let keep = names.contains(name) && !task.is_finished();
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        for name in names {
+            supervisors.entry(name.clone()).or_insert_with(|| {
+                let watchers = watchers.clone();
+                let shutdown = shutdown.clone();
+                tokio::spawn(async move { supervise(watchers, name, shutdown).await })
+            });
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = shutdown.changed() => {}
+        }
+        if *shutdown.borrow() {
+            break;
+        }
+    }
+    for (_, task) in supervisors {
+        task.abort();
+    }
+}
+
+fn lease_name(management_cluster: &str) -> String {
+    format!("watch:{management_cluster}")
+}
+
+/// Holds the lease of one management cluster and, while held, watches it.
+async fn supervise<Q: Queue, L: Lease>(
+    watchers: Arc<Watchers<Q, L>>,
+    management_cluster: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let name = lease_name(&management_cluster);
+    let ttl = watchers.config.lease_ttl;
+    loop {
+        if *shutdown.borrow() {
+            let _ = watchers.lease.release(&name, &watchers.holder).await;
+            return;
+        }
+        match watchers.lease.hold(&name, &watchers.holder, ttl).await {
+            Ok(true) => {
+                tracing::info!(%management_cluster, holder = %watchers.holder, "watching");
+                watch_while_held(&watchers, &management_cluster, &mut shutdown).await;
+                tracing::info!(%management_cluster, holder = %watchers.holder, "stopped watching");
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(%management_cluster, error = %e, "lease store unreachable"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(ttl / 3) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// Spawns a watch of one kind, forwarding its changes.
+async fn spawn_watch(
+    api: &ManagementCluster,
+    api_version: &str,
+    kind: &str,
+    tx: &mpsc::Sender<Change>,
+) -> Option<JoinHandle<()>> {
+    let resource = match api.api_all(api_version, kind).await {
+        Ok(Some(resource)) => resource,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::warn!(api_version, kind, error = %e, "cannot watch");
+            return None;
+        }
+    };
+    let tx = tx.clone();
+    let what = format!("{kind}.{api_version}");
+    Some(tokio::spawn(async move {
+        let mut stream = watcher::watcher(resource, watcher::Config::default())
+            .default_backoff()
+            .boxed();
+        while let Some(event) = stream.next().await {
+            let change = match event {
+                Ok(Event::Apply(o) | Event::InitApply(o)) => {
+                    serde_json::to_value(o).map(Change::Applied)
+                }
+                Ok(Event::Delete(o)) => serde_json::to_value(o).map(Change::Deleted),
+                Ok(Event::Init | Event::InitDone) => continue,
+                Err(e) => {
+                    tracing::info!(watch = %what, error = %e, "watch error; retrying with backoff");
+                    continue;
+                }
+            };
+            match change {
+                Ok(change) => {
+                    if tx.send(change).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::warn!(watch = %what, error = %e, "unreadable object"),
+            }
+        }
+    }))
+}
+
+async fn watch_while_held<Q: Queue, L: Lease>(
+    watchers: &Watchers<Q, L>,
+    management_cluster: &str,
+    shutdown: &mut watch::Receiver<bool>,
+) {
+    let Some(api) = watchers.registry.get(management_cluster) else {
+        return;
+    };
+    let (tx, mut rx) = mpsc::channel::<Change>(1024);
+    let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let mut watched: BTreeSet<(String, String)> = BTreeSet::new();
+    for kind in [
+        "Cluster",
+        "ClusterClass",
+        "MachineDeployment",
+        "MachineHealthCheck",
+    ] {
+        watched.insert((API_VERSION.to_string(), kind.to_string()));
+        tasks.extend(spawn_watch(&api, API_VERSION, kind, &tx).await);
+    }
+    let mut index = WatchIndex::default();
+    let ttl = watchers.config.lease_ttl;
+    let mut renew = tokio::time::interval(ttl / 3);
+    let mut resync = tokio::time::interval(watchers.config.resync);
+    resync.tick().await;
+    let name = lease_name(management_cluster);
+    let labels = WatchLabels {
+        management_cluster: management_cluster.to_string(),
+    };
+    let mut pending = Debounce::default();
+    let mut flush = tokio::time::interval(Duration::from_millis(100));
+    // Queueing runs beside the event loop, so a slow queue never backs up the watch
+    // streams (a watch that is not read falls behind and must list everything again).
+    let (to_queue, mut queueing) = mpsc::unbounded_channel::<Vec<(String, String)>>();
+    let enqueuer = {
+        let queue = watchers.queue.clone();
+        let management_cluster = management_cluster.to_string();
+        tokio::spawn(async move {
+            while let Some(names) = queueing.recv().await {
+                enqueue(queue.as_ref(), &management_cluster, names).await;
+            }
+        })
+    };
+    loop {
+        tokio::select! {
+            change = rx.recv() => {
+                let Some(change) = change else { break };
+                watchers.metrics.watch_events.get_or_create(&labels).inc();
+                let affected = match &change {
+                    Change::Applied(o) if is_kind(o, "Cluster") => index.cluster_applied(o),
+                    Change::Deleted(o) if is_kind(o, "Cluster") => { index.cluster_deleted(o); Vec::new() }
+                    Change::Applied(o) if is_kind(o, "ClusterClass") => {
+                        let (affected, new_kinds) = index.class_applied(o);
+                        if new_kinds {
+                            for (api_version, kind) in index.template_kinds().clone() {
+                                if watched.insert((api_version.clone(), kind.clone())) {
+                                    tasks.extend(spawn_watch(&api, &api_version, &kind, &tx).await);
+                                }
+                            }
+                        }
+                        affected
+                    }
+                    Change::Deleted(o) if is_kind(o, "ClusterClass") => index.class_deleted(o),
+                    Change::Applied(o) | Change::Deleted(o) => index.object_changed(o),
+                };
+                pending.changed(affected, Instant::now());
+            }
+            _ = flush.tick() => {
+                let due = pending.due(Instant::now(), watchers.config.quiet, watchers.config.max_delay);
+                if !due.is_empty() {
+                    let _ = to_queue.send(due);
+                }
+            }
+            _ = renew.tick() => {
+                match watchers.lease.hold(&name, &watchers.holder, ttl).await {
+                    Ok(true) => {}
+                    Ok(false) => { tracing::warn!(management_cluster, "watch lease lost"); break; }
+                    Err(e) => { tracing::warn!(management_cluster, error = %e, "watch lease not renewed"); break; }
+                }
+            }
+            _ = resync.tick() => { let _ = to_queue.send(index.all_clusters()); }
+            _ = shutdown.changed() => break,
+        }
+    }
+    for task in tasks {
+        task.abort();
+    }
+    // Changes seen but not queued yet are not lost: the next holder's initial listing
+    // and the resync cover them, and queue them now too.
+    let _ = to_queue.send(pending.due(Instant::now(), Duration::ZERO, Duration::ZERO));
+    drop(to_queue);
+    let _ = enqueuer.await;
+}
+
+/// Changed Clusters not queued yet, with when they first and last changed.
+#[derive(Debug, Default)]
+struct Debounce {
+    waiting: HashMap<(String, String), (Instant, Instant)>,
+}
+
+impl Debounce {
+    fn changed(&mut self, names: Vec<(String, String)>, now: Instant) {
+        for name in names {
+            self.waiting
+                .entry(name)
+                .and_modify(|(_, last)| *last = now)
+                .or_insert((now, now));
+        }
+    }
+
+    /// The Clusters to queue now: quiet for `quiet`, or waiting for `max_delay`.
+    fn due(&mut self, now: Instant, quiet: Duration, max_delay: Duration) -> Vec<(String, String)> {
+        let mut due = Vec::new();
+        self.waiting.retain(|name, (first, last)| {
+            let ready =
+                now.duration_since(*last) >= quiet || now.duration_since(*first) >= max_delay;
+            if ready {
+                due.push(name.clone());
+            }
+            !ready
+        });
+        due.sort();
+        due
+    }
+}
+
+fn is_kind(object: &Value, kind: &str) -> bool {
+    use topograph_api::object::ObjectExt;
+    object.kind() == kind
+        && topograph_api::object::group_of(object.api_version()) == "cluster.x-k8s.io"
+}
+
+async fn enqueue<Q: Queue>(queue: &Q, management_cluster: &str, names: Vec<(String, String)>) {
+    for (namespace, name) in names {
+        let key = ClusterKey::new(management_cluster, &namespace, &name).to_string();
+        if let Err(e) = queue.enqueue(&key).await {
+            tracing::warn!(%key, error = %e, "queue: enqueue failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_is_queued_once_after_it_goes_quiet_and_churn_within_the_max_delay() {
+        let mut d = Debounce::default();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let a = ("ns".to_string(), "a".to_string());
+        for i in 0..10 {
+            d.changed(vec![a.clone()], t0 + ms(i * 100));
+            assert!(d.due(t0 + ms(i * 100 + 50), ms(500), ms(5000)).is_empty());
+        }
+        assert!(d.due(t0 + ms(1200), ms(500), ms(5000)).is_empty());
+        assert_eq!(
+            d.due(t0 + ms(1400), ms(500), ms(5000)),
+            std::slice::from_ref(&a)
+        );
+        assert!(
+            d.due(t0 + ms(9000), ms(500), ms(5000)).is_empty(),
+            "queued once"
+        );
+        // Constant churn: queued after the max delay anyway.
+        for i in 0..60 {
+            d.changed(vec![a.clone()], t0 + ms(10_000 + i * 100));
+        }
+        assert_eq!(d.due(t0 + ms(15_950), ms(500), ms(5000)), [a]);
+    }
+}

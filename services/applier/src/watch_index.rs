@@ -1,0 +1,192 @@
+//! Which Clusters a change affects, for the watchers: a Cluster's own changes affect it;
+//! an object carrying `cluster.x-k8s.io/cluster-name` (everything the topology owns)
+//! affects that Cluster; a ClusterClass change, or a change of a template a class
+//! references, affects every Cluster of the class.
+//!
+//! The index is built from the watch streams themselves (Clusters say which class they
+//! use, classes say which templates they reference), so it needs no extra reads.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+use topograph_api::object::{ObjectExt, group_of};
+
+use crate::class::template_refs;
+
+/// `(namespace, name)`.
+pub type Name = (String, String);
+
+/// A template a class references: group, kind, namespace, name.
+type TemplateId = (String, String, String, String);
+
+/// The index of one management cluster.
+#[derive(Debug, Default)]
+pub struct WatchIndex {
+    cluster_class: HashMap<Name, Name>,
+    class_templates: HashMap<Name, BTreeSet<TemplateId>>,
+    /// `(apiVersion, kind)` of every template kind classes reference.
+    template_kinds: BTreeSet<(String, String)>,
+}
+
+fn name_of(object: &Value) -> Name {
+    (object.namespace().to_string(), object.name().to_string())
+}
+
+impl WatchIndex {
+    /// A Cluster was added or changed: it is affected.
+    pub fn cluster_applied(&mut self, cluster: &Value) -> Vec<Name> {
+        let name = name_of(cluster);
+        if let Some(class) = cluster
+            .at(&["spec", "topology", "class"])
+            .and_then(Value::as_str)
+        {
+            let namespace = cluster
+                .at(&["spec", "topology", "classNamespace"])
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or(cluster.namespace());
+            self.cluster_class
+                .insert(name.clone(), (namespace.to_string(), class.to_string()));
+        } else {
+            self.cluster_class.remove(&name);
+        }
+        vec![name]
+    }
+
+    /// A Cluster was deleted: nothing to reconcile (its objects go with it).
+    pub fn cluster_deleted(&mut self, cluster: &Value) {
+        self.cluster_class.remove(&name_of(cluster));
+    }
+
+    /// A ClusterClass was added or changed: every Cluster of it is affected. Returns
+    /// also whether new template kinds appeared (the watchers then watch them too).
+    pub fn class_applied(&mut self, class: &Value) -> (Vec<Name>, bool) {
+        let name = name_of(class);
+        let mut templates = BTreeSet::new();
+        let mut new_kinds = false;
+        if let Ok(decoded) = topograph_api::load::decode_cluster_class(class.clone()) {
+            for r in template_refs(&decoded) {
+                let namespace = if r.namespace.is_empty() {
+                    name.0.clone()
+                } else {
+                    r.namespace.clone()
+                };
+                new_kinds |= self
+                    .template_kinds
+                    .insert((r.api_version.clone(), r.kind.clone()));
+                if let Some(stamped) = r.kind.strip_suffix("Template") {
+                    new_kinds |= self
+                        .template_kinds
+                        .insert((r.api_version.clone(), stamped.to_string()));
+                }
+                templates.insert((
+                    group_of(&r.api_version).to_string(),
+                    r.kind.clone(),
+                    namespace,
+                    r.name.clone(),
+                ));
+            }
+        }
+        self.class_templates.insert(name.clone(), templates);
+        (self.clusters_of(&name), new_kinds)
+    }
+
+    /// A ClusterClass was deleted: its Clusters are affected (they report the error).
+    pub fn class_deleted(&mut self, class: &Value) -> Vec<Name> {
+        let name = name_of(class);
+        self.class_templates.remove(&name);
+        self.clusters_of(&name)
+    }
+
+    /// Any other object changed: the Cluster named by its label, or the Clusters of the
+    /// classes that reference it.
+    pub fn object_changed(&self, object: &Value) -> Vec<Name> {
+        if let Some(cluster) = object.labels().get("cluster.x-k8s.io/cluster-name") {
+            return vec![(object.namespace().to_string(), cluster.clone())];
+        }
+        let id = (
+            group_of(object.api_version()).to_string(),
+            object.kind().to_string(),
+            object.namespace().to_string(),
+            object.name().to_string(),
+        );
+        let mut affected = BTreeSet::new();
+        for (class, templates) in &self.class_templates {
+            if templates.contains(&id) {
+                affected.extend(self.clusters_of(class));
+            }
+        }
+        affected.into_iter().collect()
+    }
+
+    fn clusters_of(&self, class: &Name) -> Vec<Name> {
+        let mut clusters: Vec<Name> = self
+            .cluster_class
+            .iter()
+            .filter(|(_, c)| *c == class)
+            .map(|(cluster, _)| cluster.clone())
+            .collect();
+        clusters.sort();
+        clusters
+    }
+
+    /// Every Cluster with a topology seen so far (for the periodic resync).
+    pub fn all_clusters(&self) -> Vec<Name> {
+        let mut all: Vec<Name> = self.cluster_class.keys().cloned().collect();
+        all.sort();
+        all
+    }
+
+    /// `(apiVersion, kind)` of the templates classes reference and of the objects they
+    /// stamp out.
+    pub fn template_kinds(&self) -> &BTreeSet<(String, String)> {
+        &self.template_kinds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn class() -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "metadata": {"name": "cc", "namespace": "ns"},
+            "spec": {"controlPlane": {"ref": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "name": "cp"}}}})
+    }
+
+    fn cluster(name: &str) -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"topology": {"class": "cc", "version": "v1.30.0"}}})
+    }
+
+    #[test]
+    fn changes_map_to_the_clusters_they_affect() {
+        let mut index = WatchIndex::default();
+        assert_eq!(
+            index.cluster_applied(&cluster("a")),
+            [("ns".into(), "a".into())]
+        );
+        index.cluster_applied(&cluster("b"));
+        let (affected, new_kinds) = index.class_applied(&class());
+        assert!(new_kinds);
+        assert_eq!(affected.len(), 2);
+        assert!(index.template_kinds().contains(&(
+            "controlplane.cluster.x-k8s.io/v1beta1".to_string(),
+            "KubeadmControlPlane".to_string()
+        )));
+        // The class's template, in another version of its group: both Clusters.
+        let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp", "namespace": "ns"}});
+        assert_eq!(index.object_changed(&template).len(), 2);
+        // An owned object: its Cluster only.
+        let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
+        assert_eq!(index.object_changed(&owned), [("ns".into(), "a".into())]);
+        // Unrelated: nothing.
+        let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ns"}});
+        assert!(index.object_changed(&other).is_empty());
+        index.cluster_deleted(&cluster("a"));
+        assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
+        assert_eq!(index.class_deleted(&class()), [("ns".into(), "b".into())]);
+    }
+}

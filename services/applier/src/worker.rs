@@ -1,0 +1,123 @@
+//! Reconcilers: each takes a Cluster key from the queue, reconciles it on its
+//! management cluster, and acknowledges it only once the reconcile finished (or hands
+//! it back for a retry with backoff). Shutdown stops taking, lets the reconcile in
+//! hand finish and acknowledges it, so nothing is lost and nothing is done twice.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use topograph_queue::{Job, Queue};
+
+use crate::cluster::reconcile_cluster;
+use crate::engine::DesiredStateEngine;
+use crate::keys::ClusterKey;
+use crate::metrics::Metrics;
+use crate::registry::Registry;
+
+/// What every reconciler of a process shares.
+pub struct Context<Q> {
+    /// The job queue.
+    pub queue: Arc<Q>,
+    /// The management clusters.
+    pub registry: Arc<Registry>,
+    /// Where desired states come from.
+    pub engine: Arc<dyn DesiredStateEngine>,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Longest time one reconcile may take (kept below the queue's lease, so a slow
+    /// management cluster never lets a second worker take the same key).
+    pub reconcile_timeout: Duration,
+}
+
+/// Runs one reconciler named `consumer` until `shutdown` turns true.
+pub async fn run<Q: Queue>(
+    context: Arc<Context<Q>>,
+    consumer: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        if *shutdown.borrow() {
+            return;
+        }
+        // A short wait keeps shutdown prompt without ever dropping a take in the middle.
+        let job = match context
+            .queue
+            .take(&consumer, Duration::from_millis(500))
+            .await
+        {
+            Ok(Some(job)) => job,
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "queue: take failed");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = shutdown.changed() => {}
+                }
+                continue;
+            }
+        };
+        handle(&context, &consumer, &job).await;
+    }
+}
+
+async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
+    let started = Instant::now();
+    let Some(key) = ClusterKey::parse(&job.key) else {
+        tracing::warn!(key = %job.key, "queue: malformed key dropped");
+        ack(context, job).await;
+        return;
+    };
+    let Some(api) = context.registry.get(&key.management_cluster) else {
+        // The management cluster was removed: nothing to reconcile there any more.
+        tracing::info!(key = %job.key, "management cluster unknown; dropped");
+        context.metrics.reconciled("skipped", 0.0, 0);
+        ack(context, job).await;
+        return;
+    };
+    let result = tokio::time::timeout(
+        context.reconcile_timeout,
+        reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name),
+    )
+    .await;
+    let seconds = started.elapsed().as_secs_f64();
+    match result {
+        Ok(Ok(outcome)) => {
+            tracing::info!(
+                key = %job.key, consumer, created = outcome.created, updated = outcome.updated,
+                deleted = outcome.deleted, writes = outcome.writes, seconds, "reconciled"
+            );
+            context.metrics.reconciled("ok", seconds, outcome.writes);
+            ack(context, job).await;
+        }
+        Ok(Err(e)) if is_gone(&e) => {
+            tracing::info!(key = %job.key, consumer, seconds, "reconciled: Cluster gone");
+            context.metrics.reconciled("ok", seconds, 0);
+            ack(context, job).await;
+        }
+        Ok(Err(e)) => {
+            tracing::info!(key = %job.key, consumer, attempt = job.attempt, error = %e, seconds, "reconcile failed");
+            context.metrics.reconciled("error", seconds, 0);
+            if let Err(e) = context.queue.retry(job).await {
+                tracing::warn!(key = %job.key, error = %e, "queue: retry failed");
+            }
+        }
+        Err(_) => {
+            tracing::warn!(key = %job.key, consumer, seconds, "reconcile timed out");
+            context.metrics.reconciled("error", seconds, 0);
+            if let Err(e) = context.queue.retry(job).await {
+                tracing::warn!(key = %job.key, error = %e, "queue: retry failed");
+            }
+        }
+    }
+}
+
+fn is_gone(e: &crate::ReconcileError) -> bool {
+    matches!(e, crate::ReconcileError::ClusterNotFound(_))
+}
+
+async fn ack<Q: Queue>(context: &Context<Q>, job: &Job) {
+    if let Err(e) = context.queue.ack(job).await {
+        tracing::warn!(key = %job.key, error = %e, "queue: ack failed");
+    }
+}

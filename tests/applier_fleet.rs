@@ -1,0 +1,462 @@
+//! The applier as a fleet, with real processes: redis-server (AOF on), the render
+//! service, two in-memory management clusters (`topograph-kube`) and two
+//! `topograph-applier` processes sharing one queue. Clusters converge; a killed applier,
+//! a restarted Redis or a vanished management cluster lose nothing else; bursts of
+//! changes coalesce.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use topograph_api::load::parse_documents;
+use topograph_api::object::ObjectExt;
+use topograph_applier::{ManagementCluster, crds};
+use topograph_tests::{binary, root};
+
+/// A child process killed (and reaped) when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("topograph-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    for _ in 0..400 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("{what} did not listen on port {port}");
+}
+
+fn redis_server(dir: &Path, port: u16) -> Process {
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--save",
+            "",
+            "--dir",
+        ])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot start redis-server ({e}); install the Debian package redis-server")
+        });
+    let process = Process(child);
+    wait_for_port(port, "redis-server");
+    process
+}
+
+fn render_service() -> (Process, String) {
+    let port = free_port();
+    let child = Command::new(binary("topograph-render", "topograph-render"))
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let process = Process(child);
+    wait_for_port(port, "topograph-render");
+    (process, format!("http://127.0.0.1:{port}"))
+}
+
+/// A management cluster: `topograph-kube` writing `<dir>/<name>.kubeconfig`.
+fn management_cluster(dir: &Path, name: &str) -> Process {
+    let kubeconfig = dir.join(format!("{name}.kubeconfig.tmp"));
+    let mut child = Command::new(binary("topograph-kube", "topograph-kube"))
+        .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+    }
+    // Appear in the directory whole: the applier re-reads it at any moment.
+    std::fs::rename(&kubeconfig, dir.join(format!("{name}.kubeconfig"))).unwrap();
+    Process(child)
+}
+
+/// Reconciles counted per Cluster key, from the appliers' logs.
+#[derive(Clone, Default)]
+struct Reconciles(Arc<Mutex<BTreeMap<String, u64>>>);
+
+impl Reconciles {
+    fn snapshot(&self) -> BTreeMap<String, u64> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn applier(
+    extra: &[&str],
+    redis: &str,
+    clusters: &Path,
+    render: &str,
+    name: &str,
+    reconciles: &Reconciles,
+) -> Process {
+    let mut child = Command::new(binary("topograph-applier", "topograph-applier"))
+        .args(["--redis", redis, "--management-clusters"])
+        .arg(clusters)
+        .args(["--render", render, "--workers", "4", "--name", name])
+        .args([
+            "--lease-seconds",
+            "3",
+            "--resync-seconds",
+            "20",
+            "--quiet-ms",
+            "500",
+        ])
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(stderr) = child.stderr.take() {
+        let reconciles = reconciles.clone();
+        // The log stays in the temp directory for a look after a failure.
+        let log_path =
+            std::env::temp_dir().join(format!("topograph-{name}-{}.log", std::process::id()));
+        std::thread::spawn(move || {
+            let mut log = std::fs::File::create(log_path).ok();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(log) = log.as_mut() {
+                    use std::io::Write;
+                    let _ = writeln!(log, "{line}");
+                }
+                if !line.contains(" reconciled ") && !line.contains(" reconciled:") {
+                    continue;
+                }
+                if let Some(key) = line.split_whitespace().find_map(|w| w.strip_prefix("key=")) {
+                    *reconciles
+                        .0
+                        .lock()
+                        .unwrap()
+                        .entry(key.to_string())
+                        .or_default() += 1;
+                }
+            }
+        });
+    }
+    Process(child)
+}
+
+fn example(file: &str) -> Vec<Value> {
+    let path = root().join("examples/quick-start").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (docs, errors) = parse_documents(file, &text);
+    assert!(errors.is_empty(), "{errors:?}");
+    docs.into_iter()
+        .map(|d| {
+            let mut v = d.value;
+            if v.namespace().is_empty() {
+                v["metadata"]["namespace"] = json!("default");
+            }
+            v
+        })
+        .collect()
+}
+
+/// Loads CRDs, the quick-start class and `count` Clusters `c-<i>` (one worker pool
+/// each, to keep the fleet light).
+async fn load(kubeconfig: &Path, count: usize) -> ManagementCluster {
+    let api = ManagementCluster::from_kubeconfig(kubeconfig)
+        .await
+        .unwrap();
+    let class = example("clusterclass.yaml");
+    let mut objects = crds::cluster_api();
+    objects.extend(crds::for_objects(&class));
+    objects.extend(class);
+    for object in &objects {
+        api.create(object).await.unwrap();
+    }
+    let template = example("cluster.yaml").remove(0);
+    for i in 0..count {
+        let mut cluster = template.clone();
+        cluster["metadata"]["name"] = json!(format!("c-{i}"));
+        cluster["spec"]["topology"]["workers"]["machineDeployments"] =
+            json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
+        api.create(&cluster).await.unwrap();
+    }
+    api
+}
+
+/// Clusters whose topology is reconciled for their current generation.
+async fn converged(api: &ManagementCluster) -> usize {
+    let clusters = api
+        .list("cluster.x-k8s.io/v1beta1", "Cluster", "default", &[])
+        .await
+        .unwrap_or_default();
+    clusters
+        .iter()
+        .filter(|c| {
+            let reconciled = c["status"]["v1beta2"]["conditions"]
+                .as_array()
+                .is_some_and(|l| {
+                    l.iter().any(|x| {
+                        x["type"] == "TopologyReconciled"
+                            && x["status"] == "True"
+                            && x["observedGeneration"] == c["metadata"]["generation"]
+                    })
+                });
+            reconciled && c["spec"]["controlPlaneRef"]["name"].is_string()
+        })
+        .count()
+}
+
+async fn wait_converged(apis: &[&ManagementCluster], want: usize, limit: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let mut total = 0;
+        for api in apis {
+            total += converged(api).await;
+        }
+        if total == want {
+            return started.elapsed();
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{total} of {want} Clusters converged after {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The fleet tests each start seven processes; run them one at a time so their timings
+/// mean something on a two-core machine.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Fleet {
+    _redis: Option<Process>,
+    redis_port: u16,
+    redis_dir: TempDir,
+    _render: Process,
+    render: String,
+    clusters_dir: TempDir,
+    kube_a: Option<Process>,
+    _kube_b: Process,
+    api_a: ManagementCluster,
+    api_b: ManagementCluster,
+    reconciles: Reconciles,
+}
+
+impl Fleet {
+    async fn start(tag: &str, per_cluster: usize) -> Fleet {
+        let redis_dir = TempDir::new(&format!("{tag}-redis"));
+        let redis_port = free_port();
+        let redis = redis_server(&redis_dir.0, redis_port);
+        let (render_process, render) = render_service();
+        let clusters_dir = TempDir::new(&format!("{tag}-clusters"));
+        let kube_a = management_cluster(&clusters_dir.0, "mgmt-a");
+        let kube_b = management_cluster(&clusters_dir.0, "mgmt-b");
+        let api_a = load(&clusters_dir.0.join("mgmt-a.kubeconfig"), per_cluster).await;
+        let api_b = load(&clusters_dir.0.join("mgmt-b.kubeconfig"), per_cluster).await;
+        Fleet {
+            _redis: Some(redis),
+            redis_port,
+            redis_dir,
+            _render: render_process,
+            render,
+            clusters_dir,
+            kube_a: Some(kube_a),
+            _kube_b: kube_b,
+            api_a,
+            api_b,
+            reconciles: Reconciles::default(),
+        }
+    }
+
+    fn redis_url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.redis_port)
+    }
+
+    fn applier(&self, name: &str) -> Process {
+        self.applier_with(name, &[])
+    }
+
+    fn applier_with(&self, name: &str, extra: &[&str]) -> Process {
+        applier(
+            extra,
+            &self.redis_url(),
+            &self.clusters_dir.0,
+            &self.render,
+            name,
+            &self.reconciles,
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_clusters_converge_with_one_and_with_two_appliers() {
+    let _serial = SERIAL.lock().await;
+    let fleet = Fleet::start("fleet-converge", 100).await;
+    let one = fleet.applier("applier-1");
+    let elapsed =
+        wait_converged(&[&fleet.api_a, &fleet.api_b], 200, Duration::from_secs(180)).await;
+    println!(
+        "1 applier: 200 Clusters converged in {:.1} s ({:.1} Clusters/s)",
+        elapsed.as_secs_f64(),
+        200.0 / elapsed.as_secs_f64()
+    );
+    drop(one);
+
+    let fleet = Fleet::start("fleet-converge-2", 100).await;
+    let _a = fleet.applier("applier-1");
+    let _b = fleet.applier("applier-2");
+    let elapsed =
+        wait_converged(&[&fleet.api_a, &fleet.api_b], 200, Duration::from_secs(180)).await;
+    println!(
+        "2 appliers: 200 Clusters converged in {:.1} s ({:.1} Clusters/s)",
+        elapsed.as_secs_f64(),
+        200.0 / elapsed.as_secs_f64()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_applier_and_a_restarted_redis_leave_no_cluster_behind() {
+    let _serial = SERIAL.lock().await;
+    let mut fleet = Fleet::start("fleet-chaos", 100).await;
+    let mut first = fleet.applier("applier-1");
+    let _second = fleet.applier("applier-2");
+    // Let work start, then kill one applier without warning (SIGKILL).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    first.0.kill().unwrap();
+    let _ = first.0.wait();
+    // Restart Redis on the same port and directory: the AOF brings the queue back.
+    fleet._redis = None;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fleet._redis = Some(redis_server(&fleet.redis_dir.0, fleet.redis_port));
+    wait_converged(&[&fleet.api_a, &fleet.api_b], 200, Duration::from_secs(180)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_changes_cost_at_most_two_reconciles_per_cluster() {
+    let _serial = SERIAL.lock().await;
+    let fleet = Fleet::start("fleet-burst", 50).await;
+    // A burst is queued once it has been quiet for 500 ms, or after 60 s of constant
+    // changes (the writers below take several seconds in a debug build).
+    let _a = fleet.applier_with("applier-1", &["--max-delay-ms", "60000"]);
+    let _b = fleet.applier_with("applier-2", &["--max-delay-ms", "60000"]);
+    wait_converged(&[&fleet.api_a, &fleet.api_b], 100, Duration::from_secs(120)).await;
+    // Let the reconciles caused by the appliers' own writes settle: no reconcile for 3 s.
+    let mut before = fleet.reconciles.snapshot();
+    loop {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let now = fleet.reconciles.snapshot();
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+
+    // 100 changes to each of the 100 Clusters, from 20 concurrent writers.
+    let mut clusters = Vec::new();
+    for (api, mc) in [(&fleet.api_a, "mgmt-a"), (&fleet.api_b, "mgmt-b")] {
+        for c in api
+            .list("cluster.x-k8s.io/v1beta1", "Cluster", "default", &[])
+            .await
+            .unwrap()
+        {
+            clusters.push((mc, c));
+        }
+    }
+    assert_eq!(clusters.len(), 100);
+    let kubeconfigs = [
+        fleet.clusters_dir.0.join("mgmt-a.kubeconfig"),
+        fleet.clusters_dir.0.join("mgmt-b.kubeconfig"),
+    ];
+    let clusters = Arc::new(clusters);
+    let mut writers = Vec::new();
+    for w in 0..20usize {
+        let clusters = clusters.clone();
+        let kubeconfigs = kubeconfigs.clone();
+        writers.push(tokio::spawn(async move {
+            let a = ManagementCluster::from_kubeconfig(&kubeconfigs[0]).await.unwrap();
+            let b = ManagementCluster::from_kubeconfig(&kubeconfigs[1]).await.unwrap();
+            for round in 0..100usize {
+                for (i, (mc, cluster)) in clusters.iter().enumerate() {
+                    if i % 20 != w {
+                        continue;
+                    }
+                    let api = if *mc == "mgmt-a" { &a } else { &b };
+                    let patch = json!({"metadata": {"annotations": {"example.com/touched": round.to_string()}}});
+                    api.merge_patch(cluster, &patch).await.unwrap();
+                }
+            }
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    // Quiet period, then everything drained.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let after = fleet.reconciles.snapshot();
+    let mut total = 0;
+    for (mc, cluster) in clusters.iter() {
+        let key = format!("{mc}/default/{}", cluster.name());
+        let n = after.get(&key).copied().unwrap_or(0) - before.get(&key).copied().unwrap_or(0);
+        assert!(n <= 2, "{key}: {n} reconciles for 100 changes");
+        total += n;
+    }
+    assert!(
+        total >= 100,
+        "every Cluster was reconciled after its changes ({total})"
+    );
+    println!("10,000 changes to 100 Clusters: {total} reconciles");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_management_cluster_that_goes_away_stops_nothing_else() {
+    let _serial = SERIAL.lock().await;
+    let mut fleet = Fleet::start("fleet-vanish", 50).await;
+    // mgmt-a goes away before any work is done.
+    fleet.kube_a = None;
+    let _a = fleet.applier("applier-1");
+    let _b = fleet.applier("applier-2");
+    wait_converged(&[&fleet.api_b], 50, Duration::from_secs(120)).await;
+}
