@@ -132,6 +132,7 @@ impl Reconciles {
 }
 
 fn applier(
+    tag: &str,
     extra: &[&str],
     redis: &str,
     clusters: &Path,
@@ -160,8 +161,7 @@ fn applier(
     if let Some(stderr) = child.stderr.take() {
         let reconciles = reconciles.clone();
         // The log stays in the temp directory for a look after a failure.
-        let log_path =
-            std::env::temp_dir().join(format!("topograph-{name}-{}.log", std::process::id()));
+        let log_path = std::env::temp_dir().join(format!("topograph-{tag}-{name}.log"));
         std::thread::spawn(move || {
             let mut log = std::fs::File::create(log_path).ok();
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -272,6 +272,7 @@ async fn wait_converged(apis: &[&ManagementCluster], want: usize, limit: Duratio
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 struct Fleet {
+    tag: String,
     _redis: Option<Process>,
     redis_port: u16,
     redis_dir: TempDir,
@@ -297,6 +298,7 @@ impl Fleet {
         let api_a = load(&clusters_dir.0.join("mgmt-a.kubeconfig"), per_cluster).await;
         let api_b = load(&clusters_dir.0.join("mgmt-b.kubeconfig"), per_cluster).await;
         Fleet {
+            tag: tag.to_string(),
             _redis: Some(redis),
             redis_port,
             redis_dir,
@@ -321,6 +323,7 @@ impl Fleet {
 
     fn applier_with(&self, name: &str, extra: &[&str]) -> Process {
         applier(
+            &self.tag,
             extra,
             &self.redis_url(),
             &self.clusters_dir.0,

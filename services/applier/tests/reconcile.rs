@@ -687,3 +687,27 @@ async fn rollout_after_reaches_the_control_plane_first_then_the_machine_deployme
     }
     env.converge("dev").await;
 }
+
+#[tokio::test]
+async fn objects_a_crashed_reconcile_created_but_never_recorded_are_adopted() {
+    let env = Env::quick_start().await;
+    env.reconcile("dev").await.unwrap();
+    let infra_before = env.owned(INFRA, "DockerCluster", "dev").await;
+    // As if the reconcile died after creating the objects but before the Cluster
+    // recorded its references: the next one finds them under the same names.
+    let cluster = env.cluster("dev").await;
+    env.patch(
+        &cluster,
+        json!({"spec": {"infrastructureRef": null, "controlPlaneRef": null}}),
+    )
+    .await;
+    env.reconcile("dev").await.unwrap();
+    let infra_after = env.owned(INFRA, "DockerCluster", "dev").await;
+    assert_eq!(infra_after.len(), 1, "no second InfrastructureCluster");
+    assert_eq!(infra_after[0].name(), infra_before[0].name());
+    assert_eq!(
+        env.cluster("dev").await["spec"]["infrastructureRef"]["name"],
+        infra_before[0].name()
+    );
+    env.converge("dev").await;
+}

@@ -101,22 +101,67 @@ pub(crate) async fn update_with(
 }
 
 /// Creates the object `desired` describes (only the parts the topology owns are sent).
+///
+/// Names are deterministic, so an object a crashed reconcile created before it could
+/// record it (e.g. in the Cluster's references) is found under the same name: when it
+/// belongs to the same Cluster's topology it is adopted (brought to the intent) instead
+/// of failing the reconcile forever.
 pub(crate) async fn create(
     cluster: &ManagementCluster,
     desired: &Value,
 ) -> Result<Value, ReconcileError> {
-    cluster.create(&merge::intent(desired)).await.map_err(|e| {
-        // Drop the generated name from the message so the Cluster's condition stays the
-        // same from one attempt to the next (Cluster API does the same).
-        match e {
-            ReconcileError::Api(status) => ReconcileError::invalid(format!(
-                "failed to create {}: {}",
-                topograph_api::object::group_kind(desired.api_version(), desired.kind()),
-                status_message(&status)
-            )),
-            other => other,
+    let intent = merge::intent(desired);
+    match cluster.create(&intent).await {
+        Ok(created) => Ok(created),
+        Err(ReconcileError::Api(e)) if is_already_exists(&e) => {
+            let existing = cluster
+                .get(
+                    desired.api_version(),
+                    desired.kind(),
+                    desired.namespace(),
+                    desired.name(),
+                )
+                .await?;
+            match existing {
+                Some(existing) if same_topology(&existing, desired) => {
+                    tracing::info!(
+                        kind = desired.kind(),
+                        name = desired.name(),
+                        "adopting an object an earlier reconcile created"
+                    );
+                    Ok(update(cluster, &existing, &intent)
+                        .await?
+                        .unwrap_or(existing))
+                }
+                _ => Err(create_error(desired, &e)),
+            }
         }
-    })
+        Err(ReconcileError::Api(e)) => Err(create_error(desired, &e)),
+        Err(other) => Err(other),
+    }
+}
+
+fn is_already_exists(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409 && s.reason == "AlreadyExists")
+}
+
+/// The existing object is part of the same Cluster's topology as `desired`.
+fn same_topology(existing: &Value, desired: &Value) -> bool {
+    let labels = existing.labels();
+    let cluster = labels.get(topograph_engine::labels::CLUSTER_NAME);
+    labels.contains_key(topograph_engine::labels::TOPOLOGY_OWNED)
+        && cluster.is_some()
+        && cluster == desired.labels().get(topograph_engine::labels::CLUSTER_NAME)
+}
+
+/// Drops the generated name from the message so the Cluster's condition stays the same
+/// from one attempt to the next (Cluster API does the same).
+fn create_error(desired: &Value, e: &kube::Error) -> ReconcileError {
+    ReconcileError::invalid(format!(
+        "failed to create {}: {}",
+        topograph_api::object::group_kind(desired.api_version(), desired.kind()),
+        status_message(e)
+    ))
 }
 
 fn status_message(e: &kube::Error) -> String {
