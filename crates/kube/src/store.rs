@@ -557,6 +557,9 @@ impl Inner {
         if map.get("metadata").is_some_and(|m| !m.is_object()) {
             return Err(ApiError::bad_request("metadata must be an object"));
         }
+        if rt.group.is_empty() && rt.kind == "Secret" {
+            fold_string_data(map)?;
+        }
         Ok(())
     }
 
@@ -1024,6 +1027,39 @@ impl GcStore for Inner {
     }
 }
 
+/// A Secret's write-only `stringData` is merged into `data` (base64, winning over a
+/// `data` key of the same name) and dropped, as the Kubernetes API server does.
+fn fold_string_data(secret: &mut serde_json::Map<String, Value>) -> Result<(), ApiError> {
+    use base64::Engine as _;
+    let Some(strings) = secret.remove("stringData") else {
+        return Ok(());
+    };
+    let Value::Object(strings) = strings else {
+        return Err(ApiError::bad_request("stringData must be an object"));
+    };
+    let data = secret
+        .entry("data")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if data.is_null() {
+        *data = Value::Object(Default::default());
+    }
+    let Some(data) = data.as_object_mut() else {
+        return Err(ApiError::bad_request("data must be an object"));
+    };
+    for (key, value) in strings {
+        let Some(text) = value.as_str() else {
+            return Err(ApiError::bad_request(format!(
+                "stringData.{key} must be a string"
+            )));
+        };
+        data.insert(
+            key,
+            Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1203,6 +1239,26 @@ mod tests {
             events_after(&s, &rt, start),
             vec!["MODIFIED", "MODIFIED", "DELETED"]
         );
+    }
+
+    #[test]
+    fn secret_string_data_is_folded_into_data_on_every_write() {
+        let s = Store::new(100);
+        let created = s
+            .create_object(json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "k", "namespace": "default"},
+                "data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "hi", "c": ""}}))
+            .unwrap();
+        assert_eq!(created["data"], json!({"a": "eA==", "b": "aGk=", "c": ""}));
+        assert!(created.get("stringData").is_none());
+        let mut changed = created.clone();
+        changed["stringData"] = json!({"a": "kubeconfig"});
+        let updated = s.update_object(changed, Sub::Main).unwrap();
+        assert_eq!(updated["data"]["a"], "a3ViZWNvbmZpZw==");
+        assert!(updated.get("stringData").is_none());
+        let bad = s.create_object(json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "j", "namespace": "default"}, "stringData": {"a": 1}}));
+        assert_eq!(bad.unwrap_err().message, "stringData.a must be a string");
     }
 
     #[test]

@@ -107,6 +107,15 @@ impl ManagementCluster {
         Self::from_kubeconfig_value(kubeconfig).await
     }
 
+    /// Connects as a process in a cluster would: the in-cluster service account, else
+    /// `$KUBECONFIG` or `~/.kube/config`.
+    pub async fn infer() -> Result<Self, ReconcileError> {
+        let config = Config::infer()
+            .await
+            .map_err(|e| ReconcileError::invalid(format!("no cluster configuration: {e}")))?;
+        Ok(Self::new(Client::try_from(config)?))
+    }
+
     async fn from_kubeconfig_value(kubeconfig: Kubeconfig) -> Result<Self, ReconcileError> {
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await

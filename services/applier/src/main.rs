@@ -7,7 +7,10 @@
 //!   URLs separated by commas for a Redis Cluster); `memory` runs a single process with
 //!   an in-process queue.
 //! * `--management-clusters`: a directory with one `<name>.kubeconfig` per management
-//!   cluster, re-read when it changes.
+//!   cluster, re-read when it changes. Alternatively (or as well)
+//!   `--management-cluster-secrets NAMESPACE`: Secrets labelled
+//!   `topograph.io/management-cluster` in that namespace of the cluster the applier runs
+//!   in (or of `--home-kubeconfig FILE`).
 //! * `--render`: the render service (`http://host:port`); `in-process` links the engine.
 //! * `--workers`: concurrent reconcilers.
 
@@ -18,10 +21,11 @@ use std::time::Duration;
 
 use clap::Parser;
 use tokio::sync::watch;
+use topograph_applier::api::ManagementCluster;
 use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
 use topograph_applier::lease::{Lease, LocalLease, RedisLease};
 use topograph_applier::metrics::Metrics;
-use topograph_applier::registry::Registry;
+use topograph_applier::registry::{Registry, Source};
 use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
 use topograph_queue::memory::MemoryQueue;
@@ -40,8 +44,24 @@ struct Args {
     #[arg(long, env = "TOPOGRAPH_REDIS")]
     redis: String,
     /// Directory of `<name>.kubeconfig` files, one per management cluster.
-    #[arg(long, env = "TOPOGRAPH_MANAGEMENT_CLUSTERS")]
-    management_clusters: PathBuf,
+    #[arg(
+        long,
+        env = "TOPOGRAPH_MANAGEMENT_CLUSTERS",
+        required_unless_present = "management_cluster_secrets"
+    )]
+    management_clusters: Option<PathBuf>,
+    /// Namespace whose Secrets labelled `topograph.io/management-cluster` hold
+    /// management clusters' kubeconfigs (data key `value` or `kubeconfig`).
+    #[arg(long, env = "TOPOGRAPH_MANAGEMENT_CLUSTER_SECRETS")]
+    management_cluster_secrets: Option<String>,
+    /// The cluster holding those Secrets; default: the one this process runs in
+    /// (service account), else `$KUBECONFIG`.
+    #[arg(
+        long,
+        env = "TOPOGRAPH_HOME_KUBECONFIG",
+        requires = "management_cluster_secrets"
+    )]
+    home_kubeconfig: Option<PathBuf>,
     /// The render service (`http://host:port`), or `in-process`.
     #[arg(long, env = "TOPOGRAPH_RENDER")]
     render: String,
@@ -173,7 +193,22 @@ async fn run<Q: Queue, L: Lease>(
             Arc::new(move || metrics.encode()),
         ));
     }
-    let registry = Arc::new(Registry::new(&args.management_clusters));
+    let mut sources = Vec::new();
+    if let Some(dir) = &args.management_clusters {
+        sources.push(Source::Directory(dir.clone()));
+    }
+    if let Some(namespace) = &args.management_cluster_secrets {
+        let home = match &args.home_kubeconfig {
+            Some(path) => ManagementCluster::from_kubeconfig(path).await,
+            None => ManagementCluster::infer().await,
+        }
+        .map_err(|e| format!("--management-cluster-secrets: {e}"))?;
+        sources.push(Source::Secrets {
+            home: Arc::new(home),
+            namespace: namespace.clone(),
+        });
+    }
+    let registry = Arc::new(Registry::with_sources(sources));
     let (stop, shutdown) = watch::channel(false);
     tokio::spawn(async move {
         wait_for_signal().await;

@@ -221,10 +221,15 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     let enqueuer = {
         let queue = watchers.queue.clone();
         let management_cluster = management_cluster.to_string();
+        let give_up_after_close = ttl;
         tokio::spawn(async move {
-            while let Some(names) = queueing.recv().await {
-                enqueue(queue.as_ref(), &management_cluster, names).await;
-            }
+            enqueue_until_queued(
+                queue.as_ref(),
+                &management_cluster,
+                &mut queueing,
+                give_up_after_close,
+            )
+            .await;
         })
     };
     loop {
@@ -316,18 +321,171 @@ fn is_kind(object: &Value, kind: &str) -> bool {
         && topograph_api::object::group_of(object.api_version()) == "cluster.x-k8s.io"
 }
 
-async fn enqueue<Q: Queue>(queue: &Q, management_cluster: &str, names: Vec<(String, String)>) {
-    for (namespace, name) in names {
-        let key = ClusterKey::new(management_cluster, &namespace, &name).to_string();
-        if let Err(e) = queue.enqueue(&key).await {
-            tracing::warn!(%key, error = %e, "queue: enqueue failed");
+/// Queues every name received, holding on to the ones the queue refused (Redis
+/// restarting, a failover) and trying them again with backoff: a change seen is never
+/// dropped for a queue that is briefly away, which would leave its Cluster unreconciled
+/// until the next resync. Enqueueing twice is harmless (the queue coalesces). Once the
+/// watch stops (the channel closes) the leftovers get `give_up_after` more time: the
+/// next lease holder's initial listing queues every Cluster anyway.
+async fn enqueue_until_queued<Q: Queue>(
+    queue: &Q,
+    management_cluster: &str,
+    names: &mut mpsc::UnboundedReceiver<Vec<(String, String)>>,
+    give_up_after: Duration,
+) {
+    const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+    const MAX_BACKOFF: Duration = Duration::from_secs(5);
+    let mut waiting: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut backoff = FIRST_BACKOFF;
+    // Tokio's clock, so paused-time tests see the same waits.
+    let mut closed_at: Option<tokio::time::Instant> = None;
+    loop {
+        if closed_at.is_none() {
+            let received = if waiting.is_empty() {
+                names.recv().await
+            } else {
+                tokio::select! {
+                    received = names.recv() => received,
+                    _ = tokio::time::sleep(backoff) => Some(Vec::new()),
+                }
+            };
+            match received {
+                Some(batch) => waiting.extend(batch),
+                None => closed_at = Some(tokio::time::Instant::now()),
+            }
+        } else {
+            tokio::time::sleep(backoff).await;
+        }
+        waiting = enqueue(queue, management_cluster, std::mem::take(&mut waiting)).await;
+        backoff = if waiting.is_empty() {
+            FIRST_BACKOFF
+        } else {
+            (backoff * 2).min(MAX_BACKOFF)
+        };
+        if let Some(closed) = closed_at {
+            if waiting.is_empty() {
+                return;
+            }
+            if closed.elapsed() >= give_up_after {
+                tracing::warn!(
+                    management_cluster,
+                    keys = waiting.len(),
+                    "queue unreachable; leaving these changes to the next watcher's listing"
+                );
+                return;
+            }
         }
     }
+}
+
+/// Queues `names`, returning the ones the queue refused.
+async fn enqueue<Q: Queue>(
+    queue: &Q,
+    management_cluster: &str,
+    names: BTreeSet<(String, String)>,
+) -> BTreeSet<(String, String)> {
+    let mut refused = BTreeSet::new();
+    let mut names = names.into_iter();
+    while let Some((namespace, name)) = names.next() {
+        let key = ClusterKey::new(management_cluster, &namespace, &name).to_string();
+        if let Err(e) = queue.enqueue(&key).await {
+            tracing::warn!(%key, error = %e, "queue: enqueue failed; will retry");
+            // The queue is most likely away for all of them: keep the rest for the next try.
+            refused.insert((namespace, name));
+            refused.extend(names);
+            break;
+        }
+    }
+    refused
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use topograph_queue::{Job, MemoryQueue, QueueConfig, QueueError, QueueStats};
+
+    /// A queue whose first `refuse` enqueues fail, like Redis while it restarts.
+    struct Away {
+        inner: MemoryQueue,
+        refuse: AtomicU32,
+    }
+
+    impl Queue for Away {
+        async fn enqueue(&self, key: &str) -> Result<(), QueueError> {
+            if self
+                .refuse
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                return Err(QueueError::Backend("connection refused".into()));
+            }
+            self.inner.enqueue(key).await
+        }
+        async fn take(&self, consumer: &str, wait: Duration) -> Result<Option<Job>, QueueError> {
+            self.inner.take(consumer, wait).await
+        }
+        async fn ack(&self, job: &Job) -> Result<(), QueueError> {
+            self.inner.ack(job).await
+        }
+        async fn retry(&self, job: &Job) -> Result<(), QueueError> {
+            self.inner.retry(job).await
+        }
+        async fn stats(&self) -> Result<QueueStats, QueueError> {
+            self.inner.stats().await
+        }
+    }
+
+    fn names(list: &[&str]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|n| ("ns".to_string(), n.to_string()))
+            .collect()
+    }
+
+    async fn queued(queue: &Away) -> BTreeSet<String> {
+        let mut keys = BTreeSet::new();
+        while let Ok(Some(job)) = queue.take("test", Duration::from_millis(10)).await {
+            keys.insert(job.key.clone());
+        }
+        keys
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn changes_seen_while_the_queue_is_away_are_queued_once_it_is_back() {
+        let queue = Away {
+            inner: MemoryQueue::new(QueueConfig::default()),
+            refuse: AtomicU32::new(5),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tx.send(names(&["a", "b"])).unwrap();
+        tx.send(names(&["c"])).unwrap();
+        drop(tx);
+        enqueue_until_queued(&queue, "mgmt", &mut rx, Duration::from_secs(60)).await;
+        assert_eq!(
+            queued(&queue).await,
+            BTreeSet::from(["mgmt/ns/a".into(), "mgmt/ns/b".into(), "mgmt/ns/c".into()])
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_queue_away_for_good_is_given_up_on_after_the_watch_stops() {
+        let queue = Away {
+            inner: MemoryQueue::new(QueueConfig::default()),
+            refuse: AtomicU32::new(u32::MAX),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tx.send(names(&["a"])).unwrap();
+        drop(tx);
+        let started = tokio::time::Instant::now();
+        enqueue_until_queued(&queue, "mgmt", &mut rx, Duration::from_secs(15)).await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(15) && waited < Duration::from_secs(25),
+            "{waited:?}"
+        );
+        queue.refuse.store(0, Ordering::SeqCst);
+        assert!(queued(&queue).await.is_empty());
+    }
 
     #[test]
     fn a_burst_is_queued_once_after_it_goes_quiet_and_churn_within_the_max_delay() {
