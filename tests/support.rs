@@ -20,10 +20,12 @@ pub fn binary(package: &str, name: &str) -> PathBuf {
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     if !built.iter().any(|p| p == package) {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let status = Command::new(cargo)
-            .args(["build", "-q", "-p", package])
-            .current_dir(root())
-            .status();
+        let mut build = Command::new(cargo);
+        build.args(["build", "-q", "-p", package]);
+        if PROFILE == "release" {
+            build.arg("--release");
+        }
+        let status = build.current_dir(root()).status();
         assert!(
             status.is_ok_and(|s| s.success()),
             "cargo build -p {package} failed"
@@ -33,9 +35,17 @@ pub fn binary(package: &str, name: &str) -> PathBuf {
     std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root().join("target"))
-        .join("debug")
+        .join(PROFILE)
         .join(name)
 }
+
+/// The processes the tests start are built like the tests themselves, so
+/// `cargo test --release` measures release binaries.
+const PROFILE: &str = if cfg!(debug_assertions) {
+    "debug"
+} else {
+    "release"
+};
 
 /// The `topograph` binary built by cargo for this test run.
 pub fn topograph() -> Command {
