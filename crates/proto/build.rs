@@ -12,7 +12,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One descriptor set per service, so each server reflects only its own contract.
     for (file, descriptor) in [
         ("topograph/render/v1/render.proto", "render_descriptor.bin"),
-        ("topograph/gateway/v1/gateway.proto", "gateway_descriptor.bin"),
+        (
+            "topograph/gateway/v1/gateway.proto",
+            "gateway_descriptor.bin",
+        ),
     ] {
         let fds = protox::compile([file], [&root])?;
         std::fs::write(out.join(descriptor), fds.encode_to_vec())?;

@@ -3,6 +3,10 @@
 //! [`serve_metrics`] answers Prometheus scrapes: `GET /metrics` with the text a callback
 //! encodes, anything else 404. A minimal HTTP/1.1 responder is enough for a scrape
 //! endpoint and keeps an HTTP server framework out of the services that need none.
+//! [`rpc`] holds the gRPC request metrics, per-request deadlines and the shutdown
+//! signal that the gRPC services share.
+
+pub mod rpc;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,21 +1,258 @@
-//! `topograph-gateway`: the platform API gateway (tenancy, plans, impact).
+//! `topograph-gateway`: the platform API. The command line is a contract:
 //!
-//! Only the command line exists so far; the service itself is built by its own issue
-//! (see docs/architecture.md). It refuses to start rather than pretend to serve.
+//! `topograph-gateway --listen ADDR --management-clusters DIR --render ADDR|in-process
+//!  --redis URL|memory --tenants FILE --metrics-listen ADDR`
+//!
+//! Every flag can also be given as a `TOPOGRAPH_GATEWAY_*` environment variable. Once
+//! it serves, the process prints `gateway listening on ADDR` on stdout (the address
+//! actually bound, so `--listen 127.0.0.1:0` works). SIGTERM or SIGINT stops
+//! accepting, ends open watches, lets requests in flight finish and exits 0.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
+use topograph_applier::ManagementCluster;
+use topograph_applier::registry::{Registry, Source};
+use topograph_gateway::admission::{Admission, InProcess, RenderService};
+use topograph_gateway::tenant_source::{TenantSource, keep_reloading};
+use topograph_gateway::{
+    Gateway, GatewayConfig, Jobs, Limits, QueueJobs, Registration, TenantStore,
+};
+use topograph_queue::QueueConfig;
+use topograph_queue::memory::MemoryQueue;
+use topograph_queue::redis::RedisQueue;
+use topograph_telemetry::rpc::{RpcMetrics, shutdown_signal};
 
-/// the platform API gateway (tenancy, plans, impact).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The platform API: tenancy, admission, writes, status and watch for managed
+/// topologies on many management clusters.
 #[derive(Parser, Debug)]
 #[command(name = "topograph-gateway", version, about)]
-struct Args {}
+struct Args {
+    /// Address of the gRPC server.
+    #[arg(
+        long,
+        env = "TOPOGRAPH_GATEWAY_LISTEN",
+        default_value = "127.0.0.1:50052"
+    )]
+    listen: SocketAddr,
+    /// Directory of `<name>.kubeconfig` files, one per management cluster.
+    #[arg(
+        long,
+        env = "TOPOGRAPH_GATEWAY_MANAGEMENT_CLUSTERS",
+        required_unless_present = "management_cluster_secrets"
+    )]
+    management_clusters: Option<PathBuf>,
+    /// Namespace whose Secrets labelled `topograph.io/management-cluster` hold
+    /// management clusters' kubeconfigs (registrations are written there too).
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_MANAGEMENT_CLUSTER_SECRETS")]
+    management_cluster_secrets: Option<String>,
+    /// The cluster holding those Secrets (and the tenants Secret); default: the one
+    /// this process runs in, else `$KUBECONFIG`.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_HOME_KUBECONFIG")]
+    home_kubeconfig: Option<PathBuf>,
+    /// The render service (`http://host:port`) for validation and defaulting, or
+    /// `in-process`.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_RENDER")]
+    render: String,
+    /// Redis of the appliers' queue (`redis://host:port`, comma-separated node URLs for
+    /// a Redis Cluster), or `memory` (queued keys stay in this process: tests only).
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS")]
+    redis: String,
+    /// Key prefix in Redis (the appliers' `--redis-prefix`).
+    #[arg(
+        long,
+        env = "TOPOGRAPH_GATEWAY_REDIS_PREFIX",
+        default_value = "topograph"
+    )]
+    redis_prefix: String,
+    /// Streams the queue spreads over (the appliers' `--redis-shards`).
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS_SHARDS", default_value_t = 4)]
+    redis_shards: usize,
+    /// The tenants document (YAML).
+    #[arg(
+        long,
+        env = "TOPOGRAPH_GATEWAY_TENANTS",
+        required_unless_present = "tenants_secret"
+    )]
+    tenants: Option<PathBuf>,
+    /// The tenants document in a Secret (`NAMESPACE/NAME`, data key `tenants.yaml`).
+    #[arg(
+        long,
+        env = "TOPOGRAPH_GATEWAY_TENANTS_SECRET",
+        conflicts_with = "tenants"
+    )]
+    tenants_secret: Option<String>,
+    /// Seconds between re-reads of the tenants and of the management clusters.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_RELOAD_SECONDS", default_value_t = 5)]
+    reload_seconds: u64,
+    /// Address of the Prometheus `/metrics` endpoint (off when not given).
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_METRICS_LISTEN")]
+    metrics_listen: Option<SocketAddr>,
+    /// Longest a request may take, in milliseconds; a shorter client deadline wins.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_TIMEOUT_MS", default_value_t = 30_000)]
+    timeout_ms: u64,
+    /// Requests in flight at most; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_MAX_IN_FLIGHT", default_value_t = 1024)]
+    max_in_flight: usize,
+    /// Largest request message, in bytes.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_MAX_DECODING_MESSAGE_SIZE", default_value_t = 8 << 20)]
+    max_decoding_message_size: usize,
+    /// Largest response message, in bytes.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_MAX_ENCODING_MESSAGE_SIZE", default_value_t = 32 << 20)]
+    max_encoding_message_size: usize,
+}
 
 fn main() -> ExitCode {
-    let _args = Args::parse();
-    eprintln!(
-        "topograph-gateway: not implemented yet; use `topograph render` for offline rendering"
-    );
-    ExitCode::from(2)
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("topograph-gateway: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("topograph-gateway: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn home(args: &Args) -> Result<Arc<ManagementCluster>, String> {
+    match &args.home_kubeconfig {
+        Some(path) => ManagementCluster::from_kubeconfig(path).await,
+        None => ManagementCluster::infer().await,
+    }
+    .map(Arc::new)
+    .map_err(|e| format!("the home cluster: {e}"))
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let reload = Duration::from_secs(args.reload_seconds.max(1));
+    let home = if args.management_cluster_secrets.is_some() || args.tenants_secret.is_some() {
+        Some(home(&args).await?)
+    } else {
+        None
+    };
+
+    let tenant_source = match (&args.tenants, &args.tenants_secret, &home) {
+        (Some(path), _, _) => TenantSource::File(path.clone()),
+        (None, Some(text), Some(home)) => {
+            let (namespace, name) = text
+                .split_once('/')
+                .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
+                .ok_or_else(|| format!("--tenants-secret {text:?}: expected NAMESPACE/NAME"))?;
+            TenantSource::Secret {
+                home: home.clone(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+            }
+        }
+        _ => return Err("give --tenants FILE or --tenants-secret NAMESPACE/NAME".to_string()),
+    };
+    let tenants = tenant_source.read().await?;
+    if tenants.is_empty() {
+        tracing::warn!("no tenants: every request will be refused");
+    }
+    let tenants = Arc::new(TenantStore::new(tenants));
+    tokio::spawn(keep_reloading(tenant_source, tenants.clone(), reload));
+
+    let mut sources = Vec::new();
+    let mut registration = Registration::default();
+    if let Some(dir) = &args.management_clusters {
+        sources.push(Source::Directory(dir.clone()));
+        registration.directory = Some(dir.clone());
+    }
+    if let (Some(namespace), Some(home)) = (&args.management_cluster_secrets, &home) {
+        sources.push(Source::Secrets {
+            home: home.clone(),
+            namespace: namespace.clone(),
+        });
+        registration.secrets = Some((home.clone(), namespace.clone()));
+    }
+    let registry = Arc::new(Registry::with_sources(sources));
+    registry.refresh().await;
+
+    let admission: Arc<dyn Admission> = if args.render == "in-process" {
+        Arc::new(InProcess)
+    } else {
+        Arc::new(RenderService::connect_lazy(&args.render)?)
+    };
+    let jobs: Arc<dyn Jobs> = if args.redis == "memory" {
+        Arc::new(QueueJobs(Arc::new(
+            MemoryQueue::new(QueueConfig::default()),
+        )))
+    } else {
+        let queue = RedisQueue::connect(
+            &args.redis,
+            &args.redis_prefix,
+            args.redis_shards,
+            QueueConfig::default(),
+        )
+        .await
+        .map_err(|e| format!("--redis: {e}"))?;
+        Arc::new(QueueJobs(Arc::new(queue)))
+    };
+
+    let metrics = Arc::new(RpcMetrics::new("topograph_gateway"));
+    if let Some(addr) = args.metrics_listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let metrics = metrics.clone();
+        tokio::spawn(topograph_telemetry::serve_metrics(
+            listener,
+            Arc::new(move || metrics.encode()),
+        ));
+    }
+
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let gateway = Gateway::new(GatewayConfig {
+        registry,
+        jobs,
+        admission,
+        tenants,
+        registration,
+        limits: Limits {
+            timeout: Duration::from_millis(args.timeout_ms.max(1)),
+            max_in_flight: args.max_in_flight,
+            max_decoding_message_size: args.max_decoding_message_size,
+            max_encoding_message_size: args.max_encoding_message_size,
+        },
+        metrics,
+        registry_refresh: reload.min(Duration::from_secs(2)),
+    });
+    // The contract with whoever started the process: serving from here on.
+    println!("gateway listening on {addr}");
+    tracing::info!(%addr, "gateway listening");
+    gateway
+        .serve(listener, shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!("stopped");
+    Ok(())
 }

@@ -1,0 +1,571 @@
+//! `Apply`: admit every object first, then write them in dependency order (templates,
+//! classes, Clusters) and queue the Clusters concerned.
+//!
+//! An object that exists is replaced by the given one, except what others own on it:
+//! server fields (uid, resourceVersion, ...), finalizers and owner references the
+//! caller does not set, labels and annotations the caller does not set (the caller's
+//! win), and on a Cluster the references and endpoint that the topology controller and
+//! the providers write (`spec.controlPlaneRef`, `spec.infrastructureRef`,
+//! `spec.controlPlaneEndpoint`) unless the caller sets them. Without that a re-apply
+//! of the same file would orphan the topology's objects. Admission sees the object
+//! exactly as it will be stored.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+use tonic::Status;
+use topograph_api::object::ObjectExt;
+use topograph_applier::ManagementCluster;
+use topograph_applier::keys::ClusterKey;
+use topograph_proto::gateway::v1 as pb;
+use topograph_proto::gateway::v1::applied_object::Action;
+
+use crate::objects::{Role, class_of, role};
+use crate::state::{State, api_status, clusters_using, is_code};
+use crate::tenancy::Tenant;
+use crate::violations::{Violation, invalid};
+
+const METHOD: &str = "Apply";
+
+/// Metadata the server or other controllers own, kept from the stored object unless
+/// the caller gives it.
+const KEPT_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "finalizers",
+    "ownerReferences",
+    "managedFields",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+/// Cluster fields others write.
+const KEPT_CLUSTER_SPEC: &[&str] = &[
+    "controlPlaneRef",
+    "infrastructureRef",
+    "controlPlaneEndpoint",
+];
+
+/// Metadata that says nothing about what the caller wants, ignored when deciding
+/// whether an object changed.
+const SERVER_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+];
+
+/// One object of the request.
+struct Item {
+    index: usize,
+    role: Role,
+    /// As given.
+    given: Value,
+    /// As stored now.
+    stored: Option<Value>,
+    /// What would be written: the given object on top of the stored one, admitted.
+    object: Value,
+}
+
+impl Item {
+    fn field(&self) -> String {
+        format!("objects[{}]", self.index)
+    }
+}
+
+/// Parses the request's objects; every problem is reported.
+fn parse(objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
+    let mut items = Vec::new();
+    let mut violations = Vec::new();
+    let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
+    for (index, bytes) in objects.iter().enumerate() {
+        let at = format!("objects[{index}]");
+        let value: Value = match serde_json::from_slice(bytes) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                violations.push(Violation::new(at, "Invalid value: not a JSON object"));
+                continue;
+            }
+            Err(e) => {
+                violations.push(Violation::new(at, format!("Invalid value: not JSON: {e}")));
+                continue;
+            }
+        };
+        let mut problems = Vec::new();
+        for (field, present) in [
+            ("apiVersion", !value.api_version().is_empty()),
+            ("kind", !value.kind().is_empty()),
+            ("metadata.name", !value.name().is_empty()),
+            ("metadata.namespace", !value.namespace().is_empty()),
+        ] {
+            if !present {
+                problems.push(Violation::new(format!("{at}.{field}"), "Required value"));
+            }
+        }
+        let Some(role) = role(&value) else {
+            if problems.is_empty() {
+                problems.push(Violation::new(
+                    format!("{at}.kind"),
+                    format!(
+                        "Unsupported value: {:?}: Apply takes ClusterClasses, their templates (kinds ending in Template) and Clusters",
+                        value.kind()
+                    ),
+                ));
+            }
+            violations.extend(problems);
+            continue;
+        };
+        if !problems.is_empty() {
+            violations.extend(problems);
+            continue;
+        }
+        let identity = (
+            crate::objects::group(value.api_version()).to_string(),
+            value.kind().to_string(),
+            value.namespace().to_string(),
+            value.name().to_string(),
+        );
+        if let Some(first) = seen.insert(identity, index) {
+            violations.push(Violation::new(
+                at,
+                format!("Duplicate value: the same object as objects[{first}]"),
+            ));
+            continue;
+        }
+        items.push(Item {
+            index,
+            role,
+            object: value.clone(),
+            given: value,
+            stored: None,
+        });
+    }
+    if violations.is_empty() {
+        Ok(items)
+    } else {
+        Err(violations)
+    }
+}
+
+fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    let map = object.as_object_mut()?;
+    map.entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+}
+
+/// The given object on top of the stored one (see the module documentation).
+pub fn merge_onto_stored(stored: &Value, given: &Value, role: Role) -> Value {
+    let mut out = given.clone();
+    if let Some(map) = out.as_object_mut() {
+        map.remove("status");
+    }
+    let stored_meta = stored.get("metadata").and_then(Value::as_object);
+    if let (Some(meta), Some(stored_meta)) = (metadata_mut(&mut out), stored_meta) {
+        for key in KEPT_METADATA {
+            if !meta.contains_key(*key)
+                && let Some(v) = stored_meta.get(*key)
+            {
+                meta.insert((*key).to_string(), v.clone());
+            }
+        }
+        for key in ["labels", "annotations"] {
+            let mut merged = stored_meta
+                .get(key)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(given) = meta.get(key).and_then(Value::as_object) {
+                merged.extend(given.clone());
+            }
+            if !merged.is_empty() {
+                meta.insert(key.to_string(), Value::Object(merged));
+            }
+        }
+    }
+    if role == Role::Cluster
+        && let Some(stored_spec) = stored.get("spec").and_then(Value::as_object)
+        && let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        for key in KEPT_CLUSTER_SPEC {
+            if !spec.contains_key(*key)
+                && let Some(v) = stored_spec.get(*key)
+            {
+                spec.insert((*key).to_string(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// An object without what the server adds, to compare intents.
+fn comparable(object: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(map) = out.as_object_mut() {
+        map.remove("status");
+    }
+    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in SERVER_METADATA {
+            meta.remove(*key);
+        }
+        for key in ["labels", "annotations", "finalizers", "ownerReferences"] {
+            if meta.get(key).is_some_and(|v| {
+                v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty)
+            }) {
+                meta.remove(key);
+            }
+        }
+    }
+    out
+}
+
+/// Whether writing `object` over `stored` would change nothing the caller controls.
+pub fn unchanged(stored: &Value, object: &Value) -> bool {
+    comparable(stored) == comparable(object)
+}
+
+fn applied(item: &Item, action: Action, object: &Value) -> pb::AppliedObject {
+    pb::AppliedObject {
+        api_version: object.api_version().to_string(),
+        kind: object.kind().to_string(),
+        namespace: object.namespace().to_string(),
+        name: object.name().to_string(),
+        action: action as i32,
+        object: serde_json::to_vec(object).unwrap_or_default(),
+        index: u32::try_from(item.index).unwrap_or(u32::MAX),
+    }
+}
+
+/// The Apply RPC.
+pub async fn apply(
+    state: &State,
+    tenant: &Tenant,
+    request: pb::ApplyRequest,
+) -> Result<pb::ApplyResponse, Status> {
+    let mc = request.management_cluster.as_str();
+    tenant.authorize(METHOD, mc, None)?;
+    if request.objects.is_empty() {
+        return Err(invalid(vec![Violation::new(
+            "objects",
+            "Required value: at least one object",
+        )]));
+    }
+    let mut items = parse(&request.objects).map_err(invalid)?;
+    // Every namespace is authorised before anything is read.
+    for item in &items {
+        tenant.authorize(METHOD, mc, Some(item.given.namespace()))?;
+    }
+    for item in &items {
+        if item.role == Role::Cluster
+            && let Some((namespace, _)) = class_of(&item.given)
+        {
+            tenant.authorize(METHOD, mc, Some(&namespace))?;
+        }
+    }
+    let api = state.cluster(mc)?;
+
+    for item in &mut items {
+        let given = &item.given;
+        item.stored = api
+            .get(
+                given.api_version(),
+                given.kind(),
+                given.namespace(),
+                given.name(),
+            )
+            .await
+            .map_err(|e| {
+                api_status(
+                    &format!(
+                        "reading {} {}/{}",
+                        given.kind(),
+                        given.namespace(),
+                        given.name()
+                    ),
+                    e,
+                )
+            })?;
+        if let Some(stored) = &item.stored {
+            item.object = merge_onto_stored(stored, &item.given, item.role);
+        }
+    }
+
+    let (violations, warnings) = admit(state, &api, &mut items).await?;
+    if !violations.is_empty() {
+        return Err(invalid(violations));
+    }
+    let mut response = pb::ApplyResponse {
+        objects: Vec::new(),
+        warnings,
+    };
+    items.sort_by_key(|i| (i.role, i.index));
+
+    if request.dry_run {
+        for item in &items {
+            let action = match &item.stored {
+                None => Action::Created,
+                Some(stored) if unchanged(stored, &item.object) => Action::Unchanged,
+                Some(_) => Action::Updated,
+            };
+            response.objects.push(applied(item, action, &item.object));
+        }
+        return Ok(response);
+    }
+
+    let mut keys = BTreeSet::new();
+    for (n, item) in items.iter().enumerate() {
+        let (action, written) = write(&api, item).await.map_err(|status| {
+            let done: Vec<String> = response
+                .objects
+                .iter()
+                .map(|o| format!("{} {}/{}", o.kind, o.namespace, o.name))
+                .collect();
+            Status::new(
+                status.code(),
+                format!(
+                    "{} ({} of {} objects written before: {})",
+                    status.message(),
+                    n,
+                    items.len(),
+                    if done.is_empty() {
+                        "none".to_string()
+                    } else {
+                        done.join(", ")
+                    }
+                ),
+            )
+        })?;
+        if action != Action::Unchanged {
+            match item.role {
+                Role::Cluster => {
+                    keys.insert(ClusterKey::new(mc, written.namespace(), written.name()));
+                }
+                Role::Class => match clusters_using(&api, written.namespace(), written.name()).await {
+                    Ok(users) => keys.extend(
+                        users
+                            .iter()
+                            .map(|c| ClusterKey::new(mc, c.namespace(), c.name())),
+                    ),
+                    Err(e) => response.warnings.push(format!(
+                        "the Clusters of ClusterClass {}/{} could not be listed to queue them ({e}); the appliers' watches will pick them up",
+                        written.namespace(),
+                        written.name()
+                    )),
+                },
+                Role::Template => {}
+            }
+        }
+        tracing::info!(
+            tenant = %tenant.name,
+            management_cluster = mc,
+            kind = written.kind(),
+            object = %format!("{}/{}", written.namespace(), written.name()),
+            action = action.as_str_name(),
+            "applied"
+        );
+        response.objects.push(applied(item, action, &written));
+    }
+    let warnings = state.enqueue(&keys).await;
+    response.warnings.extend(warnings);
+    Ok(response)
+}
+
+/// Admits every object; returns the violations (prefixed by the request field) and the
+/// warnings. Clusters are checked against the classes of this request where it has
+/// them, so a class and its Clusters can be applied together.
+async fn admit(
+    state: &State,
+    api: &ManagementCluster,
+    items: &mut [Item],
+) -> Result<(Vec<Violation>, Vec<String>), Status> {
+    let mut violations = Vec::new();
+    let mut warnings = Vec::new();
+    let proposed_classes: Vec<Value> = items
+        .iter()
+        .filter(|i| i.role == Role::Class)
+        .map(|i| i.object.clone())
+        .collect();
+    for item in items.iter_mut() {
+        let verdict = match item.role {
+            Role::Template => continue,
+            Role::Class => {
+                // Only an update is checked against the Clusters using the class.
+                let users = match &item.stored {
+                    Some(_) => clusters_using(api, item.object.namespace(), item.object.name())
+                        .await
+                        .map_err(|e| api_status("listing the Clusters using the class", e))?,
+                    None => Vec::new(),
+                };
+                state
+                    .admission
+                    .admit_class(&item.object, item.stored.as_ref(), &users)
+                    .await?
+            }
+            Role::Cluster => {
+                let mut classes = Vec::new();
+                if let Some((namespace, name)) = class_of(&item.object) {
+                    match proposed_classes
+                        .iter()
+                        .find(|c| c.namespace() == namespace && c.name() == name)
+                    {
+                        Some(c) => classes.push(c.clone()),
+                        None => {
+                            if let Some(c) = api
+                                .get(
+                                    crate::objects::API_VERSION,
+                                    "ClusterClass",
+                                    &namespace,
+                                    &name,
+                                )
+                                .await
+                                .map_err(|e| api_status("reading the Cluster's ClusterClass", e))?
+                            {
+                                classes.push(c);
+                            }
+                        }
+                    }
+                }
+                state
+                    .admission
+                    .admit_cluster(&item.object, item.stored.as_ref(), &classes)
+                    .await?
+            }
+        };
+        let field = item.field();
+        violations.extend(verdict.violations.into_iter().map(|v| v.prefixed(&field)));
+        warnings.extend(
+            verdict
+                .warnings
+                .into_iter()
+                .map(|w| format!("{field}: {w}")),
+        );
+        item.object = verdict.object;
+    }
+    Ok((violations, warnings))
+}
+
+/// Creates or replaces one object; a conflict (someone wrote in between) is retried
+/// once on top of the newer version.
+async fn write(api: &ManagementCluster, item: &Item) -> Result<(Action, Value), Status> {
+    let what = format!(
+        "writing {} {}/{}",
+        item.object.kind(),
+        item.object.namespace(),
+        item.object.name()
+    );
+    let mut stored = item.stored.clone();
+    for attempt in 0..2 {
+        let result = match &stored {
+            None => {
+                let mut object = item.object.clone();
+                if let Some(meta) = metadata_mut(&mut object) {
+                    meta.remove("resourceVersion");
+                }
+                api.create(&object).await.map(|v| (Action::Created, v))
+            }
+            Some(current) => {
+                let object = merge_onto_stored(current, &item.object, item.role);
+                if unchanged(current, &object) {
+                    return Ok((Action::Unchanged, current.clone()));
+                }
+                let mut object = object;
+                if let (Some(meta), Some(rv)) = (
+                    metadata_mut(&mut object),
+                    current.pointer("/metadata/resourceVersion").cloned(),
+                ) {
+                    meta.insert("resourceVersion".to_string(), rv);
+                }
+                api.replace(&object).await.map(|v| (Action::Updated, v))
+            }
+        };
+        match result {
+            Ok(done) => return Ok(done),
+            Err(e) if attempt == 0 && is_code(&e, 409) => {
+                let o = &item.object;
+                stored = api
+                    .get(o.api_version(), o.kind(), o.namespace(), o.name())
+                    .await
+                    .map_err(|e| api_status(&what, e))?;
+            }
+            Err(e) => return Err(api_status(&what, e)),
+        }
+    }
+    Err(Status::aborted(format!(
+        "{what}: the object kept changing; retry"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn parse_reports_every_problem_with_its_field() {
+        let objects = vec![
+            b"{".to_vec(),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a", "namespace": "n"}}).to_string().into_bytes(),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "a"}}).to_string().into_bytes(),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "b", "namespace": "n"}}).to_string().into_bytes(),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "b", "namespace": "n"}}).to_string().into_bytes(),
+        ];
+        let violations = parse(&objects).err().unwrap();
+        let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "objects[0]",
+                "objects[1].kind",
+                "objects[2].metadata.namespace",
+                "objects[4]"
+            ]
+        );
+    }
+
+    #[test]
+    fn merging_keeps_what_others_own() {
+        let stored = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "a", "namespace": "n", "uid": "u", "resourceVersion": "7",
+                         "labels": {"x": "1", "y": "old"}, "finalizers": ["f"]},
+            "spec": {"controlPlaneRef": {"name": "cp"}, "topology": {"version": "v1.30.0"}},
+            "status": {"phase": "Provisioned"}
+        });
+        let given = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "a", "namespace": "n", "labels": {"y": "new"}},
+            "spec": {"topology": {"version": "v1.31.0"}}
+        });
+        let merged = merge_onto_stored(&stored, &given, Role::Cluster);
+        assert_eq!(merged["metadata"]["uid"], "u");
+        assert_eq!(merged["metadata"]["finalizers"], json!(["f"]));
+        assert_eq!(merged["metadata"]["labels"], json!({"x": "1", "y": "new"}));
+        assert_eq!(merged["spec"]["controlPlaneRef"], json!({"name": "cp"}));
+        assert_eq!(merged["spec"]["topology"]["version"], "v1.31.0");
+        assert!(merged.get("status").is_none());
+        assert!(!unchanged(&stored, &merged));
+
+        // Applying the stored content again changes nothing.
+        let same = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+            "metadata": {"name": "a", "namespace": "n", "labels": {"y": "old"}},
+            "spec": {"topology": {"version": "v1.30.0"}}
+        });
+        assert!(unchanged(
+            &stored,
+            &merge_onto_stored(&stored, &same, Role::Cluster)
+        ));
+        // A template keeps no spec fields from the stored one.
+        let template = merge_onto_stored(
+            &json!({"kind": "XTemplate", "spec": {"a": 1, "b": 2}}),
+            &json!({"kind": "XTemplate", "spec": {"a": 1}}),
+            Role::Template,
+        );
+        assert_eq!(template["spec"], json!({"a": 1}));
+    }
+}

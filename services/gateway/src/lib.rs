@@ -1,0 +1,185 @@
+//! The gateway: the platform API in front of the management clusters.
+//!
+//! * [`auth`] authenticates bearer tokens ([`tenancy`]) and spends per-tenant budgets
+//!   ([`ratelimit`]) in one tower layer; handlers authorise each management cluster
+//!   and namespace they touch through the tenant.
+//! * [`apply`] admits ([`admission`]: the render service or the engine in process)
+//!   and writes ClusterClasses, templates and Clusters, then queues the Clusters
+//!   concerned ([`state::Jobs`]).
+//! * [`clusters`] and [`classes`] read, list ([`pagination`]) and delete them.
+//! * [`watch`] streams Events and condition changes from the management cluster.
+//! * [`registration`] adds and removes management clusters; [`plan`] is the place of
+//!   Plan and Impact.
+//!
+//! [`Gateway`] puts it together for the binary and for embedding in another process.
+
+pub mod admission;
+pub mod apply;
+pub mod auth;
+pub mod classes;
+pub mod clusters;
+pub mod objects;
+pub mod pagination;
+pub mod plan;
+pub mod ratelimit;
+pub mod registration;
+pub mod service;
+pub mod state;
+pub mod tenancy;
+pub mod tenant_source;
+pub mod violations;
+pub mod watch;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use topograph_applier::registry::Registry;
+use topograph_proto::gateway::v1::gateway_service_server::GatewayServiceServer;
+use topograph_telemetry::rpc::{RpcLayer, RpcMetrics};
+use tower::ServiceBuilder;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+
+pub use crate::admission::Admission;
+pub use crate::state::{Jobs, QueueJobs, Registration};
+pub use crate::tenancy::{TenantStore, Tenants};
+
+/// Limits every request is held to.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Longest a request may take (a shorter client deadline wins); for Watch, the
+    /// time until the stream starts.
+    pub timeout: Duration,
+    /// Requests in flight at most; more are refused with RESOURCE_EXHAUSTED.
+    pub max_in_flight: usize,
+    /// Largest request message, in bytes.
+    pub max_decoding_message_size: usize,
+    /// Largest response message, in bytes.
+    pub max_encoding_message_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(30),
+            max_in_flight: 1024,
+            max_decoding_message_size: 8 << 20,
+            max_encoding_message_size: 32 << 20,
+        }
+    }
+}
+
+/// Everything the gateway is made of.
+pub struct GatewayConfig {
+    /// The management clusters (refreshed by [`Gateway::serve`] every
+    /// `registry_refresh`).
+    pub registry: Arc<Registry>,
+    /// Where written Clusters are queued.
+    pub jobs: Arc<dyn Jobs>,
+    /// Validation and defaulting.
+    pub admission: Arc<dyn Admission>,
+    /// The tenants.
+    pub tenants: Arc<TenantStore>,
+    /// Where registrations are written.
+    pub registration: Registration,
+    /// Request limits.
+    pub limits: Limits,
+    /// Request metrics (register them on a metrics endpoint).
+    pub metrics: Arc<RpcMetrics>,
+    /// How often the registry re-reads its sources.
+    pub registry_refresh: Duration,
+}
+
+/// The gateway.
+pub struct Gateway {
+    config: GatewayConfig,
+    state: Arc<state::State>,
+}
+
+impl Gateway {
+    /// A gateway.
+    pub fn new(config: GatewayConfig) -> Self {
+        let state = Arc::new(state::State {
+            registry: config.registry.clone(),
+            jobs: config.jobs.clone(),
+            admission: config.admission.clone(),
+            registration: config.registration.clone(),
+            stopping: tokio::sync::watch::channel(false).0,
+        });
+        Gateway { config, state }
+    }
+
+    /// The bare gRPC service, with message size limits. It serves nobody without
+    /// [`auth::AuthLayer`] in front of it (every method asks for the caller).
+    pub fn service(&self) -> GatewayServiceServer<service::GatewayServer> {
+        GatewayServiceServer::new(service::GatewayServer::new(self.state.clone()))
+            .max_decoding_message_size(self.config.limits.max_decoding_message_size)
+            .max_encoding_message_size(self.config.limits.max_encoding_message_size)
+    }
+
+    /// Serves on `listener` with health, reflection, metrics, deadlines, load
+    /// shedding and authentication until `shutdown` resolves; then stops accepting and
+    /// lets requests in flight finish (open watches end).
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let registry = self.config.registry.clone();
+        let every = self.config.registry_refresh;
+        let refresher = tokio::spawn(async move {
+            loop {
+                let changes = registry.refresh().await;
+                if !changes.added.is_empty() || !changes.removed.is_empty() {
+                    tracing::info!(added = ?changes.added, removed = ?changes.removed, "management clusters changed");
+                }
+                tokio::time::sleep(every).await;
+            }
+        });
+
+        let gateway = self.service();
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health
+            .set_serving::<GatewayServiceServer<service::GatewayServer>>()
+            .await;
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(topograph_proto::gateway::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()?;
+        let limits = self.config.limits;
+        let layers = ServiceBuilder::new()
+            .layer(RpcLayer::new(self.config.metrics.clone(), limits.timeout))
+            .layer(LoadShedLayer::new())
+            .layer(GlobalConcurrencyLimitLayer::new(
+                limits.max_in_flight.max(1),
+            ))
+            .layer(auth::AuthLayer::new(
+                self.config.tenants.clone(),
+                Arc::new(ratelimit::RateLimiter::new()),
+            ))
+            .into_inner();
+        let state = self.state.clone();
+        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        let result = Server::builder()
+            .trace_fn(|request| tracing::info_span!("rpc", method = %request.uri().path()))
+            .layer(layers)
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_service(gateway)
+            .serve_with_incoming_shutdown(incoming, async move {
+                shutdown.await;
+                tracing::info!("shutting down: no new requests; in-flight requests finish");
+                state.stopping.send_replace(true);
+                health
+                    .set_not_serving::<GatewayServiceServer<service::GatewayServer>>()
+                    .await;
+            })
+            .await;
+        refresher.abort();
+        result.map_err(Into::into)
+    }
+}

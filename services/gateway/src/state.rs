@@ -1,0 +1,211 @@
+//! What every handler shares: the management clusters, the job queue, admission, and
+//! the translation of API server failures into gRPC statuses.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams};
+use kube::discovery::ApiResource;
+use serde_json::Value;
+use tonic::Status;
+use topograph_applier::ManagementCluster;
+use topograph_applier::ReconcileError;
+use topograph_applier::keys::ClusterKey;
+use topograph_applier::registry::Registry;
+use topograph_queue::Queue;
+
+use crate::admission::Admission;
+use crate::objects::class_of;
+
+/// A boxed future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where Clusters go to be reconciled. [`Queue`] is not object-safe; this is the one
+/// operation the gateway needs from it, so the gateway need not be generic.
+pub trait Jobs: Send + Sync {
+    /// Queues a Cluster key (`<management cluster>/<namespace>/<name>`).
+    fn enqueue<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// A [`Queue`] as [`Jobs`].
+pub struct QueueJobs<Q>(pub Arc<Q>);
+
+impl<Q: Queue> Jobs for QueueJobs<Q> {
+    fn enqueue<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { self.0.enqueue(key).await.map_err(|e| e.to_string()) })
+    }
+}
+
+/// Where registered management clusters are written.
+#[derive(Clone, Default)]
+pub struct Registration {
+    /// The directory of `<name>.kubeconfig` files.
+    pub directory: Option<PathBuf>,
+    /// Labelled Secrets in a namespace of a home cluster (preferred when set).
+    pub secrets: Option<(Arc<ManagementCluster>, String)>,
+}
+
+/// The handlers' shared state.
+pub struct State {
+    /// The management clusters.
+    pub registry: Arc<Registry>,
+    /// The job queue.
+    pub jobs: Arc<dyn Jobs>,
+    /// Validation and defaulting.
+    pub admission: Arc<dyn Admission>,
+    /// Where registrations are written.
+    pub registration: Registration,
+    /// Becomes true when the server shuts down: open watches end then, or the server
+    /// would wait for them forever.
+    pub stopping: tokio::sync::watch::Sender<bool>,
+}
+
+impl State {
+    /// The management cluster `name`; callers authorise the tenant first, so an
+    /// unknown name tells a tenant nothing it may not know.
+    pub fn cluster(&self, name: &str) -> Result<Arc<ManagementCluster>, Status> {
+        if name.is_empty() {
+            return Err(crate::violations::invalid(vec![
+                crate::violations::Violation::new(
+                    "management_cluster",
+                    "Required value: a management cluster name",
+                ),
+            ]));
+        }
+        self.registry
+            .get(name)
+            .ok_or_else(|| Status::not_found(format!("no management cluster {name:?}")))
+    }
+
+    /// Queues the keys; failures are returned as warnings (the appliers' watches queue
+    /// the same Clusters a moment later, so a failed enqueue loses nothing).
+    pub async fn enqueue(&self, keys: &BTreeSet<ClusterKey>) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for key in keys {
+            let text = key.to_string();
+            if let Err(e) = self.jobs.enqueue(&text).await {
+                tracing::warn!(key = %text, error = %e, "could not queue a Cluster");
+                warnings.push(format!(
+                    "Cluster {}/{} was not queued ({e}); the appliers' watches will pick it up",
+                    key.namespace, key.name
+                ));
+            }
+        }
+        warnings
+    }
+}
+
+/// A gRPC status for a failed API server request about `what`.
+pub fn api_status(what: &str, e: ReconcileError) -> Status {
+    match &e {
+        ReconcileError::Api(kube::Error::Api(s)) => {
+            let message = format!("{what}: {}", s.message);
+            match s.code {
+                400 | 422 => Status::invalid_argument(message),
+                404 => Status::not_found(message),
+                409 => Status::aborted(message),
+                401 | 403 => Status::failed_precondition(format!(
+                    "{message} (the gateway's credentials for the management cluster are refused)"
+                )),
+                429 => Status::resource_exhausted(message),
+                _ => Status::unavailable(message),
+            }
+        }
+        ReconcileError::Api(_) => Status::unavailable(format!("{what}: {e}")),
+        _ => Status::internal(format!("{what}: {e}")),
+    }
+}
+
+/// Whether the API server answered `code`.
+pub fn is_code(e: &ReconcileError, code: u16) -> bool {
+    matches!(e, ReconcileError::Api(kube::Error::Api(s)) if s.code == code)
+}
+
+/// The API of one of Cluster API's kinds in v1beta1, in `namespace` or (empty) across
+/// all namespaces. Their resource names are fixed by Cluster API, so no discovery.
+pub fn capi_api(api: &ManagementCluster, kind: &str, namespace: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta1", kind),
+        &plural(kind),
+    );
+    if namespace.is_empty() {
+        Api::all_with(api.client().clone(), &resource)
+    } else {
+        Api::namespaced_with(api.client().clone(), namespace, &resource)
+    }
+}
+
+/// The resource name of a kind the way Kubernetes derives it for Cluster API's kinds:
+/// lower case, plural.
+fn plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if lower.ends_with('s') {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
+}
+
+/// Objects of one of Cluster API's kinds in `namespace` (empty: all) matching a label
+/// selector (Kubernetes syntax, passed to the API server).
+pub async fn list_capi(
+    api: &ManagementCluster,
+    kind: &str,
+    namespace: &str,
+    selector: &str,
+) -> Result<Vec<Value>, ReconcileError> {
+    let mut params = ListParams::default();
+    if !selector.is_empty() {
+        params = params.labels(selector);
+    }
+    let list = match capi_api(api, kind, namespace).list(&params).await {
+        Ok(list) => list,
+        // No such kind served: nothing of it exists.
+        Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 404) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    list.items
+        .into_iter()
+        .map(|o| {
+            serde_json::to_value(o)
+                .map_err(|e| ReconcileError::invalid(format!("encoding an object: {e}")))
+        })
+        .collect()
+}
+
+/// The Clusters (anywhere on the management cluster) using ClusterClass
+/// `namespace/name`, sorted by namespace and name.
+pub async fn clusters_using(
+    api: &ManagementCluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<Value>, ReconcileError> {
+    let mut users: Vec<Value> = list_capi(api, "Cluster", "", "")
+        .await?
+        .into_iter()
+        .filter(|c| class_of(c).is_some_and(|(ns, n)| ns == namespace && n == name))
+        .collect();
+    users.sort_by_key(key_of);
+    Ok(users)
+}
+
+/// `(namespace, name)` of an object.
+pub fn key_of(object: &Value) -> (String, String) {
+    use topograph_api::object::ObjectExt;
+    (object.namespace().to_string(), object.name().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_of_cluster_api_kinds() {
+        assert_eq!(plural("Cluster"), "clusters");
+        assert_eq!(plural("ClusterClass"), "clusterclasses");
+        assert_eq!(plural("MachineDeployment"), "machinedeployments");
+    }
+}
