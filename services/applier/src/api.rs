@@ -19,6 +19,7 @@ use kube::{Client, Config};
 use serde_json::Value;
 use topograph_api::object::{GroupVersion, ObjectExt};
 
+use crate::dry_run::{ObjectKey, Overlay, Refusal, Touched};
 use crate::error::{ReconcileError, is_not_found};
 
 /// How many mutating requests were made, by verb.
@@ -71,6 +72,8 @@ pub struct ManagementCluster {
     // server does not serve the kind (e.g. no Machine CRD installed).
     resources: Arc<Mutex<HashMap<(String, String), Resolved>>>,
     writes: Arc<Counters>,
+    // Set on a dry-run client: writes land here and reads see them; nothing is sent.
+    overlay: Option<Arc<Mutex<Overlay>>>,
 }
 
 impl ManagementCluster {
@@ -80,6 +83,7 @@ impl ManagementCluster {
             client,
             resources: Arc::default(),
             writes: Arc::default(),
+            overlay: None,
         }
     }
 
@@ -89,7 +93,41 @@ impl ManagementCluster {
             client: self.client.clone(),
             resources: self.resources.clone(),
             writes: Arc::default(),
+            overlay: self.overlay.clone(),
         }
+    }
+
+    /// A client of the same management cluster whose writes are kept in memory and
+    /// never sent; its reads see the live objects with those writes on top
+    /// ([`crate::dry_run`]). Writes are counted apart.
+    pub fn dry_run(&self) -> Self {
+        ManagementCluster {
+            client: self.client.clone(),
+            resources: self.resources.clone(),
+            writes: Arc::default(),
+            overlay: Some(Arc::default()),
+        }
+    }
+
+    /// What a dry-run client wrote, in the order first written (empty for a live one).
+    pub fn dry_run_writes(&self) -> Vec<Touched> {
+        self.overlay
+            .as_ref()
+            .and_then(|o| o.lock().ok().map(|o| o.touched()))
+            .unwrap_or_default()
+    }
+
+    /// Runs `write` on the overlay, if this is a dry-run client.
+    fn in_overlay<T>(
+        &self,
+        object: &Value,
+        write: impl FnOnce(&mut Overlay) -> Result<T, Refusal>,
+    ) -> Option<Result<T, ReconcileError>> {
+        let overlay = self.overlay.as_ref()?;
+        let Ok(mut overlay) = overlay.lock() else {
+            return Some(Err(ReconcileError::invalid("dry run state poisoned")));
+        };
+        Some(write(&mut overlay).map_err(|refusal| refused(object, refusal)))
     }
 
     /// Connects with the current context of a kubeconfig file.
@@ -191,7 +229,8 @@ impl ManagementCluster {
             .resolve(api_version, kind)
             .await?
             .map(|(resource, namespaced)| {
-                if namespaced {
+                // No namespace on a namespaced kind: every namespace (lists).
+                if namespaced && !namespace.is_empty() {
                     Api::namespaced_with(self.client.clone(), namespace, &resource)
                 } else {
                     Api::all_with(self.client.clone(), &resource)
@@ -219,6 +258,19 @@ impl ManagementCluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, ReconcileError> {
+        if let Some(overlay) = &self.overlay {
+            let key = ObjectKey {
+                group: GroupVersion::parse(api_version)
+                    .map(|gv| gv.group)
+                    .unwrap_or_default(),
+                kind: kind.to_string(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+            };
+            if let Some(known) = overlay.lock().ok().and_then(|o| o.get(&key)) {
+                return Ok(known);
+            }
+        }
         let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
             return Ok(None);
         };
@@ -228,7 +280,7 @@ impl ManagementCluster {
         }
     }
 
-    /// Objects of a kind in a namespace carrying every given label (an empty value
+    /// Objects of a kind in a namespace (`""`: in all of them) carrying every given label (an empty value
     /// means the label is present with an empty value). An unserved kind has none.
     pub async fn list(
         &self,
@@ -246,11 +298,47 @@ impl ManagementCluster {
             .collect::<Vec<_>>()
             .join(",");
         let list = api.list(&ListParams::default().labels(&selector)).await?;
-        list.items.into_iter().map(to_value).collect()
+        let live = list
+            .items
+            .into_iter()
+            .map(to_value)
+            .collect::<Result<Vec<_>, _>>()?;
+        match &self.overlay {
+            Some(overlay) => match overlay.lock() {
+                Ok(overlay) => Ok(overlay.list(live, api_version, kind, namespace, labels)),
+                Err(_) => Err(ReconcileError::invalid("dry run state poisoned")),
+            },
+            None => Ok(live),
+        }
+    }
+
+    /// The object as a read sees it now (dry runs: with the overlay).
+    async fn current(&self, object: &Value) -> Result<Option<Value>, ReconcileError> {
+        self.get(
+            object.api_version(),
+            object.kind(),
+            object.namespace(),
+            object.name(),
+        )
+        .await
     }
 
     /// Creates `object`; returns it as stored.
     pub async fn create(&self, object: &Value) -> Result<Value, ReconcileError> {
+        if self.overlay.is_some() {
+            // As a real create would, refuse kinds the server does not serve.
+            self.api(object.api_version(), object.kind(), object.namespace())
+                .await?;
+            self.writes.create.fetch_add(1, Ordering::Relaxed);
+            let current = if object.name().is_empty() {
+                None
+            } else {
+                self.current(object).await?
+            };
+            if let Some(result) = self.in_overlay(object, |o| o.create(object, current)) {
+                return result;
+            }
+        }
         let api = self
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
@@ -264,6 +352,13 @@ impl ManagementCluster {
     /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when
     /// someone else wrote in between.
     pub async fn replace(&self, object: &Value) -> Result<Value, ReconcileError> {
+        if self.overlay.is_some() {
+            self.writes.update.fetch_add(1, Ordering::Relaxed);
+            let current = self.current(object).await?;
+            if let Some(result) = self.in_overlay(object, |o| o.replace(object, current, false)) {
+                return result;
+            }
+        }
         let api = self
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
@@ -276,6 +371,13 @@ impl ManagementCluster {
 
     /// Replaces `object`'s status; 409 on a stale resourceVersion.
     pub async fn replace_status(&self, object: &Value) -> Result<Value, ReconcileError> {
+        if self.overlay.is_some() {
+            self.writes.update.fetch_add(1, Ordering::Relaxed);
+            let current = self.current(object).await?;
+            if let Some(result) = self.in_overlay(object, |o| o.replace(object, current, true)) {
+                return result;
+            }
+        }
         let api = self
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
@@ -288,6 +390,13 @@ impl ManagementCluster {
 
     /// Applies a JSON merge patch (RFC 7386) to the object.
     pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, ReconcileError> {
+        if self.overlay.is_some() {
+            self.writes.patch.fetch_add(1, Ordering::Relaxed);
+            let current = self.current(of).await?;
+            if let Some(result) = self.in_overlay(of, |o| o.merge_patch(patch, current, false)) {
+                return result;
+            }
+        }
         let api = self
             .api(of.api_version(), of.kind(), of.namespace())
             .await?;
@@ -304,6 +413,13 @@ impl ManagementCluster {
         of: &Value,
         patch: &Value,
     ) -> Result<Value, ReconcileError> {
+        if self.overlay.is_some() {
+            self.writes.patch.fetch_add(1, Ordering::Relaxed);
+            let current = self.current(of).await?;
+            if let Some(result) = self.in_overlay(of, |o| o.merge_patch(patch, current, true)) {
+                return result;
+            }
+        }
         let api = self
             .api(of.api_version(), of.kind(), of.namespace())
             .await?;
@@ -316,6 +432,16 @@ impl ManagementCluster {
 
     /// Deletes the object; one already gone is not an error.
     pub async fn delete(&self, object: &Value) -> Result<(), ReconcileError> {
+        if self.overlay.is_some() {
+            self.writes.delete.fetch_add(1, Ordering::Relaxed);
+            let current = self.current(object).await?;
+            if let Some(result) = self.in_overlay(object, |o| {
+                o.delete(current);
+                Ok(())
+            }) {
+                return result;
+            }
+        }
         let Some(api) = self
             .api_opt(object.api_version(), object.kind(), object.namespace())
             .await?
@@ -329,6 +455,30 @@ impl ManagementCluster {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// The API server's answer for an overlay refusal, so callers handle dry runs and real
+/// writes alike (conflict retries, adoption on AlreadyExists).
+fn refused(object: &Value, refusal: Refusal) -> ReconcileError {
+    let (code, reason, message) = match refusal {
+        Refusal::NotFound => (404, "NotFound", "not found"),
+        Refusal::AlreadyExists => (409, "AlreadyExists", "already exists"),
+        Refusal::Conflict => (
+            409,
+            "Conflict",
+            "the object has been modified; please apply your changes to the latest version and try again",
+        ),
+    };
+    ReconcileError::Api(kube::Error::Api(Box::new(kube::core::Status {
+        code,
+        reason: reason.to_string(),
+        message: format!(
+            "{} {:?} {message}",
+            object.kind(),
+            format!("{}/{}", object.namespace(), object.name())
+        ),
+        ..kube::core::Status::failure("", "")
+    })))
 }
 
 fn to_value(object: DynamicObject) -> Result<Value, ReconcileError> {

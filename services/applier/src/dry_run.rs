@@ -1,0 +1,410 @@
+//! Writes kept in memory instead of sent: the overlay behind a dry-run
+//! [`crate::ManagementCluster`]. Reads through a dry-run client see the live objects with
+//! the overlay's writes on top, so a whole reconcile runs unchanged and its writes can be
+//! read back as a plan, exact because it is the reconcile itself that made them.
+//!
+//! The overlay plays the API server's part for what a reconcile relies on: names from
+//! `generateName`, uids, resourceVersion conflicts, AlreadyExists, generation bumps on
+//! spec changes, and status written only through the status subresource (every kind the
+//! topology writes has one). It does not run admission webhooks, defaulting or garbage
+//! collection; [`Overlay::touched`] hands back each object as first seen and as last
+//! written, and the plan derives cascading deletions itself.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use topograph_api::object::{GroupVersion, ObjectExt};
+
+/// Identifies an object whatever version it is read in: group, kind, namespace, name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (`""` when cluster-scoped).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of `object`.
+    pub fn of(object: &Value) -> Self {
+        ObjectKey {
+            group: group(object.api_version()),
+            kind: object.kind().to_string(),
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+        }
+    }
+}
+
+fn group(api_version: &str) -> String {
+    GroupVersion::parse(api_version)
+        .map(|gv| gv.group)
+        .unwrap_or_default()
+}
+
+/// One object a dry run wrote: as it was before (`None`: it did not exist) and as it
+/// would be after (`None`: deleted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Touched {
+    /// The object before the first write.
+    pub before: Option<Value>,
+    /// The object after the last write.
+    pub after: Option<Value>,
+}
+
+/// Why an overlay write was refused, as the API server would answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// 404.
+    NotFound,
+    /// 409 AlreadyExists.
+    AlreadyExists,
+    /// 409 Conflict (stale resourceVersion).
+    Conflict,
+}
+
+/// The writes of one dry run.
+#[derive(Debug, Default)]
+pub struct Overlay {
+    objects: BTreeMap<ObjectKey, Entry>,
+    // Counts writes, for resourceVersions, uids and generated names unique in this run.
+    sequence: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    before: Option<Value>,
+    after: Option<Value>,
+    order: u64,
+}
+
+impl Overlay {
+    /// What the overlay knows of `key`: `None` when it never wrote it (read the live
+    /// object), `Some(None)` when it deleted it.
+    pub fn get(&self, key: &ObjectKey) -> Option<Option<Value>> {
+        self.objects.get(key).map(|e| e.after.clone())
+    }
+
+    /// `live` (a list of one kind in one namespace, selected by `labels`) with the
+    /// overlay's writes of that kind applied, sorted by name as the API server lists.
+    pub fn list(
+        &self,
+        live: Vec<Value>,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        labels: &[(&str, &str)],
+    ) -> Vec<Value> {
+        let group = group(api_version);
+        let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
+        for object in live {
+            let key = ObjectKey::of(&object);
+            match self.objects.get(&key) {
+                Some(entry) => {
+                    if let Some(after) = &entry.after {
+                        by_name.insert(key.name, after.clone());
+                    }
+                }
+                None => {
+                    by_name.insert(key.name, object);
+                }
+            }
+        }
+        for (key, entry) in &self.objects {
+            if key.group != group
+                || key.kind != kind
+                || (!namespace.is_empty() && key.namespace != namespace)
+            {
+                continue;
+            }
+            match &entry.after {
+                Some(after) if selected(after, labels) => {
+                    by_name.insert(key.name.clone(), after.clone());
+                }
+                _ => {
+                    by_name.remove(&key.name);
+                }
+            }
+        }
+        by_name.into_values().collect()
+    }
+
+    /// Creates `object` over `current` (what a read sees now).
+    pub fn create(&mut self, object: &Value, current: Option<Value>) -> Result<Value, Refusal> {
+        if current.is_some() {
+            return Err(Refusal::AlreadyExists);
+        }
+        let mut created = object.clone();
+        let sequence = self.next();
+        edit_metadata(&mut created, |metadata| {
+            if metadata
+                .get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                let prefix = metadata
+                    .get("generateName")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                metadata.insert("name".into(), json!(format!("{prefix}dry{sequence:02}")));
+            }
+            metadata.insert("uid".into(), json!(format!("dry-run-{sequence}")));
+            metadata.insert(
+                "resourceVersion".into(),
+                json!(format!("dry-run-{sequence}")),
+            );
+            metadata.insert("generation".into(), json!(1));
+            metadata.remove("managedFields");
+        });
+        self.record(None, Some(created.clone()));
+        Ok(created)
+    }
+
+    /// Replaces the object's main resource (its status stays), or with `status` its
+    /// status alone.
+    pub fn replace(
+        &mut self,
+        object: &Value,
+        current: Option<Value>,
+        status: bool,
+    ) -> Result<Value, Refusal> {
+        let current = current.ok_or(Refusal::NotFound)?;
+        let sent = resource_version(object);
+        if !sent.is_empty() && sent != resource_version(&current) {
+            return Err(Refusal::Conflict);
+        }
+        let written = if status {
+            with_status_of(&current, object)
+        } else {
+            with_status_of(object, &current)
+        };
+        Ok(self.commit(current, written))
+    }
+
+    /// Applies a JSON merge patch to the main resource, or with `status` to the status.
+    pub fn merge_patch(
+        &mut self,
+        patch: &Value,
+        current: Option<Value>,
+        status: bool,
+    ) -> Result<Value, Refusal> {
+        let current = current.ok_or(Refusal::NotFound)?;
+        let mut patched = current.clone();
+        json_patch::merge(&mut patched, patch);
+        let written = if status {
+            with_status_of(&current, &patched)
+        } else {
+            with_status_of(&patched, &current)
+        };
+        Ok(self.commit(current, written))
+    }
+
+    /// Deletes the object; one already gone is fine.
+    pub fn delete(&mut self, current: Option<Value>) {
+        if let Some(current) = current {
+            self.record(Some(current), None);
+        }
+    }
+
+    /// Every object written, in the order first written.
+    pub fn touched(&self) -> Vec<Touched> {
+        let mut entries: Vec<&Entry> = self.objects.values().collect();
+        entries.sort_by_key(|e| e.order);
+        entries
+            .into_iter()
+            .map(|e| Touched {
+                before: e.before.clone(),
+                after: e.after.clone(),
+            })
+            .collect()
+    }
+
+    fn next(&mut self) -> u64 {
+        self.sequence += 1;
+        self.sequence
+    }
+
+    /// Stores `written` over `current`: a new resourceVersion, and a new generation when
+    /// anything but metadata and status changed.
+    fn commit(&mut self, current: Value, mut written: Value) -> Value {
+        let sequence = self.next();
+        let generation = current
+            .at(&["metadata", "generation"])
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let spec_changed = without(&current, &["metadata", "status"])
+            != without(&written, &["metadata", "status"]);
+        edit_metadata(&mut written, |metadata| {
+            for field in ["uid", "creationTimestamp", "name", "namespace"] {
+                if let Some(value) = current.at(&["metadata", field]) {
+                    metadata.insert(field.into(), value.clone());
+                }
+            }
+            metadata.insert(
+                "resourceVersion".into(),
+                json!(format!("dry-run-{sequence}")),
+            );
+            metadata.insert(
+                "generation".into(),
+                json!(generation + i64::from(spec_changed)),
+            );
+        });
+        self.record(Some(current), Some(written.clone()));
+        written
+    }
+
+    fn record(&mut self, before: Option<Value>, after: Option<Value>) {
+        let Some(key) = after.as_ref().or(before.as_ref()).map(ObjectKey::of) else {
+            return;
+        };
+        let order = self.sequence;
+        self.objects
+            .entry(key)
+            .and_modify(|e| e.after = after.clone())
+            .or_insert(Entry {
+                before,
+                after,
+                order,
+            });
+    }
+}
+
+fn resource_version(object: &Value) -> &str {
+    object
+        .at(&["metadata", "resourceVersion"])
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Edits `object`'s metadata (made an object if it is not one).
+fn edit_metadata(object: &mut Value, edit: impl FnOnce(&mut Map<String, Value>)) {
+    let mut metadata = match object.get("metadata") {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    edit(&mut metadata);
+    if let Some(map) = object.as_object_mut() {
+        map.insert("metadata".into(), Value::Object(metadata));
+    }
+}
+
+/// `object` with its `status` replaced by the status of `from` (or removed).
+fn with_status_of(object: &Value, from: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(map) = out.as_object_mut() {
+        match from.get("status") {
+            Some(status) => {
+                map.insert("status".into(), status.clone());
+            }
+            None => {
+                map.remove("status");
+            }
+        }
+    }
+    out
+}
+
+fn without(object: &Value, fields: &[&str]) -> Value {
+    let mut out = object.clone();
+    if let Some(map) = out.as_object_mut() {
+        for field in fields {
+            map.remove(*field);
+        }
+    }
+    out
+}
+
+/// Label selection as [`crate::ManagementCluster::list`] means it: every pair present
+/// with that value.
+fn selected(object: &Value, labels: &[(&str, &str)]) -> bool {
+    let have = object.labels();
+    labels
+        .iter()
+        .all(|(k, v)| have.get(*k).map(String::as_str) == Some(*v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(name: &str, data: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": "7", "generation": 3, "uid": "u1",
+                "labels": {"app": "x"}},
+            "data": {"k": data}, "status": {"s": 1}})
+    }
+
+    #[test]
+    fn writes_follow_the_api_servers_rules() {
+        let mut overlay = Overlay::default();
+        let live = cm("a", "1");
+        assert_eq!(
+            overlay.create(&cm("a", "2"), Some(live.clone())),
+            Err(Refusal::AlreadyExists)
+        );
+        let mut stale = cm("a", "2");
+        stale["metadata"]["resourceVersion"] = json!("6");
+        assert_eq!(
+            overlay.replace(&stale, Some(live.clone()), false),
+            Err(Refusal::Conflict)
+        );
+        let mut changed = cm("a", "2");
+        changed["status"] = json!({"s": 9});
+        let replaced = overlay
+            .replace(&changed, Some(live.clone()), false)
+            .unwrap();
+        assert_eq!(replaced["data"]["k"], "2");
+        assert_eq!(replaced["status"], json!({"s": 1}), "status needs /status");
+        assert_eq!(replaced["metadata"]["generation"], 4);
+        assert_ne!(replaced["metadata"]["resourceVersion"], "7");
+        let status = overlay
+            .merge_patch(
+                &json!({"status": {"s": 2}, "data": {"k": "3"}}),
+                Some(replaced.clone()),
+                true,
+            )
+            .unwrap();
+        assert_eq!(status["status"]["s"], 2);
+        assert_eq!(
+            status["data"]["k"], "2",
+            "the main resource needs no /status"
+        );
+        assert_eq!(
+            status["metadata"]["generation"], 4,
+            "status moves no generation"
+        );
+        let touched = overlay.touched();
+        assert_eq!(touched.len(), 1);
+        assert_eq!(touched[0].before.as_ref(), Some(&live));
+        assert_eq!(touched[0].after.as_ref(), Some(&status));
+    }
+
+    #[test]
+    fn reads_see_the_overlay_on_top_of_the_live_objects() {
+        let mut overlay = Overlay::default();
+        let mut new = cm("", "n");
+        new["metadata"]["generateName"] = json!("gen-");
+        let created = overlay.create(&new, None).unwrap();
+        assert_eq!(created.name(), "gen-dry01");
+        assert_eq!(created["metadata"]["generation"], 1);
+        overlay.delete(Some(cm("b", "1")));
+        let listed = overlay.list(
+            vec![cm("b", "1"), cm("c", "1")],
+            "v1",
+            "ConfigMap",
+            "ns",
+            &[("app", "x")],
+        );
+        let names: Vec<&str> = listed.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["c", "gen-dry01"]);
+        assert_eq!(overlay.get(&ObjectKey::of(&cm("b", "1"))), Some(None));
+        assert_eq!(overlay.get(&ObjectKey::of(&cm("c", "1"))), None);
+        let other_labels = overlay.list(Vec::new(), "v1", "ConfigMap", "ns", &[("app", "y")]);
+        assert!(other_labels.is_empty());
+    }
+}
