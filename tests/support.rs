@@ -85,3 +85,74 @@ pub fn assert_golden(name: &str, actual: &str) {
         path.display()
     );
 }
+
+/// A child process killed (and reaped) when dropped.
+pub struct Process(pub std::process::Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A directory under the system temp directory, removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A fresh, empty directory named for `tag` and this process.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("topograph-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            panic!("creating {}: {e}", dir.display());
+        }
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A TCP port nobody listens on right now.
+pub fn free_port() -> u16 {
+    match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+        Ok(addr) => addr.port(),
+        Err(e) => panic!("no free port: {e}"),
+    }
+}
+
+/// Waits (up to 10 s) until something listens on `port`.
+pub fn wait_for_port(port: u16, what: &str) {
+    for _ in 0..400 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("{what} did not listen on port {port}");
+}
+
+/// `GET path` on `127.0.0.1:port` over plain HTTP/1.1; the response body.
+pub fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = match std::net::TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
+        Err(e) => panic!("connecting to port {port}: {e}"),
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    let mut response = String::new();
+    if let Err(e) = stream
+        .write_all(request.as_bytes())
+        .and_then(|()| stream.read_to_string(&mut response))
+    {
+        panic!("GET {path} on port {port}: {e}");
+    }
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}

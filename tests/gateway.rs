@@ -1,0 +1,861 @@
+//! The gateway end to end, with real processes: redis-server, an in-memory management
+//! cluster (`topograph-kube` with simulated providers), the render service, an applier
+//! and `topograph-gateway`, driven by a tonic client as three tenants.
+//!
+//! Refused requests (no token, wrong token, another tenant's namespace or management
+//! cluster, invalid objects) are checked against the management cluster's own write
+//! counter: they must change nothing. Then the quick-start class and Clusters are
+//! applied, reconciled by the applier (seen through Get and Watch), listed a page at a
+//! time, and deleted.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+use tonic_types::StatusExt;
+use topograph_api::load::parse_documents;
+use topograph_applier::{ManagementCluster, crds};
+use topograph_gateway::tenancy::token_sha256_hex;
+use topograph_proto::gateway::v1 as pb;
+use topograph_proto::gateway::v1::applied_object::Action;
+use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
+use topograph_tests::{Process, TempDir, binary, free_port, http_get, root, wait_for_port};
+
+const MC: &str = "mgmt-a";
+const TOKEN_A: &str = "token-of-team-a";
+const TOKEN_B: &str = "token-of-team-b";
+const TOKEN_OPS: &str = "token-of-ops";
+
+type Client = GatewayServiceClient<Channel>;
+
+/// A request carrying `token` as a bearer token (none when `None`).
+fn req<T>(token: Option<&str>, message: T) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Some(token) = token {
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ASCII token"),
+        );
+    }
+    request
+}
+
+fn example(file: &str, namespace: &str) -> Vec<Value> {
+    let path = root().join("examples/quick-start").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (docs, errors) = parse_documents(file, &text);
+    assert!(errors.is_empty(), "{errors:?}");
+    docs.into_iter()
+        .map(|d| {
+            let mut v = d.value;
+            v["metadata"]["namespace"] = json!(namespace);
+            v
+        })
+        .collect()
+}
+
+/// The quick-start Cluster `name` with one small worker pool.
+fn cluster(name: &str, namespace: &str) -> Value {
+    let mut c = example("cluster.yaml", namespace).remove(0);
+    c["metadata"]["name"] = json!(name);
+    c["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
+    c["spec"]["topology"]["workers"]["machineDeployments"] =
+        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
+    c
+}
+
+fn bytes(objects: &[Value]) -> Vec<Vec<u8>> {
+    objects
+        .iter()
+        .map(|o| serde_json::to_vec(o).unwrap())
+        .collect()
+}
+
+/// The management cluster's counts of requests by verb.
+fn kube_counts(port: u16) -> Value {
+    let body = http_get(port, "/_topograph/requests");
+    let json = &body[body.find('{').unwrap()..=body.rfind('}').unwrap()];
+    serde_json::from_str(json).unwrap()
+}
+
+fn kube_writes(port: u16) -> u64 {
+    let c = kube_counts(port);
+    ["create", "update", "patch", "delete"]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap_or(0))
+        .sum()
+}
+
+struct Fleet {
+    _dir: TempDir,
+    _processes: Vec<Process>,
+    kube_port: u16,
+    kubeconfig: String,
+    metrics_port: u16,
+    client: Client,
+    api: ManagementCluster,
+}
+
+fn spawn(command: &mut Command, log: &Path) -> Process {
+    let log = std::fs::File::create(log).unwrap();
+    Process(
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
+    )
+}
+
+async fn start() -> Fleet {
+    let dir = TempDir::new("gateway-e2e");
+    let clusters_dir = dir.0.join("clusters");
+    std::fs::create_dir_all(&clusters_dir).unwrap();
+    let mut processes = Vec::new();
+
+    let redis_port = free_port();
+    processes.push(Process(
+        Command::new("redis-server")
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
+    ));
+
+    // The management cluster: its URL on stdout means it serves.
+    let kubeconfig_path = clusters_dir.join(format!("{MC}.kubeconfig.tmp"));
+    let mut kube = Command::new(binary("topograph-kube", "topograph-kube"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--simulate-providers",
+            "--provider-delay-ms",
+            "200",
+        ])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(kube.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    processes.push(Process(kube));
+    let kube_port: u16 = url.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let kubeconfig = std::fs::read_to_string(&kubeconfig_path).unwrap();
+    std::fs::rename(
+        &kubeconfig_path,
+        clusters_dir.join(format!("{MC}.kubeconfig")),
+    )
+    .unwrap();
+
+    // CRDs and the tenants' namespaces.
+    let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
+        .await
+        .unwrap();
+    let mut seed = crds::cluster_api();
+    seed.extend(crds::for_objects(&example("clusterclass.yaml", "team-a")));
+    for ns in ["team-a", "team-b"] {
+        seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
+    }
+    for object in &seed {
+        api.create(object).await.unwrap();
+    }
+
+    let render_port = free_port();
+    processes.push(spawn(
+        Command::new(binary("topograph-render", "topograph-render"))
+            .args(["--listen", &format!("127.0.0.1:{render_port}")]),
+        &dir.0.join("render.log"),
+    ));
+    wait_for_port(redis_port, "redis-server");
+    wait_for_port(render_port, "topograph-render");
+    let redis = format!("redis://127.0.0.1:{redis_port}");
+    let render = format!("http://127.0.0.1:{render_port}");
+
+    processes.push(spawn(
+        Command::new(binary("topograph-applier", "topograph-applier"))
+            .args(["--redis", &redis, "--render", &render, "--workers", "2"])
+            .args(["--quiet-ms", "100", "--lease-seconds", "5"])
+            .arg("--management-clusters")
+            .arg(&clusters_dir),
+        // Kept next to the other e2e logs for a look after a failure.
+        &std::env::temp_dir().join("topograph-gateway-e2e-applier.log"),
+    ));
+
+    let tenants = dir.0.join("tenants.yaml");
+    std::fs::write(
+        &tenants,
+        format!(
+            "tenants:\n\
+             - name: team-a\n  tokenSha256: {}\n  managementClusters: [{MC}]\n  namespaces: [team-a]\n\
+             - name: team-b\n  tokenSha256: {}\n  managementClusters: [{MC}]\n  namespaces: [team-b]\n\
+             - name: ops\n  tokenSha256: {}\n  managementClusters: ['*']\n  namespaces: ['*']\n  admin: true\n",
+            token_sha256_hex(TOKEN_A),
+            token_sha256_hex(TOKEN_B),
+            token_sha256_hex(TOKEN_OPS),
+        ),
+    )
+    .unwrap();
+    let metrics_port = free_port();
+    let mut gateway = Command::new(binary("topograph-gateway", "topograph-gateway"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--render",
+            &render,
+            "--redis",
+            &redis,
+        ])
+        .arg("--management-clusters")
+        .arg(&clusters_dir)
+        .arg("--tenants")
+        .arg(&tenants)
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(
+            std::fs::File::create(std::env::temp_dir().join("topograph-gateway-e2e-gateway.log"))
+                .unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(gateway.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    processes.push(Process(gateway));
+    let addr = line
+        .trim()
+        .strip_prefix("gateway listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line from the gateway: {line:?}"))
+        .to_string();
+    let client = GatewayServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    Fleet {
+        _dir: dir,
+        _processes: processes,
+        kube_port,
+        kubeconfig,
+        metrics_port,
+        client,
+        api,
+    }
+}
+
+/// Every way of being refused: no write reaches the management cluster.
+async fn refusals(fleet: &mut Fleet) {
+    let c = &mut fleet.client;
+    let mut objects = example("clusterclass.yaml", "team-a");
+    objects.push(cluster("dev", "team-a"));
+    let apply = |token: Option<&str>, ns: &str, mc: &str| {
+        let mut objects = example("clusterclass.yaml", ns);
+        objects.push(cluster("dev", ns));
+        req(
+            token,
+            pb::ApplyRequest {
+                management_cluster: mc.to_string(),
+                objects: bytes(&objects),
+                dry_run: false,
+            },
+        )
+    };
+    let before = kube_writes(fleet.kube_port);
+
+    let e = c.apply(apply(None, "team-a", MC)).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    let e = c
+        .apply(apply(Some("guess"), "team-a", MC))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    // The digest of a token is not the token.
+    let e = c
+        .apply(apply(Some(&token_sha256_hex(TOKEN_A)), "team-a", MC))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+    let e = c
+        .apply(apply(Some(TOKEN_B), "team-a", MC))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    let e = c
+        .apply(apply(Some(TOKEN_A), "team-a", "mgmt-b"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    // One object in another tenant's namespace refuses the whole request.
+    let mut mixed = objects.clone();
+    mixed.push(cluster("intruder", "team-b"));
+    let e = c
+        .apply(req(
+            Some(TOKEN_A),
+            pb::ApplyRequest {
+                management_cluster: MC.to_string(),
+                objects: bytes(&mixed),
+                dry_run: false,
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    for (token, ns) in [(Some(TOKEN_B), "team-a"), (None, "team-a")] {
+        let e = c
+            .get_cluster(req(
+                token,
+                pb::GetClusterRequest {
+                    management_cluster: MC.into(),
+                    namespace: ns.into(),
+                    name: "dev".into(),
+                },
+            ))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e.code(), Code::PermissionDenied | Code::Unauthenticated),
+            "{e:?}"
+        );
+        let e = c
+            .delete_cluster(req(
+                token,
+                pb::DeleteClusterRequest {
+                    management_cluster: MC.into(),
+                    namespace: ns.into(),
+                    name: "dev".into(),
+                },
+            ))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e.code(), Code::PermissionDenied | Code::Unauthenticated),
+            "{e:?}"
+        );
+    }
+    let e = c
+        .watch(req(
+            Some(TOKEN_B),
+            pb::WatchRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                name: String::new(),
+                include_existing: true,
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    let e = c
+        .register_management_cluster(req(
+            Some(TOKEN_A),
+            pb::RegisterManagementClusterRequest {
+                name: "mgmt-b".into(),
+                kubeconfig: fleet.kubeconfig.clone().into_bytes(),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+
+    // An invalid Cluster (a string variable given a number, a bad version) next to a
+    // valid class: refused with the object's field paths, nothing written.
+    let mut invalid = objects.clone();
+    let at = invalid.len() - 1;
+    invalid[at]["spec"]["topology"]["variables"][0]["value"] = json!(42);
+    invalid[at]["spec"]["topology"]["version"] = json!("v1.30");
+    let e = c
+        .apply(req(
+            Some(TOKEN_A),
+            pb::ApplyRequest {
+                management_cluster: MC.into(),
+                objects: bytes(&invalid),
+                dry_run: false,
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let fields: Vec<String> = e
+        .get_details_bad_request()
+        .expect("a BadRequest detail")
+        .field_violations
+        .into_iter()
+        .map(|v| v.field)
+        .collect();
+    let prefix = format!("objects[{at}].spec.topology.");
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.starts_with(&format!("{prefix}variables"))),
+        "{fields:?}"
+    );
+    assert!(
+        fields
+            .iter()
+            .any(|f| f.starts_with(&format!("{prefix}version"))),
+        "{fields:?}"
+    );
+    assert!(
+        fields.iter().all(|f| f.starts_with("objects[")),
+        "{fields:?}"
+    );
+
+    let after = kube_writes(fleet.kube_port);
+    assert_eq!(
+        before, after,
+        "refused requests wrote to the management cluster"
+    );
+    let none = fleet
+        .api
+        .list("cluster.x-k8s.io/v1beta1", "ClusterClass", "team-a", &[])
+        .await
+        .unwrap();
+    assert!(none.is_empty(), "{none:?}");
+
+    // The refusals are counted by code.
+    let metrics = http_get(fleet.metrics_port, "/metrics");
+    for code in ["UNAUTHENTICATED", "PERMISSION_DENIED", "INVALID_ARGUMENT"] {
+        assert!(
+            metrics.contains(&format!(
+                "topograph_gateway_grpc_requests_total{{method=\"/topograph.gateway.v1.GatewayService/Apply\",code=\"{code}\"}}"
+            )),
+            "{code} not counted:\n{metrics}"
+        );
+    }
+}
+
+/// Collects a watch's events in the background.
+fn collect(
+    mut stream: tonic::Streaming<pb::WatchEvent>,
+) -> std::sync::Arc<std::sync::Mutex<Vec<pb::WatchEvent>>> {
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = events.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(event)) = stream.message().await {
+            sink.lock().unwrap().push(event);
+        }
+    });
+    events
+}
+
+fn reconciled(cluster: &Value) -> bool {
+    let generation = cluster["metadata"]["generation"].clone();
+    cluster["status"]["v1beta2"]["conditions"]
+        .as_array()
+        .is_some_and(|l| {
+            l.iter().any(|c| {
+                c["type"] == "TopologyReconciled"
+                    && c["status"] == "True"
+                    && c["observedGeneration"] == generation
+            })
+        })
+}
+
+async fn get(c: &mut Client, name: &str) -> Result<pb::GetClusterResponse, tonic::Status> {
+    c.get_cluster(req(
+        Some(TOKEN_A),
+        pb::GetClusterRequest {
+            management_cluster: MC.into(),
+            namespace: "team-a".into(),
+            name: name.into(),
+        },
+    ))
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+async fn list(c: &mut Client, token: &str, request: pb::ListClustersRequest) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut request = request;
+    loop {
+        let page = c
+            .list_clusters(req(Some(token), request.clone()))
+            .await
+            .unwrap()
+            .into_inner();
+        if request.page_size > 0 {
+            assert!(page.clusters.len() <= request.page_size as usize);
+        }
+        names.extend(
+            page.clusters
+                .iter()
+                .map(|s| format!("{}/{}", s.namespace, s.name)),
+        );
+        if page.next_page_token.is_empty() {
+            return names;
+        }
+        request.page_token = page.next_page_token;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_end_to_end() {
+    let started = Instant::now();
+    let mut fleet = start().await;
+    println!("fleet started in {:.1} s", started.elapsed().as_secs_f64());
+
+    refusals(&mut fleet).await;
+    let c = &mut fleet.client.clone();
+
+    // Watch the namespace before anything exists.
+    let stream = c
+        .watch(req(
+            Some(TOKEN_A),
+            pb::WatchRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                name: "dev".into(),
+                include_existing: false,
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let events = collect(stream);
+
+    // Apply the class, its templates and a Cluster in one call; Clusters listed first
+    // are still written last.
+    let mut objects = vec![cluster("dev", "team-a")];
+    objects.extend(example("clusterclass.yaml", "team-a"));
+    let applied = c
+        .apply(req(
+            Some(TOKEN_A),
+            pb::ApplyRequest {
+                management_cluster: MC.into(),
+                objects: bytes(&objects),
+                dry_run: false,
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(applied.objects.len(), objects.len());
+    assert!(
+        applied
+            .objects
+            .iter()
+            .all(|o| o.action == Action::Created as i32)
+    );
+    let kinds: Vec<&str> = applied.objects.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(kinds.last(), Some(&"Cluster"), "{kinds:?}");
+    assert_eq!(kinds[kinds.len() - 2], "ClusterClass", "{kinds:?}");
+    // Defaulted: the variables the class defaults are there.
+    let written: Value = serde_json::from_slice(&applied.objects.last().unwrap().object).unwrap();
+    assert!(written["metadata"]["uid"].is_string(), "{written}");
+
+    // Reconciled by the applier: status and owned objects through Get.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let got = loop {
+        let got = get(c, "dev").await.unwrap();
+        let cluster: Value = serde_json::from_slice(&got.cluster).unwrap();
+        let owned: BTreeSet<&str> = got.owned.iter().map(|o| o.kind.as_str()).collect();
+        if reconciled(&cluster) && owned.contains("MachineDeployment") {
+            break got;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not reconciled: {cluster}\nowned: {owned:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let owned: BTreeSet<&str> = got.owned.iter().map(|o| o.kind.as_str()).collect();
+    for kind in [
+        "KubeadmControlPlane",
+        "DockerCluster",
+        "MachineDeployment",
+        "DockerMachineTemplate",
+        "KubeadmConfigTemplate",
+    ] {
+        assert!(owned.contains(kind), "{kind} missing from {owned:?}");
+    }
+    assert!(
+        got.conditions
+            .iter()
+            .any(|c| c.r#type == "TopologyReconciled" && c.status == "True"),
+        "{:?}",
+        got.conditions
+    );
+    println!(
+        "applied and reconciled after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // The watch saw the reconcile: its Events and the condition turning True.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen = events.lock().unwrap().clone();
+        let creates = seen
+            .iter()
+            .filter(|e| matches!(&e.event, Some(pb::watch_event::Event::Reconcile(r)) if r.reason == "TopologyCreate"))
+            .count();
+        let condition = seen.iter().any(|e| {
+            matches!(&e.event, Some(pb::watch_event::Event::Condition(c))
+                if c.r#type == "TopologyReconciled" && c.status == "True")
+        });
+        if creates >= 2 && condition {
+            assert!(
+                seen.iter()
+                    .all(|e| e.namespace == "team-a" && e.name == "dev")
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "watch events: {seen:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Applying the same objects again changes nothing.
+    let again = c
+        .apply(req(
+            Some(TOKEN_A),
+            pb::ApplyRequest {
+                management_cluster: MC.into(),
+                objects: bytes(&objects),
+                dry_run: false,
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let actions: Vec<i32> = again.objects.iter().map(|o| o.action).collect();
+    assert!(
+        actions.iter().all(|a| *a == Action::Unchanged as i32),
+        "{actions:?}"
+    );
+    // The applier's references survive a re-apply.
+    let stored: Value = serde_json::from_slice(&get(c, "dev").await.unwrap().cluster).unwrap();
+    assert!(
+        stored["spec"]["controlPlaneRef"]["name"].is_string(),
+        "{stored}"
+    );
+
+    // Six more Clusters, two labelled; then list them a page at a time.
+    let mut more = Vec::new();
+    for i in 1..=6 {
+        let mut object = cluster(&format!("c-{i}"), "team-a");
+        if i % 3 == 0 {
+            object["metadata"]["labels"] = json!({"env": "prod"});
+        }
+        more.push(object);
+    }
+    c.apply(req(
+        Some(TOKEN_A),
+        pb::ApplyRequest {
+            management_cluster: MC.into(),
+            objects: bytes(&more),
+            dry_run: false,
+        },
+    ))
+    .await
+    .unwrap();
+    let all = list(
+        c,
+        TOKEN_A,
+        pb::ListClustersRequest {
+            management_cluster: MC.into(),
+            page_size: 3,
+            ..Default::default()
+        },
+    )
+    .await;
+    let want: Vec<String> = ["c-1", "c-2", "c-3", "c-4", "c-5", "c-6", "dev"]
+        .iter()
+        .map(|n| format!("team-a/{n}"))
+        .collect();
+    assert_eq!(all, want);
+    let first = c
+        .list_clusters(req(
+            Some(TOKEN_A),
+            pb::ListClustersRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                page_size: 3,
+                ..Default::default()
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.clusters.len(), 3);
+    let dev_summary = list_one(c, "dev").await;
+    assert_eq!(dev_summary.class, "quick-start");
+    assert_eq!(dev_summary.version, "v1.30.0");
+    assert_eq!(
+        dev_summary.topology_reconciled.map(|s| s.status),
+        Some("True".to_string())
+    );
+    // A token from one query does not serve another.
+    let e = c
+        .list_clusters(req(
+            Some(TOKEN_A),
+            pb::ListClustersRequest {
+                management_cluster: MC.into(),
+                class: "other".into(),
+                page_size: 3,
+                page_token: first.next_page_token.clone(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    let prod = list(
+        c,
+        TOKEN_A,
+        pb::ListClustersRequest {
+            management_cluster: MC.into(),
+            label_selector: "env=prod".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(prod, ["team-a/c-3", "team-a/c-6"]);
+    let none = list(
+        c,
+        TOKEN_A,
+        pb::ListClustersRequest {
+            management_cluster: MC.into(),
+            class: "other".into(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert!(none.is_empty());
+    // Tenants see their own namespaces only; an admin sees everything.
+    assert!(
+        list(
+            c,
+            TOKEN_B,
+            pb::ListClustersRequest {
+                management_cluster: MC.into(),
+                ..Default::default()
+            }
+        )
+        .await
+        .is_empty()
+    );
+    assert_eq!(
+        list(
+            c,
+            TOKEN_OPS,
+            pb::ListClustersRequest {
+                management_cluster: MC.into(),
+                ..Default::default()
+            }
+        )
+        .await
+        .len(),
+        7
+    );
+
+    // The class cannot go while Clusters use it.
+    let e = c
+        .delete_cluster_class(req(
+            Some(TOKEN_A),
+            pb::DeleteClusterClassRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                name: "quick-start".into(),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    assert!(
+        e.message().starts_with(
+            "ClusterClass cannot be deleted because it is used by Cluster(s): team-a/c-1, team-a/c-2, team-a/c-3, ..."
+        ),
+        "{}",
+        e.message()
+    );
+
+    // Delete a Cluster.
+    let deleted = c
+        .delete_cluster(req(
+            Some(TOKEN_A),
+            pb::DeleteClusterRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                name: "dev".into(),
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(deleted.deleted);
+    assert_eq!(get(c, "dev").await.unwrap_err().code(), Code::NotFound);
+
+    // Management clusters: the admin registers a second one (the same API server).
+    let registered = c
+        .register_management_cluster(req(
+            Some(TOKEN_OPS),
+            pb::RegisterManagementClusterRequest {
+                name: "mgmt-b".into(),
+                kubeconfig: fleet.kubeconfig.clone().into_bytes(),
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(registered.created);
+    let names = c
+        .list_management_clusters(req(Some(TOKEN_OPS), pb::ListManagementClustersRequest {}))
+        .await
+        .unwrap()
+        .into_inner()
+        .names;
+    assert_eq!(names, ["mgmt-a", "mgmt-b"]);
+    let e = c
+        .register_management_cluster(req(
+            Some(TOKEN_OPS),
+            pb::RegisterManagementClusterRequest {
+                name: "mgmt-c".into(),
+                kubeconfig: b"apiVersion: v1\nkind: Config\nclusters: []\n".to_vec(),
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e.code(), Code::InvalidArgument | Code::FailedPrecondition),
+        "{e:?}"
+    );
+    let removed = c
+        .unregister_management_cluster(req(
+            Some(TOKEN_OPS),
+            pb::UnregisterManagementClusterRequest {
+                name: "mgmt-b".into(),
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(removed.removed);
+    println!("done after {:.1} s", started.elapsed().as_secs_f64());
+}
+
+async fn list_one(c: &mut Client, name: &str) -> pb::ClusterSummary {
+    let all = c
+        .list_clusters(req(
+            Some(TOKEN_A),
+            pb::ListClustersRequest {
+                management_cluster: MC.into(),
+                namespace: "team-a".into(),
+                ..Default::default()
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    all.clusters
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} not listed"))
+}
