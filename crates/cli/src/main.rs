@@ -4,10 +4,12 @@
 //! per line), 2 usage or I/O errors.
 
 mod bench;
+mod client;
 mod crds;
 mod inputs;
 mod reconcile;
 mod render;
+mod up;
 mod validate;
 
 use std::process::ExitCode;
@@ -40,6 +42,11 @@ enum Command {
     /// Measure the in-process engine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Run gateway, applier and engine in one process with an in-memory management
+    /// cluster (simulated providers) preloaded with the quick-start example.
+    Up(up::UpArgs),
+    #[command(flatten)]
+    Client(client::ClientCommand),
 }
 
 fn main() -> ExitCode {
@@ -50,5 +57,7 @@ fn main() -> ExitCode {
         Command::Reconcile(args) => reconcile::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Bench(command) => bench::run(&command),
+        Command::Up(args) => up::run(&args),
+        Command::Client(command) => client::run(&command),
     }
 }

@@ -1,0 +1,226 @@
+//! `topograph up`: the whole system in one process, for trying it and for demos. The
+//! gateway, the applier (watchers and reconcilers on an in-process queue) and the
+//! engine linked in, in front of an in-memory management cluster named `local` whose
+//! providers are simulated, preloaded with the quick-start example through the
+//! gateway's own Apply.
+//!
+//! The output is a contract: `gateway listening on ADDR` once it serves, preceded by
+//! `token: ...` when no `--token` was given (a generated admin token).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::Value;
+use tokio::sync::watch;
+use topograph_api::object::ObjectExt;
+use topograph_applier::ManagementCluster;
+use topograph_applier::lease::LocalLease;
+use topograph_applier::metrics::Metrics;
+use topograph_applier::registry::Registry;
+use topograph_applier::service::{self, ServiceConfig};
+use topograph_applier::watch::WatchConfig;
+use topograph_gateway::{
+    Gateway, GatewayConfig, Limits, QueueJobs, Registration, TenantStore, Tenants,
+};
+use topograph_queue::{MemoryQueue, QueueConfig};
+
+use crate::client::Client;
+
+/// The management cluster of the embedded mode.
+pub const LOCAL: &str = "local";
+
+const EXAMPLE_CLASS: &str = include_str!("../../../examples/quick-start/clusterclass.yaml");
+const EXAMPLE_CLUSTER: &str = include_str!("../../../examples/quick-start/cluster.yaml");
+
+/// Runs gateway, applier and engine in one process with an in-memory management
+/// cluster, until interrupted.
+#[derive(Args, Debug)]
+pub struct UpArgs {
+    /// Where the gateway listens.
+    #[arg(long, default_value = "127.0.0.1:50080")]
+    listen: SocketAddr,
+    /// The admin token (default: a generated one, printed).
+    #[arg(long, env = "TOPOGRAPH_TOKEN")]
+    token: Option<String>,
+    /// Start empty instead of with the quick-start ClusterClass and Cluster.
+    #[arg(long)]
+    no_examples: bool,
+    /// How long the simulated providers take to react, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    provider_delay_ms: u64,
+    /// Concurrent reconcilers.
+    #[arg(long, default_value_t = 4)]
+    workers: usize,
+}
+
+pub fn run(args: &UpArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("starting the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(up(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("topograph up: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn examples() -> Result<Vec<Value>, String> {
+    let mut objects = Vec::new();
+    for (name, text) in [
+        ("clusterclass.yaml", EXAMPLE_CLASS),
+        ("cluster.yaml", EXAMPLE_CLUSTER),
+    ] {
+        let (docs, errors) = topograph_api::load::parse_documents(name, text);
+        if let Some(e) = errors.first() {
+            return Err(format!("the built-in example {name}: {e}"));
+        }
+        for doc in docs {
+            let mut object = doc.value;
+            if object.namespace().is_empty() {
+                object["metadata"]["namespace"] = Value::from("default");
+            }
+            objects.push(object);
+        }
+    }
+    Ok(objects)
+}
+
+/// A token from the kernel's random source.
+fn generated_token() -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 24];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("generating a token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+async fn up(args: &UpArgs) -> Result<(), String> {
+    let examples = if args.no_examples {
+        Vec::new()
+    } else {
+        examples()?
+    };
+    // Cluster API's CRDs, and the providers' for the example's kinds (more kinds can be
+    // added later with `kubectl apply` of CRDs against the in-memory server).
+    let mut seed = topograph_applier::crds::cluster_api();
+    seed.extend(topograph_applier::crds::for_objects(&examples));
+    let server = topograph_kube::Server::start(topograph_kube::Config {
+        simulate_providers: Some(Duration::from_millis(args.provider_delay_ms)),
+        seed,
+        ..topograph_kube::Config::default()
+    })
+    .await
+    .map_err(|e| format!("starting the in-memory management cluster: {e}"))?;
+    let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .map_err(|e| e.to_string())?;
+    let registry = Arc::new(Registry::fixed([(LOCAL.to_string(), Arc::new(api))]));
+    let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
+
+    let (token, generated) = match &args.token {
+        Some(token) => (token.clone(), false),
+        None => (generated_token()?, true),
+    };
+    let tenants = Tenants::from_yaml(&format!(
+        "tenants:\n- name: admin\n  tokenSha256: {}\n  managementClusters: [\"*\"]\n  namespaces: [\"*\"]\n  admin: true\n",
+        topograph_gateway::tenancy::token_sha256_hex(&token)
+    ))?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("--listen {}: {e}", args.listen))?;
+    let gateway = Gateway::new(GatewayConfig {
+        registry: registry.clone(),
+        jobs: Arc::new(QueueJobs(queue.clone())),
+        admission: Arc::new(topograph_gateway::admission::InProcess),
+        tenants: Arc::new(TenantStore::new(tenants)),
+        registration: Registration::default(),
+        limits: Limits::default(),
+        metrics: Arc::new(topograph_telemetry::rpc::RpcMetrics::new(
+            "topograph_gateway",
+        )),
+        registry_refresh: Duration::from_secs(2),
+    });
+
+    let (stop, shutdown) = watch::channel(false);
+    let applier = tokio::spawn(service::run(
+        queue,
+        Arc::new(LocalLease),
+        registry,
+        Arc::new(topograph_applier::engine::InProcess),
+        Arc::new(Metrics::new()),
+        ServiceConfig {
+            workers: args.workers,
+            name: "up".to_string(),
+            watch: WatchConfig {
+                resync: Duration::from_secs(60),
+                ..WatchConfig::default()
+            },
+            ..ServiceConfig::default()
+        },
+        shutdown.clone(),
+    ));
+    let mut gateway_shutdown = shutdown.clone();
+    let gateway = tokio::spawn(gateway.serve(listener, async move {
+        let _ = gateway_shutdown.wait_for(|stopping| *stopping).await;
+    }));
+
+    if !examples.is_empty() {
+        let client = Client::connect(&format!("http://{addr}"), &token)
+            .await
+            .map_err(|e| format!("loading the examples: {e}"))?;
+        client
+            .apply(LOCAL, &examples)
+            .await
+            .map_err(|e| format!("loading the examples: {e}"))?;
+    }
+    if generated {
+        println!("token: {token}");
+    }
+    println!("gateway listening on {addr}");
+    eprintln!(
+        "management cluster {LOCAL:?} (in memory, simulated providers) at {}",
+        server.url()
+    );
+
+    wait_for_signal().await;
+    eprintln!("shutting down");
+    let _ = stop.send(true);
+    let _ = applier.await;
+    match gateway.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e.to_string()),
+        Err(e) => return Err(e.to_string()),
+    }
+    server.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
