@@ -14,9 +14,10 @@ use std::task::{Context, Poll};
 use tonic::Status;
 use tonic::body::Body;
 use tonic::codegen::http;
-use tonic::transport::server::TcpConnectInfo;
+use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 use tower::{Layer, Service};
 
+use crate::certificate::subject_common_name;
 use crate::ratelimit::RateLimiter;
 use crate::tenancy::{Tenant, TenantStore};
 
@@ -81,9 +82,11 @@ fn bearer(headers: &http::HeaderMap) -> Option<&str> {
 impl<S> Auth<S> {
     fn admit(&self, request: &http::Request<Body>) -> Result<Arc<Tenant>, Status> {
         let method = request.uri().path();
+        let tls = request.extensions().get::<TlsConnectInfo<TcpConnectInfo>>();
         let peer = request
             .extensions()
             .get::<TcpConnectInfo>()
+            .or(tls.map(TlsConnectInfo::get_ref))
             .and_then(|i| i.remote_addr())
             .map(|a| a.to_string())
             .unwrap_or_default();
@@ -97,6 +100,17 @@ impl<S> Auth<S> {
             tracing::warn!(method, peer, "refused: unknown bearer token");
             return Err(Status::unauthenticated("the bearer token is not valid"));
         };
+        if let Some(wanted) = &tenant.client_common_name {
+            let presented = tls
+                .and_then(TlsConnectInfo::peer_certs)
+                .and_then(|certs| certs.first().and_then(|c| subject_common_name(c)));
+            if presented.as_deref() != Some(wanted.as_str()) {
+                tracing::warn!(tenant = %tenant.name, method, peer, presented = ?presented, "refused: the client certificate is not the tenant's");
+                return Err(Status::unauthenticated(
+                    "this token needs the tenant's client certificate",
+                ));
+            }
+        }
         if let Some(rate) = tenant.rate
             && let Err(wait) = self.limiter.check(&tenant.name, rate)
         {

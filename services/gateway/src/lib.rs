@@ -16,6 +16,7 @@
 pub mod admission;
 pub mod apply;
 pub mod auth;
+pub mod certificate;
 pub mod classes;
 pub mod clusters;
 pub mod objects;
@@ -35,8 +36,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use topograph_applier::registry::Registry;
 use topograph_proto::gateway::v1::gateway_service_server::GatewayServiceServer;
 use topograph_telemetry::rpc::{RpcLayer, RpcMetrics};
@@ -73,6 +74,17 @@ impl Default for Limits {
     }
 }
 
+/// TLS for the gRPC server, PEM-encoded.
+#[derive(Clone, Debug)]
+pub struct Tls {
+    /// The server's certificate chain.
+    pub cert: Vec<u8>,
+    /// Its private key.
+    pub key: Vec<u8>,
+    /// When given, clients must present a certificate this CA issued (mutual TLS).
+    pub client_ca: Option<Vec<u8>>,
+}
+
 /// Everything the gateway is made of.
 pub struct GatewayConfig {
     /// The management clusters (refreshed by [`Gateway::serve`] every
@@ -98,6 +110,7 @@ pub struct GatewayConfig {
 pub struct Gateway {
     config: GatewayConfig,
     state: Arc<state::State>,
+    tls: Option<Tls>,
 }
 
 impl Gateway {
@@ -110,7 +123,17 @@ impl Gateway {
             registration: config.registration.clone(),
             stopping: tokio::sync::watch::channel(false).0,
         });
-        Gateway { config, state }
+        Gateway {
+            config,
+            state,
+            tls: None,
+        }
+    }
+
+    /// Serves TLS (mutual TLS when `tls.client_ca` is given) instead of plain HTTP/2.
+    pub fn with_tls(mut self, tls: Tls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// The bare gRPC service, with message size limits. It serves nobody without
@@ -164,7 +187,16 @@ impl Gateway {
             .into_inner();
         let state = self.state.clone();
         let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-        let result = Server::builder()
+        let mut builder = Server::builder();
+        if let Some(tls) = &self.tls {
+            let mut config =
+                ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert, &tls.key));
+            if let Some(ca) = &tls.client_ca {
+                config = config.client_ca_root(Certificate::from_pem(ca));
+            }
+            builder = builder.tls_config(config)?;
+        }
+        let result = builder
             .trace_fn(|request| tracing::info_span!("rpc", method = %request.uri().path()))
             .layer(layers)
             .add_service(health_service)

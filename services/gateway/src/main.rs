@@ -20,7 +20,7 @@ use topograph_applier::registry::{Registry, Source};
 use topograph_gateway::admission::{Admission, InProcess, RenderService};
 use topograph_gateway::tenant_source::{TenantSource, keep_reloading};
 use topograph_gateway::{
-    Gateway, GatewayConfig, Jobs, Limits, QueueJobs, Registration, TenantStore,
+    Gateway, GatewayConfig, Jobs, Limits, QueueJobs, Registration, TenantStore, Tls,
 };
 use topograph_queue::QueueConfig;
 use topograph_queue::memory::MemoryQueue;
@@ -89,6 +89,16 @@ struct Args {
         conflicts_with = "tenants"
     )]
     tenants_secret: Option<String>,
+    /// The server's TLS certificate chain (PEM); plain HTTP/2 without it.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The TLS certificate's private key (PEM).
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// CA (PEM) whose client certificates are required (mutual TLS); tenants with a
+    /// `clientCommonName` must then present a certificate with that common name.
+    #[arg(long, env = "TOPOGRAPH_GATEWAY_CLIENT_CA", requires = "tls_cert")]
+    client_ca: Option<PathBuf>,
     /// Seconds between re-reads of the tenants and of the management clusters.
     #[arg(long, env = "TOPOGRAPH_GATEWAY_RELOAD_SECONDS", default_value_t = 5)]
     reload_seconds: u64,
@@ -225,6 +235,22 @@ async fn run(args: Args) -> Result<(), String> {
         ));
     }
 
+    let read = |flag: &str, path: &PathBuf| {
+        std::fs::read(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(Tls {
+            cert: read("--tls-cert", cert)?,
+            key: read("--tls-key", key)?,
+            client_ca: args
+                .client_ca
+                .as_ref()
+                .map(|ca| read("--client-ca", ca))
+                .transpose()?,
+        }),
+        _ => None,
+    };
+
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| format!("--listen {}: {e}", args.listen))?;
@@ -246,6 +272,10 @@ async fn run(args: Args) -> Result<(), String> {
         metrics,
         registry_refresh: reload.min(Duration::from_secs(2)),
     });
+    let gateway = match tls {
+        Some(tls) => gateway.with_tls(tls),
+        None => gateway,
+    };
     // The contract with whoever started the process: serving from here on.
     println!("gateway listening on {addr}");
     tracing::info!(%addr, "gateway listening");
