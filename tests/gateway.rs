@@ -8,7 +8,7 @@
 //! applied, reconciled by the applier (seen through Get and Watch), listed a page at a
 //! time, and deleted.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -19,7 +19,7 @@ use tonic::transport::Channel;
 use tonic::{Code, Request};
 use tonic_types::StatusExt;
 use topograph_api::load::parse_documents;
-use topograph_applier::{ManagementCluster, crds};
+use topograph_applier::{ManagementCluster, crds, plan};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
@@ -112,8 +112,13 @@ fn spawn(command: &mut Command, log: &Path) -> Process {
     )
 }
 
-async fn start() -> Fleet {
-    let dir = TempDir::new("gateway-e2e");
+/// The tests each start five processes; one fleet at a time keeps a two-core machine
+/// responsive enough for their deadlines.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A fleet of its own for the test `tag` (directories and logs are named for it).
+async fn start(tag: &str) -> Fleet {
+    let dir = TempDir::new(&format!("gateway-e2e-{tag}"));
     let clusters_dir = dir.0.join("clusters");
     std::fs::create_dir_all(&clusters_dir).unwrap();
     let mut processes = Vec::new();
@@ -189,7 +194,7 @@ async fn start() -> Fleet {
             .arg("--management-clusters")
             .arg(&clusters_dir),
         // Kept next to the other e2e logs for a look after a failure.
-        &std::env::temp_dir().join("topograph-gateway-e2e-applier.log"),
+        &std::env::temp_dir().join(format!("topograph-gateway-e2e-{tag}-applier.log")),
     ));
 
     let tenants = dir.0.join("tenants.yaml");
@@ -223,8 +228,10 @@ async fn start() -> Fleet {
         .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
         .stdout(Stdio::piped())
         .stderr(Stdio::from(
-            std::fs::File::create(std::env::temp_dir().join("topograph-gateway-e2e-gateway.log"))
-                .unwrap(),
+            std::fs::File::create(
+                std::env::temp_dir().join(format!("topograph-gateway-e2e-{tag}-gateway.log")),
+            )
+            .unwrap(),
         ))
         .spawn()
         .unwrap();
@@ -500,7 +507,8 @@ async fn list(c: &mut Client, token: &str, request: pb::ListClustersRequest) -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_end_to_end() {
     let started = Instant::now();
-    let mut fleet = start().await;
+    let _serial = SERIAL.lock().await;
+    let mut fleet = start("main").await;
     println!("fleet started in {:.1} s", started.elapsed().as_secs_f64());
 
     refusals(&mut fleet).await;
@@ -858,4 +866,312 @@ async fn list_one(c: &mut Client, name: &str) -> pb::ClusterSummary {
         .into_iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("{name} not listed"))
+}
+
+/// The topology objects of namespace `ns` (and its Clusters), without status and
+/// server metadata: what plans speak of.
+async fn topology_objects(api: &ManagementCluster, ns: &str) -> BTreeMap<(String, String), Value> {
+    let mut objects = BTreeMap::new();
+    for (api_version, kind) in [
+        ("cluster.x-k8s.io/v1beta1", "Cluster"),
+        ("cluster.x-k8s.io/v1beta1", "MachineDeployment"),
+        ("cluster.x-k8s.io/v1beta1", "MachineHealthCheck"),
+        (
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlane",
+        ),
+        (
+            "bootstrap.cluster.x-k8s.io/v1beta1",
+            "KubeadmConfigTemplate",
+        ),
+        ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerCluster"),
+        (
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "DockerMachineTemplate",
+        ),
+        (
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "DockerClusterTemplate",
+        ),
+        (
+            "infrastructure.cluster.x-k8s.io/v1beta1",
+            "DockerMachinePoolTemplate",
+        ),
+        (
+            "controlplane.cluster.x-k8s.io/v1beta1",
+            "KubeadmControlPlaneTemplate",
+        ),
+    ] {
+        for o in api.list(api_version, kind, ns, &[]).await.unwrap() {
+            let name = o["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            objects.insert((kind.to_string(), name), plan::clean(&o));
+        }
+    }
+    objects
+}
+
+type Keys = BTreeSet<(String, String)>;
+
+/// Created, modified and deleted between two [`topology_objects`].
+fn changes(
+    before: &BTreeMap<(String, String), Value>,
+    after: &BTreeMap<(String, String), Value>,
+) -> [Keys; 3] {
+    [
+        after
+            .keys()
+            .filter(|k| !before.contains_key(*k))
+            .cloned()
+            .collect(),
+        after
+            .iter()
+            .filter(|(k, v)| before.get(*k).is_some_and(|b| b != *v))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        before
+            .keys()
+            .filter(|k| !after.contains_key(*k))
+            .cloned()
+            .collect(),
+    ]
+}
+
+/// A plan's objects, but the shim Secret: a new Cluster's first reconcile creates it
+/// and the next one (once the Cluster owns its objects) deletes it, while the
+/// appliers here run as many reconciles as they like before the comparison.
+fn plan_keys(plan: &pb::PlanResponse) -> [Keys; 3] {
+    let keys = |l: &[pb::PlannedObject]| {
+        l.iter()
+            .filter(|o| !(o.kind == "Secret" && o.name.ends_with("-shim")))
+            .map(|o| (o.kind.clone(), o.name.clone()))
+            .collect()
+    };
+    [
+        keys(&plan.created),
+        keys(&plan.modified),
+        keys(&plan.deleted),
+    ]
+}
+
+async fn apply_as(c: &mut Client, token: &str, objects: &[Value]) {
+    c.apply(req(
+        Some(token),
+        pb::ApplyRequest {
+            management_cluster: MC.into(),
+            objects: bytes(objects),
+            dry_run: false,
+        },
+    ))
+    .await
+    .unwrap();
+}
+
+/// Waits until every Cluster of `ns` is reconciled for its generation, then a little
+/// longer while nothing moves (simulated providers answer after 200 ms).
+async fn settled(api: &ManagementCluster, ns: &str) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut last = BTreeMap::new();
+    loop {
+        let clusters = api
+            .list("cluster.x-k8s.io/v1beta1", "Cluster", ns, &[])
+            .await
+            .unwrap();
+        let now = topology_objects(api, ns).await;
+        if clusters.iter().all(reconciled) && now == last {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{ns} did not settle");
+        last = now;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+}
+
+async fn plan_of(c: &mut Client, proposed: &[Value], name: &str) -> pb::PlanResponse {
+    c.plan(req(
+        Some(TOKEN_A),
+        pb::PlanRequest {
+            management_cluster: MC.into(),
+            namespace: "team-a".into(),
+            name: name.into(),
+            proposed: bytes(proposed),
+        },
+    ))
+    .await
+    .unwrap()
+    .into_inner()
+}
+
+/// Plans, applies, waits for the appliers, and checks the plan named exactly what
+/// changed.
+async fn plan_then_apply(fleet: &Fleet, c: &mut Client, proposed: Value) -> pb::PlanResponse {
+    let name = proposed["metadata"]["name"].as_str().unwrap().to_string();
+    let writes = kube_writes(fleet.kube_port);
+    let plan = plan_of(c, std::slice::from_ref(&proposed), &name).await;
+    assert_eq!(kube_writes(fleet.kube_port), writes, "Plan writes nothing");
+    assert!(plan.errors.is_empty(), "{:?}", plan.errors);
+    let before = topology_objects(&fleet.api, "team-a").await;
+    apply_as(c, TOKEN_A, &[proposed]).await;
+    settled(&fleet.api, "team-a").await;
+    let after = topology_objects(&fleet.api, "team-a").await;
+    assert_eq!(
+        plan_keys(&plan),
+        changes(&before, &after),
+        "plan vs what happened"
+    );
+    plan
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_and_impact_say_what_then_happens() {
+    let _serial = SERIAL.lock().await;
+    let fleet = start("plan").await;
+    let c = &mut fleet.client.clone();
+    apply_as(c, TOKEN_A, &example("clusterclass.yaml", "team-a")).await;
+
+    // Create: every object of the new Cluster, before it exists.
+    let plan = plan_then_apply(&fleet, c, cluster("p1", "team-a")).await;
+    assert!(plan.created.iter().any(|o| o.kind == "KubeadmControlPlane"));
+    // Besides: the class's templates get their owner reference as the class is
+    // reconciled on the way.
+    assert!(plan.deleted.is_empty());
+    assert!(
+        plan.modified
+            .iter()
+            .all(|o| o.name.starts_with("quick-start")),
+        "{:?}",
+        plan.modified
+    );
+
+    // Modify: a scale and a variable that rotates the control plane's template.
+    let mut changed = cluster("p1", "team-a");
+    changed["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = json!(3);
+    changed["spec"]["topology"]["variables"][0]["value"] = json!("mirror.example.com/k8s");
+    let plan = plan_then_apply(&fleet, c, changed.clone()).await;
+    let md = plan
+        .modified
+        .iter()
+        .find(|o| o.kind == "MachineDeployment")
+        .unwrap();
+    let ops: Value = serde_json::from_slice(&md.patch).unwrap();
+    assert!(
+        ops.as_array()
+            .unwrap()
+            .iter()
+            .any(|op| op["path"] == "/spec/replicas" && op["value"] == 3),
+        "{ops}"
+    );
+    assert!(
+        md.diff.contains("+    replicas: 3") || md.diff.contains("+  replicas: 3"),
+        "{}",
+        md.diff
+    );
+
+    // Delete: the pool goes, another comes.
+    changed["spec"]["topology"]["workers"]["machineDeployments"] =
+        json!([{"class": "default-worker", "name": "md-9", "replicas": 1}]);
+    let plan = plan_then_apply(&fleet, c, changed).await;
+    assert!(plan.deleted.iter().any(|o| o.kind == "MachineDeployment"));
+    assert!(plan.created.iter().any(|o| o.kind == "MachineDeployment"));
+
+    // Impact across 50 Clusters of a class with two pool classes; 20 use the second.
+    let mut class = example("clusterclass.yaml", "team-b");
+    let cc = class
+        .iter_mut()
+        .find(|o| o["kind"] == "ClusterClass")
+        .unwrap();
+    let mut gpu = cc["spec"]["workers"]["machineDeployments"][0].clone();
+    gpu["class"] = json!("gpu");
+    cc["spec"]["workers"]["machineDeployments"]
+        .as_array_mut()
+        .unwrap()
+        .push(gpu);
+    apply_as(c, TOKEN_B, &class).await;
+    let clusters: Vec<Value> = (0..50)
+        .map(|i| {
+            let mut c = cluster(&format!("f-{i:02}"), "team-b");
+            if i % 5 < 2 {
+                c["spec"]["topology"]["workers"]["machineDeployments"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"class": "gpu", "name": "gpu-0", "replicas": 1}));
+            }
+            c
+        })
+        .collect();
+    apply_as(c, TOKEN_B, &clusters).await;
+    settled(&fleet.api, "team-b").await;
+    let mut stored = fleet
+        .api
+        .get(
+            "cluster.x-k8s.io/v1beta1",
+            "ClusterClass",
+            "team-b",
+            "quick-start",
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    stored["spec"]["workers"]["machineDeployments"][1]["minReadySeconds"] = json!(30);
+    let started = Instant::now();
+    let mut stream = c
+        .impact(req(
+            Some(TOKEN_B),
+            pb::ImpactRequest {
+                management_cluster: MC.into(),
+                proposed: bytes(std::slice::from_ref(&stored)),
+            },
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut items = Vec::new();
+    while let Some(item) = stream.message().await.unwrap() {
+        items.push(item);
+    }
+    println!(
+        "impact of a class change on 50 Clusters: {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(items.len(), 50);
+    assert!(items.iter().all(|i| i.blocking.is_empty()));
+    let predicted: BTreeSet<String> = items
+        .iter()
+        .filter(|i| {
+            let p = i.plan.clone().unwrap_or_default();
+            !(p.created.is_empty() && p.modified.is_empty() && p.deleted.is_empty())
+        })
+        .map(|i| i.name.clone())
+        .collect();
+    assert_eq!(predicted.len(), 20, "{predicted:?}");
+
+    let before = topology_objects(&fleet.api, "team-b").await;
+    apply_as(c, TOKEN_B, &[stored]).await;
+    settled(&fleet.api, "team-b").await;
+    let after = topology_objects(&fleet.api, "team-b").await;
+    let [created, modified, deleted] = changes(&before, &after);
+    let mut changed_clusters = BTreeSet::new();
+    for key in created.iter().chain(&modified).chain(&deleted) {
+        let object = after.get(key).or_else(|| before.get(key)).unwrap();
+        if let Some(name) = object["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"].as_str() {
+            changed_clusters.insert(name.to_string());
+        }
+    }
+    assert_eq!(predicted, changed_clusters);
+    // team-a sees nothing of team-b's Clusters.
+    let refused = c
+        .impact(req(
+            Some(TOKEN_A),
+            pb::ImpactRequest {
+                management_cluster: MC.into(),
+                proposed: bytes(&class[..1]),
+            },
+        ))
+        .await;
+    assert_eq!(
+        refused.err().map(|s| s.code()),
+        Some(Code::PermissionDenied)
+    );
 }

@@ -148,6 +148,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         registry: registry.clone(),
         jobs: Arc::new(QueueJobs(queue.clone())),
         admission: Arc::new(topograph_gateway::admission::InProcess),
+        engine: Arc::new(topograph_applier::engine::InProcess),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),

@@ -100,13 +100,13 @@ pub struct ImpactItem {
 
 /// The impact of `proposed` (one ClusterClass and any of its templates) on every
 /// Cluster of that class, one item per Cluster in namespace/name order, handed to
-/// `each` as soon as it is known (large fleets stream). Returns how many Clusters use
-/// the class.
+/// `each` as soon as it is known (large fleets stream); `each` returning false stops
+/// the planning (the caller went away). Returns how many Clusters use the class.
 pub async fn impact(
     api: &ManagementCluster,
     engine: &dyn DesiredStateEngine,
     proposed: &[Value],
-    mut each: impl FnMut(ImpactItem),
+    mut each: impl FnMut(ImpactItem) -> bool,
 ) -> Result<usize, ReconcileError> {
     let classes: Vec<&Value> = proposed
         .iter()
@@ -157,12 +157,15 @@ pub async fn impact(
         let mut plan =
             plan_cluster(api, engine, proposed, &cluster.namespace, &cluster.name).await?;
         retain_cluster_objects(&mut plan, &cluster.name);
-        each(ImpactItem {
+        let more = each(ImpactItem {
             namespace: cluster.namespace.clone(),
             name: cluster.name.clone(),
             plan,
             blocking,
         });
+        if !more {
+            break;
+        }
     }
     Ok(users.len())
 }

@@ -251,9 +251,12 @@ async fn impact_names_exactly_the_clusters_a_class_change_then_changes() {
     let proposed = vec![changed.clone()];
     let writes = env.server.counts().writes();
     let mut items: Vec<ImpactItem> = Vec::new();
-    let users = impact(&env.api, &InProcess, &proposed, |item| items.push(item))
-        .await
-        .unwrap();
+    let users = impact(&env.api, &InProcess, &proposed, |item| {
+        items.push(item);
+        true
+    })
+    .await
+    .unwrap();
     assert_eq!(
         env.server.counts().writes(),
         writes,
@@ -330,9 +333,12 @@ async fn impact_names_the_clusters_that_block_a_class_change() {
         .unwrap()
         .truncate(1);
     let mut items = Vec::new();
-    impact(&env.api, &InProcess, &[changed], |item| items.push(item))
-        .await
-        .unwrap();
+    impact(&env.api, &InProcess, &[changed], |item| {
+        items.push(item);
+        true
+    })
+    .await
+    .unwrap();
     let blocking: BTreeMap<String, Vec<String>> =
         items.into_iter().map(|i| (i.name, i.blocking)).collect();
     assert!(blocking["no-gpu"].is_empty(), "{blocking:?}");

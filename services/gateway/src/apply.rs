@@ -240,30 +240,51 @@ fn applied(item: &Item, action: Action, object: &Value) -> pb::AppliedObject {
     }
 }
 
-/// The Apply RPC.
-pub async fn apply(
+/// A request's objects parsed, authorised, merged onto what is stored and admitted:
+/// what Apply would write (Plan and Impact start from the same), in write order.
+pub(crate) struct Prepared {
+    /// The management cluster.
+    pub api: std::sync::Arc<ManagementCluster>,
+    items: Vec<Item>,
+    /// Admission's warnings.
+    pub warnings: Vec<String>,
+}
+
+impl Prepared {
+    /// The objects as they would be written.
+    pub fn objects(&self) -> Vec<Value> {
+        self.items.iter().map(|i| i.object.clone()).collect()
+    }
+}
+
+/// Prepares `objects` for `method` on management cluster `mc`. A ClusterClass update
+/// is checked against the Clusters using it only with `class_against_users` (Impact
+/// reports those Clusters one by one instead of refusing).
+pub(crate) async fn prepare(
     state: &State,
     tenant: &Tenant,
-    request: pb::ApplyRequest,
-) -> Result<pb::ApplyResponse, Status> {
-    let mc = request.management_cluster.as_str();
-    tenant.authorize(METHOD, mc, None)?;
-    if request.objects.is_empty() {
+    method: &str,
+    mc: &str,
+    objects: &[Vec<u8>],
+    class_against_users: bool,
+) -> Result<Prepared, Status> {
+    tenant.authorize(method, mc, None)?;
+    if objects.is_empty() {
         return Err(invalid(vec![Violation::new(
             "objects",
             "Required value: at least one object",
         )]));
     }
-    let mut items = parse(&request.objects).map_err(invalid)?;
+    let mut items = parse(objects).map_err(invalid)?;
     // Every namespace is authorised before anything is read.
     for item in &items {
-        tenant.authorize(METHOD, mc, Some(item.given.namespace()))?;
+        tenant.authorize(method, mc, Some(item.given.namespace()))?;
     }
     for item in &items {
         if item.role == Role::Cluster
             && let Some((namespace, _)) = class_of(&item.given)
         {
-            tenant.authorize(METHOD, mc, Some(&namespace))?;
+            tenant.authorize(method, mc, Some(&namespace))?;
         }
     }
     let api = state.cluster(mc)?;
@@ -294,15 +315,34 @@ pub async fn apply(
         }
     }
 
-    let (violations, warnings) = admit(state, &api, &mut items).await?;
+    let (violations, warnings) = admit(state, &api, &mut items, class_against_users).await?;
     if !violations.is_empty() {
         return Err(invalid(violations));
     }
+    items.sort_by_key(|i| (i.role, i.index));
+    Ok(Prepared {
+        api,
+        items,
+        warnings,
+    })
+}
+
+/// The Apply RPC.
+pub async fn apply(
+    state: &State,
+    tenant: &Tenant,
+    request: pb::ApplyRequest,
+) -> Result<pb::ApplyResponse, Status> {
+    let mc = request.management_cluster.as_str();
+    let Prepared {
+        api,
+        items,
+        warnings,
+    } = prepare(state, tenant, METHOD, mc, &request.objects, true).await?;
     let mut response = pb::ApplyResponse {
         objects: Vec::new(),
         warnings,
     };
-    items.sort_by_key(|i| (i.role, i.index));
 
     if request.dry_run {
         for item in &items {
@@ -381,6 +421,7 @@ async fn admit(
     state: &State,
     api: &ManagementCluster,
     items: &mut [Item],
+    class_against_users: bool,
 ) -> Result<(Vec<Violation>, Vec<String>), Status> {
     let mut violations = Vec::new();
     let mut warnings = Vec::new();
@@ -395,10 +436,12 @@ async fn admit(
             Role::Class => {
                 // Only an update is checked against the Clusters using the class.
                 let users = match &item.stored {
-                    Some(_) => clusters_using(api, item.object.namespace(), item.object.name())
-                        .await
-                        .map_err(|e| api_status("listing the Clusters using the class", e))?,
-                    None => Vec::new(),
+                    Some(_) if class_against_users => {
+                        clusters_using(api, item.object.namespace(), item.object.name())
+                            .await
+                            .map_err(|e| api_status("listing the Clusters using the class", e))?
+                    }
+                    _ => Vec::new(),
                 };
                 state
                     .admission

@@ -94,6 +94,8 @@ pub struct GatewayConfig {
     pub jobs: Arc<dyn Jobs>,
     /// Validation and defaulting.
     pub admission: Arc<dyn Admission>,
+    /// Desired states for Plan and Impact (the same engine the appliers use).
+    pub engine: Arc<dyn topograph_applier::engine::DesiredStateEngine>,
     /// The tenants.
     pub tenants: Arc<TenantStore>,
     /// Where registrations are written.
@@ -120,6 +122,7 @@ impl Gateway {
             registry: config.registry.clone(),
             jobs: config.jobs.clone(),
             admission: config.admission.clone(),
+            engine: config.engine.clone(),
             registration: config.registration.clone(),
             stopping: tokio::sync::watch::channel(false).0,
         });

@@ -202,6 +202,16 @@ async fn run(args: Args) -> Result<(), String> {
     let registry = Arc::new(Registry::with_sources(sources));
     registry.refresh().await;
 
+    // Plan and Impact render through the same engine as the appliers.
+    let engine: Arc<dyn topograph_applier::engine::DesiredStateEngine> =
+        if args.render == "in-process" {
+            Arc::new(topograph_applier::engine::InProcess)
+        } else {
+            Arc::new(
+                topograph_applier::engine::RenderService::connect_lazy(&args.render)
+                    .map_err(|e| e.to_string())?,
+            )
+        };
     let admission: Arc<dyn Admission> = if args.render == "in-process" {
         Arc::new(InProcess)
     } else {
@@ -261,6 +271,7 @@ async fn run(args: Args) -> Result<(), String> {
         registry,
         jobs,
         admission,
+        engine,
         tenants,
         registration,
         limits: Limits {

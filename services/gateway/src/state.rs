@@ -56,6 +56,8 @@ pub struct State {
     pub jobs: Arc<dyn Jobs>,
     /// Validation and defaulting.
     pub admission: Arc<dyn Admission>,
+    /// Desired states, for Plan and Impact.
+    pub engine: Arc<dyn topograph_applier::engine::DesiredStateEngine>,
     /// Where registrations are written.
     pub registration: Registration,
     /// Becomes true when the server shuts down: open watches end then, or the server

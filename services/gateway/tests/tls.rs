@@ -42,6 +42,7 @@ async fn start() -> (String, tokio::sync::oneshot::Sender<()>) {
             MemoryQueue::new(QueueConfig::default()),
         ))),
         admission: Arc::new(InProcess),
+        engine: Arc::new(topograph_applier::engine::InProcess),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),
