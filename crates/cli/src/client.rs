@@ -307,6 +307,18 @@ fn code_name(code: Code) -> String {
     format!("{code:?}")
 }
 
+fn print_conditions(conditions: &[pb::Condition]) {
+    for c in conditions {
+        println!(
+            "  {:<24} {:<6} {:<24} {}",
+            c.r#type,
+            c.status,
+            c.reason,
+            c.message.replace('\n', " ")
+        );
+    }
+}
+
 fn print_value(value: &Value, output: Output) {
     match output {
         Output::Yaml => match serde_saphyr::to_string(value) {
@@ -322,17 +334,7 @@ fn print_value(value: &Value, output: Output) {
 
 /// Runs a client subcommand.
 pub fn run(command: &ClientCommand) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("starting the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    runtime.block_on(async {
+    crate::block_on(false, async {
         let connection = match command {
             ClientCommand::Apply(a) => &a.connection,
             ClientCommand::Get(a) => &a.connection,
@@ -434,15 +436,7 @@ async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {
                     .as_str()
                     .unwrap_or("-")
             );
-            for c in &response.conditions {
-                println!(
-                    "  {:<24} {:<6} {:<24} {}",
-                    c.r#type,
-                    c.status,
-                    c.reason,
-                    c.message.replace('\n', " ")
-                );
-            }
+            print_conditions(&response.conditions);
             if !response.owned.is_empty() {
                 println!("Owned objects:");
                 for o in &response.owned {
@@ -465,12 +459,7 @@ async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {
                 return Ok(());
             }
             println!("ClusterClass {}/{}", args.namespace, args.name);
-            for c in &response.conditions {
-                println!(
-                    "  {:<24} {:<6} {:<24} {}",
-                    c.r#type, c.status, c.reason, c.message
-                );
-            }
+            print_conditions(&response.conditions);
             println!(
                 "Used by: {}",
                 if response.clusters.is_empty() {

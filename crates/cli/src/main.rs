@@ -49,6 +49,23 @@ enum Command {
     Client(client::ClientCommand),
 }
 
+/// Runs `work` to completion on a Tokio runtime (all threads with `multi_thread`, else
+/// the calling thread's alone); a runtime that cannot start is a usage-level failure.
+fn block_on(multi_thread: bool, work: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    let mut builder = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    match builder.enable_all().build() {
+        Ok(runtime) => runtime.block_on(work),
+        Err(e) => {
+            eprintln!("starting the runtime: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {

@@ -49,17 +49,7 @@ pub fn run(args: &ReconcileArgs) -> ExitCode {
         eprintln!("--cluster: expected NAMESPACE/NAME, got {:?}", args.cluster);
         return ExitCode::from(2);
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("starting the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    runtime.block_on(async {
+    crate::block_on(false, async {
         let api = match ManagementCluster::from_kubeconfig(&args.kubeconfig).await {
             Ok(api) => api,
             Err(e) => {

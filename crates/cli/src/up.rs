@@ -57,23 +57,15 @@ pub struct UpArgs {
 }
 
 pub fn run(args: &UpArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("starting the runtime: {e}");
-            return ExitCode::from(2);
+    crate::block_on(true, async {
+        match up(args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("topograph up: {e}");
+                ExitCode::from(2)
+            }
         }
-    };
-    match runtime.block_on(up(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph up: {e}");
-            ExitCode::from(2)
-        }
-    }
+    })
 }
 
 fn examples() -> Result<Vec<Value>, String> {
@@ -199,7 +191,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         server.url()
     );
 
-    wait_for_signal().await;
+    topograph_telemetry::rpc::shutdown_signal().await;
     eprintln!("shutting down");
     let _ = stop.send(true);
     let _ = applier.await;
@@ -210,18 +202,4 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     }
     server.shutdown().await;
     Ok(())
-}
-
-async fn wait_for_signal() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
