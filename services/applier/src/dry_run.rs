@@ -50,6 +50,8 @@ fn group(api_version: &str) -> String {
 /// would be after (`None`: deleted).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Touched {
+    /// Which object.
+    pub key: ObjectKey,
     /// The object before the first write.
     pub before: Option<Value>,
     /// The object after the last write.
@@ -213,11 +215,12 @@ impl Overlay {
 
     /// Every object written, in the order first written.
     pub fn touched(&self) -> Vec<Touched> {
-        let mut entries: Vec<&Entry> = self.objects.values().collect();
-        entries.sort_by_key(|e| e.order);
+        let mut entries: Vec<(&ObjectKey, &Entry)> = self.objects.iter().collect();
+        entries.sort_by_key(|(_, e)| e.order);
         entries
             .into_iter()
-            .map(|e| Touched {
+            .map(|(key, e)| Touched {
+                key: key.clone(),
                 before: e.before.clone(),
                 after: e.after.clone(),
             })
@@ -406,5 +409,94 @@ mod tests {
         assert_eq!(overlay.get(&ObjectKey::of(&cm("c", "1"))), None);
         let other_labels = overlay.list(Vec::new(), "v1", "ConfigMap", "ns", &[("app", "y")]);
         assert!(other_labels.is_empty());
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Clone, Debug)]
+        enum Op {
+            Create(u8, u8),
+            Replace(u8, u8, bool),
+            Patch(u8, u8),
+            Delete(u8),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                (0..4u8, any::<u8>()).prop_map(|(n, v)| Op::Create(n, v)),
+                (0..4u8, any::<u8>(), any::<bool>()).prop_map(|(n, v, s)| Op::Replace(n, v, s)),
+                (0..4u8, any::<u8>()).prop_map(|(n, v)| Op::Patch(n, v)),
+                (0..4u8).prop_map(Op::Delete),
+            ]
+        }
+
+        proptest! {
+            /// Whatever writes a reconcile makes, reads see exactly the last one, every
+            /// touched object is reported once with the live object as its `before`, and
+            /// nothing panics.
+            #[test]
+            fn reads_and_touched_agree_with_the_writes(ops in prop::collection::vec(op(), 0..40)) {
+                let live: BTreeMap<u8, Value> = (0..2u8).map(|n| (n, cm(&format!("o{n}"), "live"))).collect();
+                let mut overlay = Overlay::default();
+                let mut model: BTreeMap<u8, Option<Value>> = BTreeMap::new();
+                let current = |overlay: &Overlay, n: u8| {
+                    overlay
+                        .get(&ObjectKey::of(&cm(&format!("o{n}"), "")))
+                        .unwrap_or_else(|| live.get(&n).cloned())
+                };
+                for op in ops {
+                    match op {
+                        Op::Create(n, v) => {
+                            let now = current(&overlay, n);
+                            let result = overlay.create(&cm(&format!("o{n}"), &v.to_string()), now.clone());
+                            prop_assert_eq!(result.is_ok(), now.is_none());
+                            if let Ok(created) = result {
+                                model.insert(n, Some(created));
+                            }
+                        }
+                        Op::Replace(n, v, stale) => {
+                            let now = current(&overlay, n);
+                            let mut object = cm(&format!("o{n}"), &v.to_string());
+                            let rv = now.as_ref().map(|o| o["metadata"]["resourceVersion"].clone()).unwrap_or(Value::Null);
+                            object["metadata"]["resourceVersion"] = if stale { json!("stale") } else { rv };
+                            let result = overlay.replace(&object, now.clone(), false);
+                            prop_assert_eq!(result.is_ok(), now.is_some() && !stale);
+                            if let Ok(written) = result {
+                                prop_assert_eq!(&written["data"]["k"], &json!(v.to_string()));
+                                model.insert(n, Some(written));
+                            }
+                        }
+                        Op::Patch(n, v) => {
+                            let now = current(&overlay, n);
+                            let result = overlay.merge_patch(&json!({"data": {"p": v}}), now.clone(), false);
+                            prop_assert_eq!(result.is_ok(), now.is_some());
+                            if let Ok(written) = result {
+                                model.insert(n, Some(written));
+                            }
+                        }
+                        Op::Delete(n) => {
+                            let now = current(&overlay, n);
+                            let existed = now.is_some();
+                            overlay.delete(now);
+                            if existed {
+                                model.insert(n, None);
+                            }
+                        }
+                    }
+                }
+                for (n, expected) in &model {
+                    prop_assert_eq!(&current(&overlay, *n), expected);
+                }
+                let touched = overlay.touched();
+                prop_assert_eq!(touched.len(), model.len());
+                for t in touched {
+                    let n: u8 = t.key.name[1..].parse().unwrap();
+                    prop_assert_eq!(t.before, live.get(&n).cloned());
+                    prop_assert_eq!(&t.after, &model[&n]);
+                }
+            }
+        }
     }
 }

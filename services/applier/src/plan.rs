@@ -219,7 +219,7 @@ async fn summarize(api: &ManagementCluster, touched: Vec<Touched>) -> Result<Pla
     // Kinds and namespaces the reconcile wrote: where owned objects can be.
     let mut kinds: BTreeSet<(String, String, String)> = BTreeSet::new();
     let mut deleted_uids: BTreeSet<String> = BTreeSet::new();
-    for Touched { before, after } in touched {
+    for Touched { before, after, .. } in touched {
         let Some(any) = after.as_ref().or(before.as_ref()) else {
             continue;
         };
