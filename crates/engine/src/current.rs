@@ -67,8 +67,8 @@ impl CurrentMachineDeployment<'_> {
     /// Cluster API, any Machine whose `spec.version` differs from the
     /// MachineDeployment's makes it upgrading. Inputs without Machines (a provider
     /// simulator creates none) are judged by the status instead: upgrading while the
-    /// controller has not observed the latest generation or fewer replicas than desired
-    /// are updated. Without a version, Machines or status it is not upgrading.
+    /// controller has not observed the latest generation or some existing replicas are
+    /// not updated. Without a version, Machines or status it is not upgrading.
     pub fn is_upgrading(&self) -> bool {
         let version = self.version();
         if version.is_empty() {
@@ -91,12 +91,14 @@ impl CurrentMachineDeployment<'_> {
             (Some(observed), Some(generation)) => observed < generation,
             _ => false,
         };
-        // Go omits zero counts, so an absent count is 0.
+        // Go omits zero counts, so an absent count is 0. Machines that exist but are
+        // not up to date mean a rollout; fewer machines than desired, all up to date,
+        // is a scale-up, which Cluster API (judging by Machine versions) does not count.
         let updated = int_at(status, &["updatedReplicas"])
             .or_else(|| int_at(status, &["upToDateReplicas"]))
             .unwrap_or(0);
-        let desired = int_at(self.object, &["spec", "replicas"]).unwrap_or(1);
-        stale || updated < desired
+        let existing = int_at(status, &["replicas"]).unwrap_or(0);
+        stale || updated < existing
     }
 
     /// What the upgrade decisions need to know about it.

@@ -25,8 +25,10 @@ enum Status {
     None,
     /// Observed and fully updated.
     Done,
-    /// Fewer updated replicas than desired.
+    /// Some existing replicas not updated.
     RollingOut,
+    /// Observed, every existing replica updated, fewer than desired.
+    ScalingUp,
 }
 
 /// The inputs of one case: the topology version, the current objects and annotations.
@@ -148,6 +150,9 @@ impl World {
                 }
                 Status::RollingOut => {
                     "status: {observedGeneration: 2, updatedReplicas: 1, replicas: 2}\n"
+                }
+                Status::ScalingUp => {
+                    "status: {observedGeneration: 2, updatedReplicas: 1, replicas: 1}\n"
                 }
             };
             docs.push(format!(
@@ -411,6 +416,22 @@ fn version_decisions() {
                 // Already upgrading counts against the concurrency, itself included.
                 pending_upgrade: &["md-0", "md-1", "md-2"],
                 md_upgrading: &["md-1"],
+                ..Expect::default()
+            },
+        ),
+        (
+            "a MachineDeployment scaling up is not upgrading: the control plane goes ahead",
+            World::at("v1.31.0")
+                .cp("v1.30.0", Some("v1.30.0"))
+                .mds("v1.30.0")
+                .md("md-1", "v1.30.0", Status::ScalingUp),
+            Expect {
+                cp: "v1.31.0",
+                mds: ["v1.30.0"; 3],
+                starting: true,
+                cp_plan: &["v1.31.0"],
+                md_plan: &["v1.31.0"],
+                pending_upgrade: &["md-0", "md-1", "md-2"],
                 ..Expect::default()
             },
         ),
