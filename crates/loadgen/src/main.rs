@@ -45,6 +45,11 @@ struct RenderArgs {
     /// HTTP/2 connections the clients share (round robin).
     #[arg(long, default_value_t = 4)]
     connections: usize,
+    /// Cycle through this many variants of the Cluster (different names), so a server
+    /// that remembers responses sees repeats only every N requests; 1: one request
+    /// over and over.
+    #[arg(long, default_value_t = 1)]
+    distinct: usize,
 }
 
 /// The request the files describe.
@@ -88,8 +93,30 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// `distinct` variants of `request`, the Cluster renamed in each but the first.
+fn variants(request: &RenderRequest, distinct: usize) -> Result<Vec<RenderRequest>, String> {
+    let cluster: Value =
+        serde_json::from_slice(&request.cluster).map_err(|e| format!("the Cluster: {e}"))?;
+    let name = cluster["metadata"]["name"]
+        .as_str()
+        .unwrap_or("cluster")
+        .to_string();
+    (0..distinct.max(1))
+        .map(|i| {
+            let mut variant = request.clone();
+            if i > 0 {
+                let mut renamed = cluster.clone();
+                renamed["metadata"]["name"] = Value::from(format!("{name}-{i}"));
+                variant.cluster = serde_json::to_vec(&renamed).map_err(|e| e.to_string())?;
+            }
+            Ok(variant)
+        })
+        .collect()
+}
+
 async fn render(args: RenderArgs) -> Result<(), String> {
     let request = request(&args.files)?;
+    let variants = std::sync::Arc::new(variants(&request, args.distinct)?);
     let endpoint = Endpoint::from_shared(args.addr.clone()).map_err(|e| format!("--addr: {e}"))?;
     let mut channels: Vec<Channel> = Vec::new();
     for _ in 0..args.connections.max(1) {
@@ -114,13 +141,18 @@ async fn render(args: RenderArgs) -> Result<(), String> {
     for i in 0..args.concurrency.max(1) {
         let mut client = RenderServiceClient::new(channels[i % channels.len()].clone())
             .max_decoding_message_size(64 << 20);
-        let request = request.clone();
+        let variants = variants.clone();
+        let clients = args.concurrency.max(1);
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = 0u64;
+            // Each client walks the variants from its own offset.
+            let mut next = i;
             while Instant::now() < end {
+                let request = variants[next % variants.len()].clone();
+                next += clients;
                 let sent = Instant::now();
-                match client.render(request.clone()).await {
+                match client.render(request).await {
                     Ok(_) => latencies.push(sent.elapsed()),
                     Err(_) => errors += 1,
                 }

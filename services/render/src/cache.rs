@@ -1,8 +1,14 @@
-//! Parsed ClusterClasses keyed by a hash of their bytes and the namespace they default
-//! into, so a fleet rendering many Clusters of one class decodes and checks it once.
-//! Bounded: the least recently used entry goes when the cache is full.
+//! The render service's caches, one bounded least-recently-used map ([`Lru`]) for both:
+//!
+//! * parsed ClusterClasses keyed by a hash of their bytes and the namespace they default
+//!   into, so a fleet rendering many Clusters of one class decodes and checks it once;
+//! * whole Render responses keyed by a hash of every input byte ([`request_key`]):
+//!   rendering is deterministic, and a fleet in steady state (resyncs, watch events that
+//!   change nothing the topology reads) sends the same inputs again and again. Bounded
+//!   by the responses' encoded size.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
@@ -21,17 +27,33 @@ pub struct CachedClass {
 
 type Key = ([u8; 32], String);
 
-/// The cache. Lookups take a short lock; decoding happens outside it.
+/// Parsed classes, at most a number of them.
+pub type ClassCache = Lru<Key, Arc<CachedClass>>;
+
+/// A bounded map that forgets the least recently used entries first. Each entry has a
+/// weight (1 for a count bound, its size for a byte bound); the total stays within
+/// the capacity. Lookups take a short lock; values are computed outside it.
 #[derive(Debug)]
-pub struct ClassCache {
+pub struct Lru<K, V> {
     capacity: usize,
-    entries: Mutex<Entries>,
+    entries: Mutex<Entries<K, V>>,
 }
 
-#[derive(Debug, Default)]
-struct Entries {
+#[derive(Debug)]
+struct Entries<K, V> {
     tick: u64,
-    map: HashMap<Key, (u64, Arc<CachedClass>)>,
+    weight: usize,
+    map: HashMap<K, (u64, usize, V)>,
+}
+
+impl<K, V> Default for Entries<K, V> {
+    fn default() -> Self {
+        Entries {
+            tick: 0,
+            weight: 0,
+            map: HashMap::new(),
+        }
+    }
 }
 
 /// The cache key of `bytes` defaulted into `namespace`.
@@ -39,17 +61,28 @@ pub fn key(bytes: &[u8], namespace: &str) -> Key {
     (Sha256::digest(bytes).into(), namespace.to_string())
 }
 
-impl ClassCache {
-    /// A cache of at most `capacity` classes (0 turns caching off).
+/// The key of a request made of `parts`, in order: each part's length goes into the
+/// hash before its bytes, so no two different sequences of parts share a key.
+pub fn request_key<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.finalize().into()
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> Lru<K, V> {
+    /// A cache holding at most `capacity` in weight (0 turns caching off).
     pub fn new(capacity: usize) -> Self {
-        ClassCache {
+        Lru {
             capacity,
             entries: Mutex::new(Entries::default()),
         }
     }
 
-    /// The cached class for `key`, if any.
-    pub fn get(&self, key: &Key) -> Option<Arc<CachedClass>> {
+    /// The cached value for `key`, if any.
+    pub fn get(&self, key: &K) -> Option<V> {
         // A poisoned lock only means another request panicked mid-update of plain data;
         // the map is still consistent enough to serve from.
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -57,31 +90,42 @@ impl ClassCache {
         let tick = entries.tick;
         let entry = entries.map.get_mut(key)?;
         entry.0 = tick;
-        Some(entry.1.clone())
+        Some(entry.2.clone())
     }
 
-    /// Stores `class` under `key`, evicting the least recently used entry when full.
-    pub fn insert(&self, key: Key, class: Arc<CachedClass>) {
-        if self.capacity == 0 {
+    /// Stores `value` under `key` with weight 1.
+    pub fn insert(&self, key: K, value: V) {
+        self.insert_weighing(key, value, 1);
+    }
+
+    /// Stores `value` under `key`, evicting the least recently used entries until the
+    /// total weight fits. A value heavier than the whole capacity is not stored.
+    pub fn insert_weighing(&self, key: K, value: V, weight: usize) {
+        if weight > self.capacity {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries.tick += 1;
         let tick = entries.tick;
-        if !entries.map.contains_key(&key) && entries.map.len() >= self.capacity {
+        if let Some((_, old, _)) = entries.map.remove(&key) {
+            entries.weight -= old;
+        }
+        while entries.weight + weight > self.capacity {
             let oldest = entries
                 .map
                 .iter()
-                .min_by_key(|(_, (used, _))| *used)
+                .min_by_key(|(_, (used, _, _))| *used)
                 .map(|(k, _)| k.clone());
-            if let Some(oldest) = oldest {
-                entries.map.remove(&oldest);
+            let Some(oldest) = oldest else { break };
+            if let Some((_, w, _)) = entries.map.remove(&oldest) {
+                entries.weight -= w;
             }
         }
-        entries.map.insert(key, (tick, class));
+        entries.weight += weight;
+        entries.map.insert(key, (tick, weight, value));
     }
 
-    /// How many classes are cached.
+    /// How many entries are cached.
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries
@@ -140,5 +184,39 @@ mod tests {
         let cache = ClassCache::new(0);
         cache.insert(key(b"a", "ns"), entry("a"));
         assert_eq!(cache.len(), 0);
+    }
+
+    #[test]
+    fn a_byte_bound_evicts_until_the_new_entry_fits() {
+        let cache: Lru<u8, u8> = Lru::new(10);
+        cache.insert_weighing(1, 1, 4);
+        cache.insert_weighing(2, 2, 4);
+        assert!(cache.get(&1).is_some());
+        // 4 + 4 + 6 > 10: the least recently used (2) goes, then 1 as well.
+        cache.insert_weighing(3, 3, 6);
+        assert_eq!(cache.get(&2), None);
+        assert_eq!(cache.get(&3), Some(3));
+        cache.insert_weighing(4, 4, 4);
+        assert_eq!(cache.len(), 2);
+        // Too heavy for the whole cache: not stored, nothing evicted.
+        cache.insert_weighing(5, 5, 11);
+        assert_eq!(cache.get(&5), None);
+        assert_eq!(cache.len(), 2);
+        // Replacing an entry counts its weight once.
+        cache.insert_weighing(4, 40, 4);
+        assert_eq!(cache.get(&4), Some(40));
+        assert_eq!(cache.get(&3), Some(3));
+    }
+
+    #[test]
+    fn request_keys_tell_part_boundaries_apart() {
+        assert_ne!(
+            request_key([b"ab".as_slice(), b"c".as_slice()]),
+            request_key([b"a".as_slice(), b"bc".as_slice()])
+        );
+        assert_eq!(
+            request_key([b"ab".as_slice(), b"c".as_slice()]),
+            request_key([b"ab".as_slice(), b"c".as_slice()])
+        );
     }
 }

@@ -63,6 +63,9 @@ struct Args {
     /// Parsed ClusterClasses kept in memory.
     #[arg(long, env = "TOPOGRAPH_RENDER_CLASS_CACHE", default_value_t = 256)]
     class_cache: usize,
+    /// Megabytes of Render responses kept for requests seen before (0: off).
+    #[arg(long, env = "TOPOGRAPH_RENDER_RESPONSE_CACHE_MB", default_value_t = 64)]
+    response_cache_mb: usize,
 }
 
 /// Resolves when SIGTERM or SIGINT arrives.
@@ -103,10 +106,12 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
-    let render =
-        RenderServiceServer::new(RenderServer::new(Engine::new(args.class_cache), workers))
-            .max_decoding_message_size(args.max_decoding_message_size)
-            .max_encoding_message_size(args.max_encoding_message_size);
+    let render = RenderServiceServer::new(RenderServer::new(
+        Engine::new(args.class_cache, args.response_cache_mb << 20),
+        workers,
+    ))
+    .max_decoding_message_size(args.max_decoding_message_size)
+    .max_encoding_message_size(args.max_encoding_message_size);
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health

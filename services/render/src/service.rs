@@ -18,7 +18,7 @@ use topograph_engine::{ObjectStore, RenderOptions};
 use topograph_proto::render::v1 as pb;
 use topograph_proto::render::v1::render_service_server::RenderService;
 
-use crate::cache::{CachedClass, ClassCache, key};
+use crate::cache::{CachedClass, ClassCache, Lru, key, request_key};
 use crate::plan;
 
 /// A problem with the request: the request field (and object field) and what is wrong.
@@ -158,6 +158,7 @@ fn object_name(object: &Value) -> pb::ObjectName {
 #[derive(Debug)]
 pub struct Engine {
     classes: ClassCache,
+    responses: Lru<[u8; 32], Arc<pb::RenderResponse>>,
 }
 
 /// What a render produced, before encoding.
@@ -169,11 +170,18 @@ struct RenderOutcome {
 }
 
 impl Engine {
-    /// An engine caching up to `class_cache` parsed ClusterClasses.
-    pub fn new(class_cache: usize) -> Self {
+    /// An engine caching up to `class_cache` parsed ClusterClasses and Render responses
+    /// up to `response_cache_bytes` of encoded size (0 turns either off).
+    pub fn new(class_cache: usize, response_cache_bytes: usize) -> Self {
         Engine {
             classes: ClassCache::new(class_cache),
+            responses: Lru::new(response_cache_bytes),
         }
+    }
+
+    /// The response a Render of exactly these inputs gave before, if cached.
+    pub fn cached_render(&self, request: &pb::RenderRequest) -> Option<Arc<pb::RenderResponse>> {
+        self.responses.get(&render_key(request))
     }
 
     /// The class in `bytes` for Clusters in `namespace`, from the cache when it was seen.
@@ -292,8 +300,22 @@ impl Engine {
         })
     }
 
-    /// `Render`.
+    /// `Render`, remembered: rendering is a function of the request's bytes.
     pub fn render(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
+        let key = render_key(request);
+        if let Some(hit) = self.responses.get(&key) {
+            return Ok((*hit).clone());
+        }
+        let response = self.render_uncached(request)?;
+        self.responses.insert_weighing(
+            key,
+            Arc::new(response.clone()),
+            prost::Message::encoded_len(&response),
+        );
+        Ok(response)
+    }
+
+    fn render_uncached(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
         let outcome = self.render_inner(request, "").map_err(invalid)?;
         let mut desired = outcome.desired;
         desired.sort_by_cached_key(|o| o.key());
@@ -515,6 +537,21 @@ impl Engine {
     }
 }
 
+/// The key of a Render request: every input, in field order.
+fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
+    let counts = [
+        (request.templates.len() as u64).to_le_bytes(),
+        (request.current_objects.len() as u64).to_le_bytes(),
+    ];
+    request_key(
+        [request.cluster_class.as_slice(), request.cluster.as_slice()]
+            .into_iter()
+            .chain(counts.iter().map(|c| c.as_slice()))
+            .chain(request.templates.iter().map(Vec::as_slice))
+            .chain(request.current_objects.iter().map(Vec::as_slice)),
+    )
+}
+
 /// The gRPC service: runs [`Engine`] calls on the blocking pool.
 #[derive(Debug, Clone)]
 pub struct RenderServer {
@@ -573,6 +610,11 @@ impl RenderService for RenderServer {
         &self,
         request: Request<pb::RenderRequest>,
     ) -> Result<Response<pb::RenderResponse>, Status> {
+        // A cached response needs no engine worker: answered here, it never queues
+        // behind renders that do.
+        if let Some(hit) = self.engine.cached_render(request.get_ref()) {
+            return Ok(Response::new((*hit).clone()));
+        }
         self.run(request, Engine::render).await
     }
 
@@ -595,5 +637,57 @@ impl RenderService for RenderServer {
         request: Request<pb::PlanRequest>,
     ) -> Result<Response<pb::PlanResponse>, Status> {
         self.run(request, Engine::plan).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick-start request, with `replicas` for the first MachineDeployment.
+    fn request(replicas: u64) -> pb::RenderRequest {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/quick-start/");
+        let mut out = pb::RenderRequest::default();
+        for file in ["clusterclass.yaml", "cluster.yaml"] {
+            let text = std::fs::read_to_string(format!("{root}{file}")).unwrap();
+            let (docs, errors) = topograph_api::load::parse_documents(file, &text);
+            assert!(errors.is_empty(), "{errors:?}");
+            for doc in docs {
+                let mut value = doc.value;
+                if value.namespace().is_empty() {
+                    value["metadata"]["namespace"] = "default".into();
+                }
+                match value.kind() {
+                    "ClusterClass" => out.cluster_class = serde_json::to_vec(&value).unwrap(),
+                    "Cluster" => {
+                        value["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] =
+                            replicas.into();
+                        out.cluster = serde_json::to_vec(&value).unwrap();
+                    }
+                    _ => out.templates.push(serde_json::to_vec(&value).unwrap()),
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn cached_renders_equal_fresh_ones_and_other_inputs_miss() {
+        let cached = Engine::new(4, 64 << 20);
+        let fresh = Engine::new(4, 0);
+        assert!(cached.cached_render(&request(2)).is_none());
+        let first = cached.render(&request(2)).unwrap();
+        let hit = cached.cached_render(&request(2)).expect("remembered");
+        assert_eq!(*hit, first);
+        assert_eq!(fresh.render(&request(2)).unwrap(), first);
+        assert!(fresh.cached_render(&request(2)).is_none(), "cache off");
+        // Any byte of input changes the key.
+        assert!(cached.cached_render(&request(5)).is_none());
+        let other = cached.render(&request(5)).unwrap();
+        assert_ne!(other, first);
+        let mut moved = request(2);
+        let template = moved.templates.remove(0);
+        moved.current_objects.push(template);
+        assert!(cached.cached_render(&moved).is_none());
     }
 }
