@@ -62,6 +62,10 @@ struct Counters {
 
 type Resolved = Option<(ApiResource, bool)>;
 
+/// Told of every write sent to an API server: the object's kind and the verb
+/// (`create`, `update`, `patch`, `delete`). Metrics count writes by kind through it.
+pub type WriteObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
+
 /// A management cluster, reached through kube-rs. Clones share the client and the
 /// discovery cache; [`ManagementCluster::counting_apart`] gives a clone with counters of
 /// its own, so concurrent reconciles each report their own writes.
@@ -74,6 +78,7 @@ pub struct ManagementCluster {
     writes: Arc<Counters>,
     // Set on a dry-run client: writes land here and reads see them; nothing is sent.
     overlay: Option<Arc<Mutex<Overlay>>>,
+    observer: Option<WriteObserver>,
 }
 
 impl ManagementCluster {
@@ -84,6 +89,7 @@ impl ManagementCluster {
             resources: Arc::default(),
             writes: Arc::default(),
             overlay: None,
+            observer: None,
         }
     }
 
@@ -94,6 +100,7 @@ impl ManagementCluster {
             resources: self.resources.clone(),
             writes: Arc::default(),
             overlay: self.overlay.clone(),
+            observer: self.observer.clone(),
         }
     }
 
@@ -106,6 +113,21 @@ impl ManagementCluster {
             resources: self.resources.clone(),
             writes: Arc::default(),
             overlay: Some(Arc::default()),
+            observer: None,
+        }
+    }
+
+    /// The same management cluster, telling `observer` of every write it sends.
+    pub fn with_write_observer(&self, observer: WriteObserver) -> Self {
+        ManagementCluster {
+            observer: Some(observer),
+            ..self.clone()
+        }
+    }
+
+    fn sent(&self, kind: &str, verb: &'static str) {
+        if let Some(observer) = &self.observer {
+            observer(kind, verb);
         }
     }
 
@@ -343,6 +365,7 @@ impl ManagementCluster {
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
         self.writes.create.fetch_add(1, Ordering::Relaxed);
+        self.sent(object.kind(), "create");
         let created = api
             .create(&PostParams::default(), &from_value(object)?)
             .await?;
@@ -363,6 +386,7 @@ impl ManagementCluster {
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
         self.writes.update.fetch_add(1, Ordering::Relaxed);
+        self.sent(object.kind(), "update");
         let replaced = api
             .replace(object.name(), &PostParams::default(), &from_value(object)?)
             .await?;
@@ -382,6 +406,7 @@ impl ManagementCluster {
             .api(object.api_version(), object.kind(), object.namespace())
             .await?;
         self.writes.update.fetch_add(1, Ordering::Relaxed);
+        self.sent(object.kind(), "update");
         let replaced = api
             .replace_status(object.name(), &PostParams::default(), &from_value(object)?)
             .await?;
@@ -401,6 +426,7 @@ impl ManagementCluster {
             .api(of.api_version(), of.kind(), of.namespace())
             .await?;
         self.writes.patch.fetch_add(1, Ordering::Relaxed);
+        self.sent(of.kind(), "patch");
         let patched = api
             .patch(of.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
@@ -424,6 +450,7 @@ impl ManagementCluster {
             .api(of.api_version(), of.kind(), of.namespace())
             .await?;
         self.writes.patch.fetch_add(1, Ordering::Relaxed);
+        self.sent(of.kind(), "patch");
         let patched = api
             .patch_status(of.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
@@ -449,6 +476,7 @@ impl ManagementCluster {
             return Ok(());
         };
         self.writes.delete.fetch_add(1, Ordering::Relaxed);
+        self.sent(object.kind(), "delete");
         match api.delete(object.name(), &DeleteParams::background()).await {
             Ok(_) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),

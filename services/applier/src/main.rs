@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use topograph_applier::api::ManagementCluster;
 use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
 use topograph_applier::lease::{Lease, LocalLease, RedisLease};
-use topograph_applier::metrics::Metrics;
+use topograph_applier::metrics::{Metrics, TimedEngine};
 use topograph_applier::registry::{Registry, Source};
 use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
@@ -183,6 +183,8 @@ async fn run<Q: Queue, L: Lease>(
     config: ServiceConfig,
 ) -> Result<(), String> {
     let metrics = Arc::new(Metrics::new());
+    // Engine time by class, whichever engine renders.
+    let engine: Arc<dyn DesiredStateEngine> = Arc::new(TimedEngine::new(engine, metrics.clone()));
     if let Some(addr) = args.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await

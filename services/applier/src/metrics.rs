@@ -1,9 +1,14 @@
 //! The applier's Prometheus metrics: reconciles by result and their duration, watch
 //! events, and the queue's gauges (depth, delayed, in flight, age of the oldest job,
-//! retries), read from the queue at scrape time.
+//! retries), read from the queue at scrape time. Also writes by management cluster, kind
+//! and verb (counted by [`crate::api`] through a [`crate::api::WriteObserver`]), errors
+//! of the management clusters by kind of failure, watcher lag (a Cluster's first
+//! unqueued change to its hand-over to the queue) and the engine's time by class
+//! ([`TimedEngine`]).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -11,7 +16,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use topograph_api::object::ObjectExt;
+use topograph_engine::DesiredState;
 use topograph_queue::QueueStats;
+
+use crate::api::WriteObserver;
+use crate::engine::{BoxFuture, DesiredStateEngine, EngineInputs};
+use crate::error::ReconcileError;
 
 /// Labels of the reconcile metrics.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -27,6 +38,36 @@ pub struct WatchLabels {
     pub management_cluster: String,
 }
 
+/// Labels of the write metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WriteLabels {
+    /// The management cluster written to.
+    pub management_cluster: String,
+    /// The object's kind.
+    pub kind: String,
+    /// `create`, `update`, `patch` or `delete` (status subresource writes included).
+    pub verb: String,
+}
+
+/// Labels of the management-cluster error metric.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorLabels {
+    /// The management cluster.
+    pub management_cluster: String,
+    /// What failed: see [`failure_kind`], plus `timeout` (a reconcile outlived its
+    /// deadline) and `watch` (a watch stream broke and is retried).
+    pub kind: String,
+}
+
+/// Labels of the engine time metric.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RenderLabels {
+    /// The ClusterClass's name.
+    pub class: String,
+    /// `ok` or `error`.
+    pub result: String,
+}
+
 /// The applier's metrics.
 pub struct Metrics {
     /// Reconciles by result.
@@ -37,6 +78,14 @@ pub struct Metrics {
     pub writes: Counter,
     /// Watch events mapped to Cluster keys.
     pub watch_events: Family<WatchLabels, Counter>,
+    /// Writes sent to management clusters by kind and verb (dry runs excluded).
+    pub object_writes: Family<WriteLabels, Counter>,
+    /// Failures talking to management clusters, by kind of failure.
+    pub management_cluster_errors: Family<ErrorLabels, Counter>,
+    /// Seconds from a Cluster's first unqueued change to its hand-over to the queue.
+    pub watch_lag: Family<WatchLabels, Histogram>,
+    /// Seconds the engine took for one desired state, by class.
+    pub render_duration: Family<RenderLabels, Histogram>,
     queue_depth: Gauge,
     queue_delayed: Gauge,
     queue_in_flight: Gauge,
@@ -79,6 +128,37 @@ impl Metrics {
             "Changes seen by the watchers, by management cluster",
             watch_events.clone(),
         );
+        let object_writes = Family::<WriteLabels, Counter>::default();
+        registry.register(
+            "object_writes",
+            "Writes sent to management clusters by kind and verb",
+            object_writes.clone(),
+        );
+        let management_cluster_errors = Family::<ErrorLabels, Counter>::default();
+        registry.register(
+            "management_cluster_errors",
+            "Failures talking to management clusters, by kind of failure",
+            management_cluster_errors.clone(),
+        );
+        // 10 ms to about 80 s: the quiet period (500 ms) and the maximum delay (10 s)
+        // are the expected range; beyond is a watcher falling behind.
+        let watch_lag = Family::<WatchLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.01, 2.0, 14))
+        });
+        registry.register(
+            "watch_lag_seconds",
+            "Time from a Cluster's first unqueued change to its hand-over to the queue",
+            watch_lag.clone(),
+        );
+        // 500 µs to about 16 s.
+        let render_duration = Family::<RenderLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+        });
+        registry.register(
+            "render_duration_seconds",
+            "Time of one desired state from the engine, by ClusterClass",
+            render_duration.clone(),
+        );
         let queue_depth = Gauge::default();
         registry.register("queue_depth", "Cluster keys waiting", queue_depth.clone());
         let queue_delayed = Gauge::default();
@@ -106,6 +186,10 @@ impl Metrics {
             duration,
             writes,
             watch_events,
+            object_writes,
+            management_cluster_errors,
+            watch_lag,
+            render_duration,
             queue_depth,
             queue_delayed,
             queue_in_flight,
@@ -154,7 +238,149 @@ impl Metrics {
             })
             .get()
     }
+
+    /// Counts one failure of `management_cluster` of kind `kind`.
+    pub fn management_cluster_error(&self, management_cluster: &str, kind: &str) {
+        self.management_cluster_errors
+            .get_or_create(&ErrorLabels {
+                management_cluster: management_cluster.to_string(),
+                kind: kind.to_string(),
+            })
+            .inc();
+    }
+
+    /// Observes the lag of a Cluster handed to the queue.
+    pub fn watch_lagged(&self, management_cluster: &str, lag: Duration) {
+        self.watch_lag
+            .get_or_create(&WatchLabels {
+                management_cluster: management_cluster.to_string(),
+            })
+            .observe(lag.as_secs_f64());
+    }
+
+    /// An observer counting the writes sent to `management_cluster`.
+    pub fn write_observer(self: &Arc<Self>, management_cluster: &str) -> WriteObserver {
+        let metrics = self.clone();
+        let management_cluster = management_cluster.to_string();
+        Arc::new(move |kind: &str, verb: &'static str| {
+            metrics
+                .object_writes
+                .get_or_create(&WriteLabels {
+                    management_cluster: management_cluster.clone(),
+                    kind: kind.to_string(),
+                    verb: verb.to_string(),
+                })
+                .inc();
+        })
+    }
+}
+
+/// The kind of failure a reconcile error is, when the management cluster failed (the
+/// API server refused, or could not be reached); `None` for failures of the Cluster's
+/// own content (render errors, a missing Cluster, unexpected objects).
+pub fn failure_kind(e: &ReconcileError) -> Option<&'static str> {
+    match e {
+        ReconcileError::Api(e) => Some(kube_failure_kind(e)),
+        ReconcileError::Render(_) | ReconcileError::ClusterNotFound(_) => None,
+        ReconcileError::Invalid(_) => None,
+    }
+}
+
+/// The kind of failure of a kube-rs error: the API server's answer by class, or how
+/// reaching it failed.
+pub fn kube_failure_kind(e: &kube::Error) -> &'static str {
+    match e {
+        kube::Error::Api(status) => match status.code {
+            401 => "unauthorized",
+            403 => "forbidden",
+            404 => "not_found",
+            409 => "conflict",
+            429 => "throttled",
+            500..=599 => "server_error",
+            _ => "refused",
+        },
+        kube::Error::SerdeError(_) => "decode",
+        kube::Error::Auth(_) => "auth",
+        kube::Error::Discovery(_) => "discovery",
+        _ => "unreachable",
+    }
 }
 
 /// Shared metrics.
 pub type SharedMetrics = Arc<Metrics>;
+
+/// An engine whose calls are timed by class into [`Metrics::render_duration`].
+pub struct TimedEngine {
+    inner: Arc<dyn DesiredStateEngine>,
+    metrics: Arc<Metrics>,
+}
+
+impl TimedEngine {
+    /// Times `inner`'s calls.
+    pub fn new(inner: Arc<dyn DesiredStateEngine>, metrics: Arc<Metrics>) -> Self {
+        TimedEngine { inner, metrics }
+    }
+}
+
+impl DesiredStateEngine for TimedEngine {
+    fn desired_state<'a>(
+        &'a self,
+        inputs: EngineInputs<'a>,
+    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = self.inner.desired_state(inputs).await;
+            self.metrics
+                .render_duration
+                .get_or_create(&RenderLabels {
+                    class: inputs.class_object.name().to_string(),
+                    result: if result.is_ok() { "ok" } else { "error" }.to_string(),
+                })
+                .observe(started.elapsed().as_secs_f64());
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_errors_and_lag_appear_in_the_exposition() {
+        let metrics = Arc::new(Metrics::new());
+        let observe = metrics.write_observer("mc-a");
+        observe("MachineDeployment", "create");
+        observe("MachineDeployment", "create");
+        observe("Cluster", "patch");
+        metrics.management_cluster_error("mc-a", "timeout");
+        metrics.watch_lagged("mc-a", Duration::from_millis(600));
+        let text = metrics.encode();
+        for line in [
+            "topograph_applier_object_writes_total{management_cluster=\"mc-a\",kind=\"MachineDeployment\",verb=\"create\"} 2",
+            "topograph_applier_object_writes_total{management_cluster=\"mc-a\",kind=\"Cluster\",verb=\"patch\"} 1",
+            "topograph_applier_management_cluster_errors_total{management_cluster=\"mc-a\",kind=\"timeout\"} 1",
+            "topograph_applier_watch_lag_seconds_count{management_cluster=\"mc-a\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
+    }
+
+    #[test]
+    fn failures_are_classified() {
+        let api = |code: u16| {
+            ReconcileError::Api(kube::Error::Api(Box::new(
+                kube::core::Status::failure("no", "Reason").with_code(code),
+            )))
+        };
+        assert_eq!(failure_kind(&api(409)), Some("conflict"));
+        assert_eq!(failure_kind(&api(403)), Some("forbidden"));
+        assert_eq!(failure_kind(&api(503)), Some("server_error"));
+        assert_eq!(failure_kind(&api(422)), Some("refused"));
+        assert_eq!(
+            failure_kind(&ReconcileError::Render(vec!["x".into()])),
+            None
+        );
+        assert_eq!(failure_kind(&ReconcileError::invalid("x")), None);
+    }
+}

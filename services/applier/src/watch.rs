@@ -20,7 +20,7 @@ use crate::api::ManagementCluster;
 use crate::class::API_VERSION;
 use crate::keys::ClusterKey;
 use crate::lease::Lease;
-use crate::metrics::{Metrics, WatchLabels};
+use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
 use crate::registry::Registry;
 use crate::watch_index::WatchIndex;
 
@@ -139,21 +139,25 @@ async fn supervise<Q: Queue, L: Lease>(
     }
 }
 
-/// Spawns a watch of one kind, forwarding its changes.
+/// Spawns a watch of one kind, forwarding its changes; `errors` counts the watch's
+/// failures (the management cluster's, as the metrics report them).
 async fn spawn_watch(
     api: &ManagementCluster,
     api_version: &str,
     kind: &str,
     tx: &mpsc::Sender<Change>,
+    errors: &prometheus_client::metrics::counter::Counter,
 ) -> Option<JoinHandle<()>> {
     let resource = match api.api_all(api_version, kind).await {
         Ok(Some(resource)) => resource,
         Ok(None) => return None,
         Err(e) => {
             tracing::warn!(api_version, kind, error = %e, "cannot watch");
+            errors.inc();
             return None;
         }
     };
+    let errors = errors.clone();
     let tx = tx.clone();
     let what = format!("{kind}.{api_version}");
     Some(tokio::spawn(async move {
@@ -169,6 +173,7 @@ async fn spawn_watch(
                 Ok(Event::Init | Event::InitDone) => continue,
                 Err(e) => {
                     tracing::info!(watch = %what, error = %e, "watch error; retrying with backoff");
+                    errors.inc();
                     continue;
                 }
             };
@@ -194,6 +199,14 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     };
     let (tx, mut rx) = mpsc::channel::<Change>(1024);
     let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let watch_errors = watchers
+        .metrics
+        .management_cluster_errors
+        .get_or_create(&ErrorLabels {
+            management_cluster: management_cluster.to_string(),
+            kind: "watch".to_string(),
+        })
+        .clone();
     let mut watched: BTreeSet<(String, String)> = BTreeSet::new();
     for kind in [
         "Cluster",
@@ -202,7 +215,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         "MachineHealthCheck",
     ] {
         watched.insert((API_VERSION.to_string(), kind.to_string()));
-        tasks.extend(spawn_watch(&api, API_VERSION, kind, &tx).await);
+        tasks.extend(spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await);
     }
     let mut index = WatchIndex::default();
     let ttl = watchers.config.lease_ttl;
@@ -245,7 +258,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                         if new_kinds {
                             for (api_version, kind) in index.template_kinds().clone() {
                                 if watched.insert((api_version.clone(), kind.clone())) {
-                                    tasks.extend(spawn_watch(&api, &api_version, &kind, &tx).await);
+                                    tasks.extend(spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await);
                                 }
                             }
                         }
@@ -257,7 +270,11 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                 pending.changed(affected, Instant::now());
             }
             _ = flush.tick() => {
-                let due = pending.due(Instant::now(), watchers.config.quiet, watchers.config.max_delay);
+                let due = pending.due_timed(Instant::now(), watchers.config.quiet, watchers.config.max_delay);
+                for (_, lag) in &due {
+                    watchers.metrics.watch_lagged(management_cluster, *lag);
+                }
+                let due: Vec<_> = due.into_iter().map(|(name, _)| name).collect();
                 if !due.is_empty() {
                     let _ = to_queue.send(due);
                 }
@@ -301,12 +318,26 @@ impl Debounce {
 
     /// The Clusters to queue now: quiet for `quiet`, or waiting for `max_delay`.
     fn due(&mut self, now: Instant, quiet: Duration, max_delay: Duration) -> Vec<(String, String)> {
+        self.due_timed(now, quiet, max_delay)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// [`Debounce::due`] with how long each waited since its first change (the
+    /// watcher lag the metrics report).
+    fn due_timed(
+        &mut self,
+        now: Instant,
+        quiet: Duration,
+        max_delay: Duration,
+    ) -> Vec<((String, String), Duration)> {
         let mut due = Vec::new();
         self.waiting.retain(|name, (first, last)| {
             let ready =
                 now.duration_since(*last) >= quiet || now.duration_since(*first) >= max_delay;
             if ready {
-                due.push(name.clone());
+                due.push((name.clone(), now.duration_since(*first)));
             }
             !ready
         });

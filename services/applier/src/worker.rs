@@ -75,6 +75,8 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         ack(context, job).await;
         return;
     };
+    // Writes are counted by kind for the metrics; the registry's client stays as it is.
+    let api = api.with_write_observer(context.metrics.write_observer(&key.management_cluster));
     let result = tokio::time::timeout(
         context.reconcile_timeout,
         reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name),
@@ -98,6 +100,11 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         Ok(Err(e)) => {
             tracing::info!(key = %job.key, consumer, attempt = job.attempt, error = %e, seconds, "reconcile failed");
             context.metrics.reconciled("error", seconds, 0);
+            if let Some(kind) = crate::metrics::failure_kind(&e) {
+                context
+                    .metrics
+                    .management_cluster_error(&key.management_cluster, kind);
+            }
             if let Err(e) = context.queue.retry(job).await {
                 tracing::warn!(key = %job.key, error = %e, "queue: retry failed");
             }
@@ -105,6 +112,9 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         Err(_) => {
             tracing::warn!(key = %job.key, consumer, seconds, "reconcile timed out");
             context.metrics.reconciled("error", seconds, 0);
+            context
+                .metrics
+                .management_cluster_error(&key.management_cluster, "timeout");
             if let Err(e) = context.queue.retry(job).await {
                 tracing::warn!(key = %job.key, error = %e, "queue: retry failed");
             }
