@@ -1,0 +1,402 @@
+//! Every service's Prometheus metrics, end to end: a fleet of real processes (redis,
+//! `topograph-kube` with simulated providers, render, applier, gateway) is scraped
+//! before and after a Cluster is applied through the gateway, and every metric the
+//! dashboards use (`k8s/dashboards/metric-names.txt`) must be exposed and have moved:
+//! counters up, histograms with new samples, gauges present. Stopping the management
+//! cluster at the end must show up as management-cluster errors.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tonic::Request;
+use topograph_api::load::parse_documents;
+use topograph_applier::{ManagementCluster, crds};
+use topograph_gateway::tenancy::token_sha256_hex;
+use topograph_proto::gateway::v1 as pb;
+use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
+use topograph_tests::{Process, TempDir, binary, free_port, http_get, root, wait_for_port};
+
+const MC: &str = "mgmt-a";
+const TOKEN: &str = "token-of-ops";
+const NAMESPACE: &str = "team-a";
+
+/// One scrape: the value of every sample, by metric name and label set.
+type Scrape = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// Parses the text exposition (`name{labels} value` lines; comments skipped).
+fn parse(text: &str) -> Scrape {
+    let mut scrape = Scrape::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let (series, value) = match line.rsplit_once(' ') {
+            Some(split) => split,
+            None => continue,
+        };
+        let (name, labels) = match series.find('{') {
+            Some(i) => (&series[..i], &series[i..]),
+            None => (series, ""),
+        };
+        let value: f64 = value.parse().unwrap_or(f64::NAN);
+        scrape
+            .entry(name.to_string())
+            .or_default()
+            .insert(labels.to_string(), value);
+    }
+    scrape
+}
+
+fn scrape(port: u16) -> Scrape {
+    parse(&http_get(port, "/metrics"))
+}
+
+/// The sum of `name`'s samples whose labels contain every one of `having`.
+fn sum(scrape: &Scrape, name: &str, having: &[&str]) -> f64 {
+    scrape.get(name).map_or(0.0, |series| {
+        series
+            .iter()
+            .filter(|(labels, _)| having.iter().all(|h| labels.contains(h)))
+            .map(|(_, v)| v)
+            .sum()
+    })
+}
+
+/// The metric names the dashboards may use.
+fn dashboard_metric_names() -> Vec<String> {
+    let path = root().join("k8s/dashboards/metric-names.txt");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn example(file: &str) -> Vec<Value> {
+    let path = root().join("examples/quick-start").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (docs, errors) = parse_documents(file, &text);
+    assert!(errors.is_empty(), "{errors:?}");
+    docs.into_iter()
+        .map(|d| {
+            let mut v = d.value;
+            v["metadata"]["namespace"] = json!(NAMESPACE);
+            v
+        })
+        .collect()
+}
+
+fn spawn(command: &mut Command, log: &Path) -> Process {
+    let log = std::fs::File::create(log).unwrap();
+    Process(
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
+    )
+}
+
+/// Waits up to `within` for `check` on fresh scrapes of `port`; the last scrape.
+fn wait_until(port: u16, within: Duration, what: &str, check: impl Fn(&Scrape) -> bool) -> Scrape {
+    let start = Instant::now();
+    loop {
+        let s = scrape(port);
+        if check(&s) {
+            return s;
+        }
+        assert!(
+            start.elapsed() < within,
+            "{what}: not within {within:?}; last scrape: {s:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_exposes_its_metrics_and_they_move() {
+    let dir = TempDir::new("metrics-e2e");
+    let clusters_dir = dir.0.join("clusters");
+    std::fs::create_dir_all(&clusters_dir).unwrap();
+    let log = |name: &str| std::env::temp_dir().join(format!("topograph-metrics-e2e-{name}.log"));
+    let mut processes = Vec::new();
+
+    let redis_port = free_port();
+    processes.push(Process(
+        Command::new("redis-server")
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
+    ));
+
+    let kubeconfig_path = clusters_dir.join(format!("{MC}.kubeconfig.tmp"));
+    let mut kube = Command::new(binary("topograph-kube", "topograph-kube"))
+        .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
+        .args(["--provider-delay-ms", "200"])
+        .arg("--kubeconfig-out")
+        .arg(&kubeconfig_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(kube.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    // Kept apart: stopping it later is how management-cluster errors are provoked.
+    let mut kube = Some(Process(kube));
+    let kubeconfig = std::fs::read_to_string(&kubeconfig_path).unwrap();
+    std::fs::rename(
+        &kubeconfig_path,
+        clusters_dir.join(format!("{MC}.kubeconfig")),
+    )
+    .unwrap();
+    let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
+        .await
+        .unwrap();
+    let mut seed = crds::cluster_api();
+    seed.extend(crds::for_objects(&example("clusterclass.yaml")));
+    seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}));
+    for object in &seed {
+        api.create(object).await.unwrap();
+    }
+
+    let render_port = free_port();
+    let render_metrics = free_port();
+    processes.push(spawn(
+        Command::new(binary("topograph-render", "topograph-render"))
+            .args(["--listen", &format!("127.0.0.1:{render_port}")])
+            .args(["--metrics-listen", &format!("127.0.0.1:{render_metrics}")]),
+        &log("render"),
+    ));
+    wait_for_port(redis_port, "redis-server");
+    wait_for_port(render_port, "topograph-render");
+    let redis = format!("redis://127.0.0.1:{redis_port}");
+    let render = format!("http://127.0.0.1:{render_port}");
+
+    let applier_metrics = free_port();
+    processes.push(spawn(
+        Command::new(binary("topograph-applier", "topograph-applier"))
+            .args(["--redis", &redis, "--render", &render, "--workers", "2"])
+            .args(["--quiet-ms", "100", "--lease-seconds", "5"])
+            .args(["--metrics-listen", &format!("127.0.0.1:{applier_metrics}")])
+            .arg("--management-clusters")
+            .arg(&clusters_dir),
+        &log("applier"),
+    ));
+
+    let tenants = dir.0.join("tenants.yaml");
+    std::fs::write(
+        &tenants,
+        format!(
+            "tenants:\n- name: ops\n  tokenSha256: {}\n  managementClusters: ['*']\n  namespaces: ['*']\n  admin: true\n",
+            token_sha256_hex(TOKEN)
+        ),
+    )
+    .unwrap();
+    let gateway_metrics = free_port();
+    let mut gateway = Command::new(binary("topograph-gateway", "topograph-gateway"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--render",
+            &render,
+            "--redis",
+            &redis,
+        ])
+        .arg("--management-clusters")
+        .arg(&clusters_dir)
+        .arg("--tenants")
+        .arg(&tenants)
+        .args(["--metrics-listen", &format!("127.0.0.1:{gateway_metrics}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log("gateway")).unwrap()))
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(gateway.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    processes.push(Process(gateway));
+    let addr = line
+        .trim()
+        .strip_prefix("gateway listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line from the gateway: {line:?}"))
+        .to_string();
+    wait_for_port(applier_metrics, "the applier's metrics");
+    wait_for_port(render_metrics, "the render service's metrics");
+    wait_for_port(gateway_metrics, "the gateway's metrics");
+
+    let render_before = scrape(render_metrics);
+    let applier_before = scrape(applier_metrics);
+    let gateway_before = scrape(gateway_metrics);
+
+    // The quick-start class and one small Cluster, through the gateway.
+    let mut objects = example("clusterclass.yaml");
+    let mut cluster = example("cluster.yaml").remove(0);
+    cluster["metadata"]["name"] = json!("metrics");
+    cluster["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
+    cluster["spec"]["topology"]["workers"]["machineDeployments"] =
+        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
+    objects.push(cluster);
+    let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let mut request = Request::new(pb::ApplyRequest {
+        management_cluster: MC.to_string(),
+        objects: objects
+            .iter()
+            .map(|o| serde_json::to_vec(o).unwrap())
+            .collect(),
+        dry_run: false,
+    });
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    client.apply(request).await.unwrap();
+
+    // The applier reconciles it: reconciles, writes by kind, engine time by class and
+    // watcher lag all move.
+    let applier_after = tokio::task::spawn_blocking(move || {
+        wait_until(
+            applier_metrics,
+            Duration::from_secs(60),
+            "the Cluster reconciled with writes",
+            |s| {
+                sum(s, "topograph_applier_reconciles_total", &["result=\"ok\""]) >= 1.0
+                    && sum(
+                        s,
+                        "topograph_applier_object_writes_total",
+                        &["kind=\"MachineDeployment\"", "verb=\"create\""],
+                    ) >= 1.0
+                    && sum(s, "topograph_applier_watch_lag_seconds_count", &[]) >= 1.0
+            },
+        )
+    })
+    .await
+    .unwrap();
+    let render_after = scrape(render_metrics);
+    let gateway_after = scrape(gateway_metrics);
+
+    let moved = |before: &Scrape, after: &Scrape, name: &str, having: &[&str]| {
+        let (b, a) = (sum(before, name, having), sum(after, name, having));
+        assert!(a > b, "{name}{having:?} did not increase: {b} -> {a}");
+    };
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_reconciles_total",
+        &[],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_reconcile_duration_seconds_count",
+        &[],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_writes_total",
+        &[],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_object_writes_total",
+        &["management_cluster=\"mgmt-a\"", "kind=\"Cluster\""],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_render_duration_seconds_count",
+        &["class=\"quick-start\"", "result=\"ok\""],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_watch_events_total",
+        &["management_cluster=\"mgmt-a\""],
+    );
+    moved(
+        &applier_before,
+        &applier_after,
+        "topograph_applier_watch_lag_seconds_count",
+        &["management_cluster=\"mgmt-a\""],
+    );
+    moved(
+        &gateway_before,
+        &gateway_after,
+        "topograph_gateway_grpc_requests_total",
+        &[
+            "method=\"/topograph.gateway.v1.GatewayService/Apply\"",
+            "code=\"OK\"",
+        ],
+    );
+    moved(
+        &gateway_before,
+        &gateway_after,
+        "topograph_gateway_grpc_request_duration_seconds_count",
+        &["method=\"/topograph.gateway.v1.GatewayService/Apply\""],
+    );
+    // Apply's admission and the applier's renders both go through the render service.
+    for name in [
+        "topograph_render_grpc_requests_total",
+        "topograph_render_grpc_request_duration_seconds_count",
+    ] {
+        moved(&render_before, &render_after, name, &[]);
+    }
+    for gauge in [
+        "topograph_applier_queue_depth",
+        "topograph_applier_queue_oldest_job_age_seconds",
+        "topograph_applier_queue_in_flight",
+    ] {
+        assert!(
+            applier_after.contains_key(gauge),
+            "{gauge} missing: {applier_after:#?}"
+        );
+    }
+
+    // The management cluster goes away: the watches break and are counted.
+    drop(kube.take());
+    let applier_last = tokio::task::spawn_blocking(move || {
+        wait_until(
+            applier_metrics,
+            Duration::from_secs(30),
+            "management-cluster errors after the API server stopped",
+            |s| {
+                sum(
+                    s,
+                    "topograph_applier_management_cluster_errors_total",
+                    &["management_cluster=\"mgmt-a\"", "kind=\"watch\""],
+                ) >= 1.0
+            },
+        )
+    })
+    .await
+    .unwrap();
+
+    // Every name the dashboards may use is served by some service.
+    let mut served: Vec<&String> = Vec::new();
+    for s in [&render_after, &gateway_after, &applier_last] {
+        served.extend(s.keys());
+    }
+    let missing: Vec<String> = dashboard_metric_names()
+        .into_iter()
+        .filter(|name| !served.contains(&name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "k8s/dashboards/metric-names.txt names metrics no service exposes: {missing:?}\nserved: {served:?}"
+    );
+    drop(processes);
+}
