@@ -274,6 +274,7 @@ mod tests {
     fn grpc_timeouts_parse() {
         assert_eq!(parse_grpc_timeout("100m"), Some(Duration::from_millis(100)));
         assert_eq!(parse_grpc_timeout("1S"), Some(Duration::from_secs(1)));
+        assert_eq!(parse_grpc_timeout("5u"), Some(Duration::from_micros(5)));
         assert_eq!(parse_grpc_timeout("2H"), Some(Duration::from_secs(7200)));
         assert_eq!(parse_grpc_timeout("m"), None);
         assert_eq!(parse_grpc_timeout("10x"), None);
@@ -293,6 +294,10 @@ mod tests {
             text.contains(
                 "topograph_test_grpc_requests_total{method=\"/a.B/C\",code=\"PERMISSION_DENIED\"} 1"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains("topograph_test_grpc_request_duration_seconds_bucket"),
             "{text}"
         );
     }

@@ -1,12 +1,12 @@
 //! `topograph-render`: the stateless render service (gRPC Render/Validate/Default/Plan).
 //!
 //! One tonic server carries the render service, `grpc.health.v1` and server reflection,
-//! behind a per-request deadline, a global concurrency limit with load shedding and
+//! behind a per-request deadline with request metrics (`topograph_telemetry::rpc`, shared
+//! with the gateway), a global concurrency limit with load shedding and
 //! message size limits. Metrics are served over plain HTTP on their own address.
 //! SIGTERM or SIGINT stops accepting, lets in-flight requests finish, and exits 0.
 
 mod cache;
-mod metrics;
 mod plan;
 mod service;
 
@@ -19,11 +19,11 @@ use clap::Parser;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use topograph_proto::render::v1::render_service_server::RenderServiceServer;
+use topograph_telemetry::rpc::{RpcLayer, RpcMetrics, shutdown_signal};
 use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 
-use crate::metrics::{Metrics, RpcLayer};
 use crate::service::{Engine, RenderServer};
 
 /// Rendering allocates and frees many small JSON values; mimalloc halves what the
@@ -68,39 +68,20 @@ struct Args {
     response_cache_mb: usize,
 }
 
-/// Resolves when SIGTERM or SIGINT arrives.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = interrupt => {}
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server");
-                let _ = interrupt.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
-    tracing::info!("shutting down: no new requests; in-flight requests finish");
-}
-
 async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let metrics = Arc::new(Metrics::new());
+    // The prefix keeps the names dashboards and alerts already use
+    // (`topograph_render_grpc_requests_total`, ...).
+    let metrics = Arc::new(RpcMetrics::new("topograph_render"));
     if let Some(addr) = args.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|e| format!("metrics endpoint {addr}: {e}"))?;
         tracing::info!(%addr, "metrics endpoint listening");
-        tokio::spawn(metrics::serve_metrics(listener, metrics.clone()));
+        let metrics = metrics.clone();
+        tokio::spawn(topograph_telemetry::serve_metrics(
+            listener,
+            Arc::new(move || metrics.encode()),
+        ));
     }
 
     let workers = args
@@ -143,6 +124,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .add_service(render)
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown_signal().await;
+            tracing::info!("shutting down: no new requests; in-flight requests finish");
             health
                 .set_not_serving::<RenderServiceServer<RenderServer>>()
                 .await;
