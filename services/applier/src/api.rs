@@ -1,14 +1,18 @@
 //! The applier's only door to a management cluster's API server.
 //!
 //! Objects of every kind stay `serde_json::Value`s, as the engine uses them: provider
-//! kinds are not known in advance. Kinds are found through discovery once per process
-//! and cached. Every mutating request is counted, so a reconcile can report exactly how
-//! many writes it made (the contract of `topograph reconcile -o json`).
+//! kinds are not known in advance. Kinds are found through discovery and cached: a
+//! served kind for the life of the process, a kind the server does not serve only for
+//! a short while ([`UNSERVED_KIND_EXPIRY`]), so a CRD installed later becomes visible
+//! to a long-running applier or gateway without a restart. Every mutating request is
+//! counted, so a reconcile can report exactly how many writes it made (the contract of
+//! `topograph reconcile -o json`).
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kube::api::{
     Api, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
@@ -62,6 +66,19 @@ struct Counters {
 
 type Resolved = Option<(ApiResource, bool)>;
 
+/// How long "the server does not serve this kind" is believed before discovery is asked
+/// again. Short, because installing a provider's CRDs into a running management cluster
+/// is ordinary; long enough that reconciles reading a missing kind (e.g. no Machine CRD)
+/// do not send a discovery request each time.
+pub const UNSERVED_KIND_EXPIRY: Duration = Duration::from_secs(30);
+
+/// A discovery answer and when it was obtained (to expire negative answers).
+#[derive(Clone)]
+struct CachedKind {
+    resolved: Resolved,
+    at: Instant,
+}
+
 /// Told of every write sent to an API server: the object's kind and the verb
 /// (`create`, `update`, `patch`, `delete`). Metrics count writes by kind through it.
 pub type WriteObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
@@ -73,8 +90,11 @@ pub type WriteObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
 pub struct ManagementCluster {
     client: Client,
     // (apiVersion, kind) -> resource and whether it is namespaced; `None` when the
-    // server does not serve the kind (e.g. no Machine CRD installed).
-    resources: Arc<Mutex<HashMap<(String, String), Resolved>>>,
+    // server does not serve the kind (e.g. no Machine CRD installed), believed for
+    // `unserved_expiry` only. A served kind stays cached: kinds are rarely removed,
+    // and a removed one fails the requests that use it anyway.
+    resources: Arc<Mutex<HashMap<(String, String), CachedKind>>>,
+    unserved_expiry: Duration,
     writes: Arc<Counters>,
     // Set on a dry-run client: writes land here and reads see them; nothing is sent.
     overlay: Option<Arc<Mutex<Overlay>>>,
@@ -87,9 +107,19 @@ impl ManagementCluster {
         ManagementCluster {
             client,
             resources: Arc::default(),
+            unserved_expiry: UNSERVED_KIND_EXPIRY,
             writes: Arc::default(),
             overlay: None,
             observer: None,
+        }
+    }
+
+    /// The same management cluster, asking discovery again about a kind it found
+    /// unserved once `expiry` has passed (default [`UNSERVED_KIND_EXPIRY`]).
+    pub fn with_unserved_kind_expiry(&self, expiry: Duration) -> Self {
+        ManagementCluster {
+            unserved_expiry: expiry,
+            ..self.clone()
         }
     }
 
@@ -98,6 +128,7 @@ impl ManagementCluster {
         ManagementCluster {
             client: self.client.clone(),
             resources: self.resources.clone(),
+            unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
             overlay: self.overlay.clone(),
             observer: self.observer.clone(),
@@ -111,6 +142,7 @@ impl ManagementCluster {
         ManagementCluster {
             client: self.client.clone(),
             resources: self.resources.clone(),
+            unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
             overlay: Some(Arc::default()),
             observer: None,
@@ -205,8 +237,9 @@ impl ManagementCluster {
         let key = (api_version.to_string(), kind.to_string());
         if let Ok(cache) = self.resources.lock()
             && let Some(found) = cache.get(&key)
+            && (found.resolved.is_some() || found.at.elapsed() < self.unserved_expiry)
         {
-            return Ok(found.clone());
+            return Ok(found.resolved.clone());
         }
         let gv = GroupVersion::parse(api_version).map_err(ReconcileError::invalid)?;
         let gvk = GroupVersionKind::gvk(&gv.group, &gv.version, kind);
@@ -221,7 +254,13 @@ impl ManagementCluster {
             Err(e) => return Err(e.into()),
         };
         if let Ok(mut cache) = self.resources.lock() {
-            cache.insert(key, found.clone());
+            cache.insert(
+                key,
+                CachedKind {
+                    resolved: found.clone(),
+                    at: Instant::now(),
+                },
+            );
         }
         Ok(found)
     }
