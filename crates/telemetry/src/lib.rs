@@ -4,9 +4,11 @@
 //! encodes, anything else 404. A minimal HTTP/1.1 responder is enough for a scrape
 //! endpoint and keeps an HTTP server framework out of the services that need none.
 //! [`rpc`] holds the gRPC request metrics, per-request deadlines and the shutdown
-//! signal that the gRPC services share.
+//! signal that the gRPC services share. [`trace`] sets up logging and OpenTelemetry
+//! tracing for every binary and carries W3C trace context over gRPC and queue jobs.
 
 pub mod rpc;
+pub mod trace;
 
 use std::sync::Arc;
 use std::time::Duration;
