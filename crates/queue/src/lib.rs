@@ -11,6 +11,8 @@
 //!   so a dead consumer's keys come back);
 //! * **retries**: [`Queue::retry`] brings a key back after a capped exponential backoff
 //!   with jitter;
+//! * **trace context**: a job carries the trace context of the enqueue it comes from
+//!   ([`Queue::enqueue_traced`], [`Job::trace_context`]);
 //! * **at least once**: a key is only gone once [`Queue::ack`] was called for it; a
 //!   consumer that dies holding it loses nothing (its jobs are reclaimed after
 //!   [`QueueConfig::lease`]).
@@ -73,6 +75,11 @@ pub struct Job {
     pub attempt: u32,
     /// Implementation-specific handle (stream entry id, lease token).
     pub token: String,
+    /// The W3C trace context (opaque to the queue) of the enqueue this job comes from,
+    /// so the reconcile continues the trace that asked for it: the first enqueue of a
+    /// waiting key; for a key enqueued while in flight, the first enqueue during that
+    /// reconcile; a retry keeps the failed job's.
+    pub trace_context: Option<String>,
 }
 
 /// Gauges and counters for metrics.
@@ -105,6 +112,20 @@ pub enum QueueError {
 pub trait Queue: Send + Sync + 'static {
     /// Queues `key` (coalesced with a waiting one; marked dirty if in flight).
     fn enqueue(&self, key: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// [`Queue::enqueue`] with a trace context for the job (see [`Job::trace_context`];
+    /// an enqueue that coalesces with a waiting key keeps the waiting one's). An empty
+    /// context is none.
+    ///
+    /// The default drops the context: right for test fakes.
+    fn enqueue_traced(
+        &self,
+        key: &str,
+        context: Option<&str>,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send {
+        let _ = context;
+        self.enqueue(key)
+    }
 
     /// Takes the next due key for `consumer`, waiting up to `wait` for one.
     fn take(

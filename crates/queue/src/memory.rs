@@ -45,6 +45,10 @@ struct Entry {
     /// Failures in a row.
     attempt: u32,
     state: State,
+    /// The trace context the next job of this key carries: a waiting key's (its first
+    /// enqueue's), a delayed key's (the failed job's, or a later enqueue's), a held
+    /// key's dirty re-run's (the first enqueue during the reconcile).
+    context: Option<String>,
 }
 
 #[derive(Debug)]
@@ -59,6 +63,8 @@ enum State {
         token: u64,
         expires: Instant,
         dirty: bool,
+        /// The held job's own context, for a consumer that reclaims it.
+        context: Option<String>,
     },
 }
 
@@ -89,7 +95,15 @@ impl Inner {
             && expires <= now
         {
             self.leases.remove(&(expires, key.clone()));
-            return Ok(self.hold(key, lease, now));
+            // The reclaimed job's context; the dirty re-run's is covered like its enqueue.
+            let context = self.keys.get_mut(&key).and_then(|entry| {
+                entry.context = None;
+                match &entry.state {
+                    State::Held { context, .. } => context.clone(),
+                    _ => None,
+                }
+            });
+            return Ok(self.hold(key, lease, now, context));
         }
         while let Some((due, key)) = self.delayed.first().cloned() {
             if due > now {
@@ -102,7 +116,11 @@ impl Inner {
             }
         }
         if let Some(key) = self.ready.pop_front() {
-            return Ok(self.hold(key, lease, now));
+            let context = self
+                .keys
+                .get_mut(&key)
+                .and_then(|entry| entry.context.take());
+            return Ok(self.hold(key, lease, now, context));
         }
         let next_due = self.delayed.first().map(|(due, _)| *due);
         let next_expiry = self.leases.first().map(|(expires, _)| *expires);
@@ -112,7 +130,7 @@ impl Inner {
         })
     }
 
-    fn hold(&mut self, key: String, lease: Duration, now: Instant) -> Job {
+    fn hold(&mut self, key: String, lease: Duration, now: Instant, context: Option<String>) -> Job {
         self.next_token += 1;
         let token = self.next_token;
         let expires = later(now, lease);
@@ -125,6 +143,7 @@ impl Inner {
                     token,
                     expires,
                     dirty: false,
+                    context: context.clone(),
                 };
                 entry.attempt
             }
@@ -137,7 +156,9 @@ impl Inner {
                             token,
                             expires,
                             dirty: false,
+                            context: context.clone(),
                         },
+                        context: None,
                     },
                 );
                 0
@@ -147,11 +168,13 @@ impl Inner {
             key,
             attempt,
             token: token.to_string(),
+            trace_context: context,
         }
     }
 
     /// The entry `job` refers to, if `job` still holds its lease.
     fn held(&mut self, job: &Job) -> Result<(&mut Entry, Instant, bool), QueueError> {
+        // The job's own context is in `job`; the entry's is the dirty re-run's.
         let lost = || QueueError::LeaseLost(job.key.clone());
         let token: u64 = job.token.parse().map_err(|_| lost())?;
         let entry = self.keys.get_mut(&job.key).ok_or_else(lost)?;
@@ -160,6 +183,7 @@ impl Inner {
                 token: held,
                 expires,
                 dirty,
+                ..
             } if held == token => Ok((entry, expires, dirty)),
             _ => Err(lost()),
         }
@@ -168,6 +192,11 @@ impl Inner {
 
 impl Queue for MemoryQueue {
     async fn enqueue(&self, key: &str) -> Result<(), QueueError> {
+        self.enqueue_traced(key, None).await
+    }
+
+    async fn enqueue_traced(&self, key: &str, context: Option<&str>) -> Result<(), QueueError> {
+        let context = context.filter(|c| !c.is_empty()).map(str::to_string);
         let now = Instant::now();
         let mut inner = self.lock();
         let inner = &mut *inner;
@@ -178,6 +207,7 @@ impl Queue for MemoryQueue {
                     Entry {
                         attempt: 0,
                         state: State::Ready { since: now },
+                        context,
                     },
                 );
                 inner.ready.push_back(key.to_string());
@@ -185,7 +215,10 @@ impl Queue for MemoryQueue {
             Some(entry) => match &mut entry.state {
                 State::Ready { .. } => return Ok(()),
                 State::Held { dirty, .. } => {
-                    *dirty = true;
+                    if !*dirty {
+                        *dirty = true;
+                        entry.context = context;
+                    }
                     return Ok(());
                 }
                 // New information about a key waiting out a backoff makes it due now (as
@@ -193,6 +226,7 @@ impl Queue for MemoryQueue {
                 State::Delayed { due } => {
                     inner.delayed.remove(&(*due, key.to_string()));
                     entry.state = State::Ready { since: now };
+                    entry.context = context;
                     inner.ready.push_back(key.to_string());
                 }
             },
@@ -252,6 +286,10 @@ impl Queue for MemoryQueue {
         // Enqueued while failing: the new information deserves a prompt look, as with an
         // enqueue during a backoff.
         let due = if dirty { None } else { Some(later(now, delay)) };
+        if !dirty {
+            // The retry continues the failed job's trace.
+            entry.context = job.trace_context.clone();
+        }
         entry.state = match due {
             None => State::Ready { since: now },
             Some(due) => State::Delayed { due },

@@ -14,7 +14,9 @@
 //! * `{p:s}:delayed`: sorted set of keys by retry due time (ms);
 //! * `{p:s}:attempts`: hash, key -> failures in a row;
 //! * `{p:s}:seq`: counter for lease nonces;
-//! * `{p:s}:cursor`: where the reclaim scan (XAUTOCLAIM) of the pending list resumes.
+//! * `{p:s}:cursor`: where the reclaim scan (XAUTOCLAIM) of the pending list resumes;
+//! * `{p:s}:contexts`: hash, key -> the trace context of its next job while it is held
+//!   (dirty re-run) or delayed (a waiting key's rides in its stream entry, field `ctx`).
 //!
 //! Every transition is one Lua script (`src/redis/scripts.rs`), with Redis's clock, so
 //! appliers' clocks do not matter. See docs/decisions/0011-job-queue.md.
@@ -148,7 +150,7 @@ impl ConnectionLike for Conn {
 /// The Redis keys of one shard.
 #[derive(Debug)]
 struct Shard {
-    keys: [String; 7],
+    keys: [String; 8],
 }
 
 impl Shard {
@@ -156,7 +158,7 @@ impl Shard {
         let tag = format!("{{{prefix}:{index}}}");
         Shard {
             keys: [
-                "stream", "state", "dirty", "delayed", "attempts", "seq", "cursor",
+                "stream", "state", "dirty", "delayed", "attempts", "seq", "cursor", "contexts",
             ]
             .map(|name| format!("{tag}:{name}")),
         }
@@ -385,7 +387,7 @@ impl RedisQueue {
                 _ => return Err(unexpected(&reply)),
             };
             match items {
-                [tag, key, token, attempt] if int(tag) == Some(1) => {
+                [tag, key, token, attempt, context] if int(tag) == Some(1) => {
                     let (Some(key), Some(token), Some(attempt)) =
                         (string(key), string(token), int(attempt))
                     else {
@@ -396,6 +398,7 @@ impl RedisQueue {
                         key,
                         attempt,
                         token,
+                        trace_context: string(context).filter(|c| !c.is_empty()),
                     }));
                 }
                 [tag, last] if int(tag) == Some(0) => {
@@ -475,8 +478,13 @@ fn unexpected(reply: &Value) -> QueueError {
 
 impl Queue for RedisQueue {
     async fn enqueue(&self, key: &str) -> Result<(), QueueError> {
+        self.enqueue_traced(key, None).await
+    }
+
+    async fn enqueue_traced(&self, key: &str, context: Option<&str>) -> Result<(), QueueError> {
+        let context = context.unwrap_or_default();
         let reply = self
-            .run(&scripts::ENQUEUE, self.shard_of(key), &[key])
+            .run(&scripts::ENQUEUE, self.shard_of(key), &[key, context])
             .await?;
         if int(&reply) == Some(1) {
             self.changed.notify_waiters();
@@ -515,7 +523,9 @@ impl Queue for RedisQueue {
             .as_millis()
             .max(1)
             .to_string();
-        self.transition(&scripts::RETRY, job, &[&delay]).await?;
+        let context = job.trace_context.as_deref().unwrap_or_default();
+        self.transition(&scripts::RETRY, job, &[&delay, context])
+            .await?;
         self.retries.fetch_add(1, Ordering::Relaxed);
         self.changed.notify_waiters();
         Ok(())

@@ -97,6 +97,83 @@ async fn coalescing<Q: Queue>(queue: Arc<Q>, enqueues: usize) {
     eprintln!("coalescing: {enqueues} enqueues in {elapsed:?}");
 }
 
+/// Jobs carry the trace context of the enqueue they come from: a waiting key keeps its
+/// first enqueue's; a key enqueued while held re-runs with the first context given
+/// during the reconcile; a retry keeps the failed job's unless an enqueue during the
+/// backoff brings a new one; a reclaimed job keeps its own; no context stays none.
+async fn trace_contexts<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-a/default/traced";
+    let ctx = |n: u8| format!("00-{:032x}-{:016x}-01", n, n);
+    // Waiting: the first enqueue's context wins, a plain enqueue adds nothing.
+    queue
+        .enqueue_traced(key, Some(&ctx(1)))
+        .await
+        .expect("enqueue");
+    queue
+        .enqueue_traced(key, Some(&ctx(2)))
+        .await
+        .expect("enqueue");
+    queue.enqueue(key).await.expect("enqueue");
+    let first = take_some(&*queue, "c1").await;
+    assert_eq!(first.trace_context, Some(ctx(1)));
+    // Held: the dirty re-run carries the first context of the enqueues meanwhile.
+    queue
+        .enqueue_traced(key, Some(&ctx(3)))
+        .await
+        .expect("enqueue");
+    queue
+        .enqueue_traced(key, Some(&ctx(4)))
+        .await
+        .expect("enqueue");
+    queue.ack(&first).await.expect("ack");
+    let rerun = take_some(&*queue, "c1").await;
+    assert_eq!(rerun.trace_context, Some(ctx(3)));
+    // A retry continues the failed job's trace.
+    queue.retry(&rerun).await.expect("retry");
+    let retried = take_some(&*queue, "c1").await;
+    assert_eq!(
+        (retried.attempt, retried.trace_context.clone()),
+        (1, Some(ctx(3)))
+    );
+    // An enqueue during the backoff is news: due now, with its own context.
+    queue.retry(&retried).await.expect("retry");
+    queue
+        .enqueue_traced(key, Some(&ctx(5)))
+        .await
+        .expect("enqueue");
+    let news = take_some(&*queue, "c1").await;
+    assert_eq!(news.trace_context, Some(ctx(5)));
+    // A dirty retry re-runs at once with the enqueue's context.
+    queue
+        .enqueue_traced(key, Some(&ctx(6)))
+        .await
+        .expect("enqueue");
+    queue.retry(&news).await.expect("retry");
+    let dirty = take_some(&*queue, "c1").await;
+    assert_eq!(dirty.trace_context, Some(ctx(6)));
+    // Reclaimed after its lease: the same context, not a dirty one's.
+    queue
+        .enqueue_traced(key, Some(&ctx(7)))
+        .await
+        .expect("enqueue");
+    tokio::time::sleep(LEASE + Duration::from_millis(100)).await;
+    let reclaimed = take_some(&*queue, "c2").await;
+    assert_eq!(reclaimed.trace_context, Some(ctx(6)));
+    queue.ack(&reclaimed).await.expect("ack");
+    take_none(&*queue, "c1").await;
+    // None stays none, and an empty context is none.
+    queue.enqueue_traced(key, Some("")).await.expect("enqueue");
+    let plain = take_some(&*queue, "c1").await;
+    assert_eq!(plain.trace_context, None);
+    queue.enqueue(key).await.expect("enqueue");
+    queue.ack(&plain).await.expect("ack");
+    let plain = take_some(&*queue, "c1").await;
+    assert_eq!(plain.trace_context, None);
+    queue.ack(&plain).await.expect("ack");
+    take_none(&*queue, "c1").await;
+    assert_empty(&*queue).await;
+}
+
 /// A key enqueued while held is handed out again after the ack, never concurrently; the
 /// same after a retry (at once: the enqueue is news).
 async fn dirty_rerun<Q: Queue>(queue: Arc<Q>) {
@@ -646,6 +723,12 @@ macro_rules! suite {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn trace_contexts() {
+                let (queue, _guard) = $fixture.await;
+                super::trace_contexts(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn many_keys() {
                 let (queue, _guard) = $fixture.await;
                 super::many_keys(queue).await;
@@ -688,6 +771,7 @@ async fn redis_cluster_three_nodes() {
         async { extend_lease(queue("extend").await).await },
         async { stats_gauges(queue("stats").await).await },
         async { many_keys(queue("many").await).await },
+        async { trace_contexts(queue("traced").await).await },
     );
     // Every shard of a prefix spread over the nodes: 8 hash tags, 3 primaries.
     let mut nodes = HashSet::new();

@@ -1,11 +1,16 @@
 //! The Lua transitions of the Redis queue. Each runs atomically on the shard's slot with
-//! the same seven keys (`KEYS[1..7]`: stream, state, dirty, delayed, attempts, seq,
-//! reclaim cursor) and
+//! the same eight keys (`KEYS[1..8]`: stream, state, dirty, delayed, attempts, seq,
+//! reclaim cursor, trace contexts) and
 //! Redis's own clock (`TIME`), so the appliers' clocks never disagree about due times.
 //!
 //! Key states (the `state` hash): absent (idle), `w:<id>` (entry `<id>` waits in the
 //! stream), `h:<id>:<nonce>:<consumer>` (held under lease `<id>:<nonce>`), `d` (waiting in
 //! `delayed` for its retry time).
+//!
+//! Trace contexts: a waiting key's rides in its stream entry (field `ctx`, absent when
+//! none), so coalesced enqueues keep the first; the `contexts` hash holds the one a
+//! key carries next while it is held (its dirty re-run's, the first enqueue during the
+//! reconcile) or delayed (the failed job's, or a later enqueue's).
 
 use std::sync::LazyLock;
 
@@ -13,15 +18,33 @@ use redis::Script;
 
 /// Shared by every script.
 const PRELUDE: &str = r#"
-local stream, state, dirty, delayed, attempts, seq, cursor_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local stream, state, dirty, delayed, attempts, seq, cursor_key, contexts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function push(key)
-  local id = redis.call('XADD', stream, '*', 'key', key)
+local function push(key, ctx)
+  local id
+  if ctx and ctx ~= '' then
+    id = redis.call('XADD', stream, '*', 'key', key, 'ctx', ctx)
+  else
+    id = redis.call('XADD', stream, '*', 'key', key)
+  end
   redis.call('HSET', state, key, 'w:' .. id)
   return id
+end
+-- The context kept for `key`'s next job, taken out of the hash.
+local function take_context(key)
+  local ctx = redis.call('HGET', contexts, key)
+  if ctx then redis.call('HDEL', contexts, key) end
+  return ctx
+end
+local function keep_context(key, ctx)
+  if ctx and ctx ~= '' then
+    redis.call('HSET', contexts, key, ctx)
+  else
+    redis.call('HDEL', contexts, key)
+  end
 end
 -- The lease `id:nonce` of `key`, if it still holds: the holder's consumer name.
 local function holder(key, id, nonce)
@@ -43,15 +66,15 @@ fn script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{body}"))
 }
 
-/// ARGV: key. Returns 1 when the key was queued, 0 when coalesced with a waiting one, 2
-/// when marked dirty (held).
+/// ARGV: key, trace context (empty: none). Returns 1 when the key was queued, 0 when
+/// coalesced with a waiting one, 2 when marked dirty (held).
 pub(super) static ENQUEUE: LazyLock<Script> = LazyLock::new(|| {
     script(
         r#"
-local key = ARGV[1]
+local key, ctx = ARGV[1], ARGV[2]
 local s = redis.call('HGET', state, key)
 if not s then
-  push(key)
+  push(key, ctx)
   return 1
 end
 local kind = string.sub(s, 1, 1)
@@ -59,20 +82,24 @@ if kind == 'w' then
   return 0
 end
 if kind == 'd' then
-  -- New information beats the backoff: due now, failure count kept.
+  -- New information beats the backoff: due now, failure count kept, its trace.
   redis.call('ZREM', delayed, key)
-  push(key)
+  redis.call('HDEL', contexts, key)
+  push(key, ctx)
   return 1
 end
-redis.call('SADD', dirty, key)
+-- The first enqueue during the reconcile gives the dirty re-run its context.
+if redis.call('SADD', dirty, key) == 1 then
+  keep_context(key, ctx)
+end
 return 2
 "#,
     )
 });
 
 /// ARGV: group, consumer, lease (ms). Promotes due retries, then hands out a reclaimed
-/// entry (idle longer than the lease) or a new one. Returns `{1, key, token, attempt}` or
-/// `{0, last entry id}` (for the caller's wake-up read).
+/// entry (idle longer than the lease) or a new one. Returns `{1, key, token, attempt,
+/// trace context or ''}` or `{0, last entry id}` (for the caller's wake-up read).
 pub(super) static TAKE: LazyLock<Script> = LazyLock::new(|| {
     script(
         r#"
@@ -81,13 +108,15 @@ local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)
 for _, key in ipairs(due) do
   redis.call('ZREM', delayed, key)
-  push(key)
+  push(key, take_context(key))
 end
 local function hold(id, fields)
   local key = nil
+  local ctx = ''
   if type(fields) == 'table' then
     for i = 1, #fields - 1, 2 do
       if fields[i] == 'key' then key = fields[i + 1] end
+      if fields[i] == 'ctx' then ctx = fields[i + 1] end
     end
   end
   local s = key and redis.call('HGET', state, key)
@@ -96,8 +125,9 @@ local function hold(id, fields)
     redis.call('HSET', state, key, 'h:' .. id .. ':' .. nonce .. ':' .. consumer)
     -- Reclaimed: the reconcile starting now covers the enqueues of the lost one.
     redis.call('SREM', dirty, key)
+    redis.call('HDEL', contexts, key)
     local attempt = tonumber(redis.call('HGET', attempts, key) or '0')
-    return {1, key, id .. ':' .. nonce, attempt}
+    return {1, key, id .. ':' .. nonce, attempt, ctx}
   end
   -- An entry no key points at any more (cannot happen through these scripts; tolerated).
   drop_entry(group, id)
@@ -154,28 +184,31 @@ if not holder(key, id, nonce) then return 0 end
 drop_entry(group, id)
 redis.call('HDEL', attempts, key)
 if redis.call('SREM', dirty, key) == 1 then
-  push(key)
+  push(key, take_context(key))
   return 2
 end
 redis.call('HDEL', state, key)
+redis.call('HDEL', contexts, key)
 return 1
 "#,
     )
 });
 
-/// ARGV: group, key, entry id, nonce, delay (ms). Returns 0 when the lease is lost, 1 when
-/// the key waits for its retry time, 2 when it was queued again at once (dirty).
+/// ARGV: group, key, entry id, nonce, delay (ms), the job's trace context (kept for the
+/// retry; empty: none). Returns 0 when the lease is lost, 1 when the key waits for its
+/// retry time, 2 when it was queued again at once (dirty).
 pub(super) static RETRY: LazyLock<Script> = LazyLock::new(|| {
     script(
         r#"
-local group, key, id, nonce, delay = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local group, key, id, nonce, delay, ctx = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 if not holder(key, id, nonce) then return 0 end
 drop_entry(group, id)
 redis.call('HINCRBY', attempts, key, 1)
 if redis.call('SREM', dirty, key) == 1 then
-  push(key)
+  push(key, take_context(key))
   return 2
 end
+keep_context(key, ctx)
 redis.call('ZADD', delayed, now_ms() + delay, key)
 redis.call('HSET', state, key, 'd')
 return 1
