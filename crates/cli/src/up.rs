@@ -58,13 +58,19 @@ pub struct UpArgs {
 
 pub fn run(args: &UpArgs) -> ExitCode {
     crate::block_on(true, async {
-        match up(args).await {
+        // Logs (warnings unless RUST_LOG says otherwise) and, with OTEL_* set, spans of
+        // the whole fleet in this process; set up inside the runtime the exporter uses.
+        let tracing = topograph_telemetry::trace::init_with("topograph-up", "warn");
+        let code = match up(args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("topograph up: {e}");
                 ExitCode::from(2)
             }
-        }
+        };
+        // The final flush blocks; off the async workers so the exporter can still run.
+        let _ = tokio::task::spawn_blocking(move || tracing.shutdown()).await;
+        code
     })
 }
 

@@ -99,9 +99,19 @@ impl Drop for Tracing {
 ///
 /// Calling it twice keeps the first subscriber (the second returns an idle guard).
 pub fn init(service: &str) -> Tracing {
+    init_with(service, "info")
+}
+
+/// [`init`] with the log's filter when `RUST_LOG` is unset (`warn` for a command a
+/// person runs in a terminal, where `info` lines would bury its own output).
+pub fn init_with(service: &str, default_filter: &str) -> Tracing {
     let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")));
+        // Colours only for a person at a terminal, not in log files and collectors.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
+        );
     let (provider, problem) = if export_configured() {
         match provider(service) {
             Ok(provider) => (Some(provider), None),

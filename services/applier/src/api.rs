@@ -385,6 +385,7 @@ impl ManagementCluster {
     }
 
     /// Creates `object`; returns it as stored.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "create", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
     pub async fn create(&self, object: &Value) -> Result<Value, ReconcileError> {
         if self.overlay.is_some() {
             // As a real create would, refuse kinds the server does not serve.
@@ -413,6 +414,7 @@ impl ManagementCluster {
 
     /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when
     /// someone else wrote in between.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "update", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
     pub async fn replace(&self, object: &Value) -> Result<Value, ReconcileError> {
         if self.overlay.is_some() {
             self.writes.update.fetch_add(1, Ordering::Relaxed);
@@ -433,6 +435,7 @@ impl ManagementCluster {
     }
 
     /// Replaces `object`'s status; 409 on a stale resourceVersion.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "update status", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
     pub async fn replace_status(&self, object: &Value) -> Result<Value, ReconcileError> {
         if self.overlay.is_some() {
             self.writes.update.fetch_add(1, Ordering::Relaxed);
@@ -453,6 +456,7 @@ impl ManagementCluster {
     }
 
     /// Applies a JSON merge patch (RFC 7386) to the object.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
     pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, ReconcileError> {
         if self.overlay.is_some() {
             self.writes.patch.fetch_add(1, Ordering::Relaxed);
@@ -473,6 +477,7 @@ impl ManagementCluster {
     }
 
     /// Applies a JSON merge patch to the object's status subresource.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch status", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
     pub async fn merge_patch_status(
         &self,
         of: &Value,
@@ -497,6 +502,7 @@ impl ManagementCluster {
     }
 
     /// Deletes the object; one already gone is not an error.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
     pub async fn delete(&self, object: &Value) -> Result<(), ReconcileError> {
         if self.overlay.is_some() {
             self.writes.delete.fetch_add(1, Ordering::Relaxed);

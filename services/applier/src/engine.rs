@@ -15,6 +15,19 @@ use topograph_proto::render::v1::render_service_client::RenderServiceClient;
 
 use crate::error::ReconcileError;
 
+/// Names the class on the span in force (the worker's `reconcile` span declares a
+/// `class` field; the reconcile learns the class only once it read the Cluster).
+fn record_class(inputs: &EngineInputs<'_>) -> String {
+    use topograph_api::object::ObjectExt;
+    let class = format!(
+        "{}/{}",
+        inputs.class_object.namespace(),
+        inputs.class_object.name()
+    );
+    tracing::Span::current().record("class", class.as_str());
+    class
+}
+
 /// A boxed future, so engines can be chosen at run time.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -53,6 +66,7 @@ impl DesiredStateEngine for InProcess {
         inputs: EngineInputs<'a>,
     ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
         Box::pin(async move {
+            record_class(&inputs);
             let store = ObjectStore::new(inputs.objects.iter().cloned());
             topograph_engine::render_with(
                 inputs.cluster,
@@ -114,13 +128,24 @@ impl DesiredStateEngine for RenderService {
         &'a self,
         inputs: EngineInputs<'a>,
     ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
-        Box::pin(async move {
+        let class = record_class(&inputs);
+        // The client side of the render call; the render service's span is its child.
+        let span = tracing::info_span!(
+            "render",
+            otel.kind = "client",
+            rpc.system = "grpc",
+            rpc.method = "/topograph.render.v1.RenderService/Render",
+            class = %class,
+        );
+        let call = async move {
             let request = pb::RenderRequest {
                 cluster_class: encode(inputs.class_object),
                 templates: Vec::new(),
                 cluster: encode(inputs.cluster_object),
                 current_objects: inputs.objects.iter().map(encode).collect(),
             };
+            let mut request = tonic::Request::new(request);
+            topograph_telemetry::trace::inject_metadata(request.metadata_mut());
             let response = self
                 .client
                 .clone()
@@ -133,6 +158,7 @@ impl DesiredStateEngine for RenderService {
                     "render service: the response has no readable desired state: {e}"
                 )]
             })
-        })
+        };
+        Box::pin(tracing::Instrument::instrument(call, span))
     }
 }

@@ -97,14 +97,6 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let args = Args::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -113,7 +105,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(start(args)) {
+    // Inside the runtime: the span exporter's connection lives there.
+    let tracing = {
+        let _runtime = runtime.enter();
+        topograph_telemetry::trace::init("topograph-applier")
+    };
+    let result = runtime.block_on(start(args));
+    // Flushes the last spans (the drained reconciles') while the runtime still runs.
+    tracing.shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("topograph-applier: {e}");

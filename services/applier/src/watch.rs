@@ -419,7 +419,11 @@ async fn enqueue<Q: Queue>(
     let mut names = names.into_iter();
     while let Some((namespace, name)) = names.next() {
         let key = ClusterKey::new(management_cluster, &namespace, &name).to_string();
-        if let Err(e) = queue.enqueue(&key).await {
+        // A root span per change seen, so a watch-triggered reconcile is one trace too.
+        let span = tracing::info_span!(parent: None, "enqueue", key = %key, source = "watch");
+        let context = span.in_scope(topograph_telemetry::trace::current_context);
+        let queued = queue.enqueue_traced(&key, context.as_deref());
+        if let Err(e) = tracing::Instrument::instrument(queued, span).await {
             tracing::warn!(%key, error = %e, "queue: enqueue failed; will retry");
             // The queue is most likely away for all of them: keep the rest for the next try.
             refused.insert((namespace, name));

@@ -61,10 +61,36 @@ pub async fn run<Q: Queue>(
     }
 }
 
+/// Reconciles `job` in a `reconcile` span that continues the trace of the enqueue the
+/// job comes from (an Apply's, a watcher's), or starts one.
 async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
+    let key = ClusterKey::parse(&job.key);
+    let span = tracing::info_span!(
+        "reconcile",
+        key = %job.key,
+        management_cluster = key.as_ref().map_or("", |k| k.management_cluster.as_str()),
+        cluster = %key.as_ref().map_or(String::new(), |k| format!("{}/{}", k.namespace, k.name)),
+        class = tracing::field::Empty,
+        attempt = job.attempt,
+        consumer,
+        outcome = tracing::field::Empty,
+    );
+    if let Some(parent) = &job.trace_context {
+        topograph_telemetry::trace::set_parent(&span, parent);
+    }
+    tracing::Instrument::instrument(reconcile_job(context, consumer, job), span).await;
+}
+
+/// Records how the reconcile in hand ended on its span.
+fn outcome(outcome: &'static str) {
+    tracing::Span::current().record("outcome", outcome);
+}
+
+async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
     let started = Instant::now();
     let Some(key) = ClusterKey::parse(&job.key) else {
         tracing::warn!(key = %job.key, "queue: malformed key dropped");
+        outcome("dropped");
         ack(context, job).await;
         return;
     };
@@ -72,6 +98,7 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         // The management cluster was removed: nothing to reconcile there any more.
         tracing::info!(key = %job.key, "management cluster unknown; dropped");
         context.metrics.reconciled("skipped", 0.0, 0);
+        outcome("skipped");
         ack(context, job).await;
         return;
     };
@@ -90,16 +117,19 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
                 deleted = outcome.deleted, writes = outcome.writes, seconds, "reconciled"
             );
             context.metrics.reconciled("ok", seconds, outcome.writes);
+            self::outcome("ok");
             ack(context, job).await;
         }
         Ok(Err(e)) if is_gone(&e) => {
             tracing::info!(key = %job.key, consumer, seconds, "reconciled: Cluster gone");
             context.metrics.reconciled("ok", seconds, 0);
+            outcome("gone");
             ack(context, job).await;
         }
         Ok(Err(e)) => {
             tracing::info!(key = %job.key, consumer, attempt = job.attempt, error = %e, seconds, "reconcile failed");
             context.metrics.reconciled("error", seconds, 0);
+            outcome("error");
             if let Some(kind) = crate::metrics::failure_kind(&e) {
                 context
                     .metrics
@@ -111,6 +141,7 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         }
         Err(_) => {
             tracing::warn!(key = %job.key, consumer, seconds, "reconcile timed out");
+            outcome("timeout");
             context.metrics.reconciled("error", seconds, 0);
             context
                 .metrics

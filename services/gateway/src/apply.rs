@@ -328,6 +328,16 @@ pub(crate) async fn prepare(
 }
 
 /// The Apply RPC.
+#[tracing::instrument(
+    name = "apply",
+    skip_all,
+    fields(
+        tenant = %tenant.name,
+        management_cluster = %request.management_cluster,
+        objects = request.objects.len(),
+        dry_run = request.dry_run,
+    )
+)]
 pub async fn apply(
     state: &State,
     tenant: &Tenant,

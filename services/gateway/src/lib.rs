@@ -200,7 +200,8 @@ impl Gateway {
             builder = builder.tls_config(config)?;
         }
         let result = builder
-            .trace_fn(|request| tracing::info_span!("rpc", method = %request.uri().path()))
+            // The request's span continues the caller's trace (`traceparent` metadata).
+            .trace_fn(topograph_telemetry::trace::server_span)
             .layer(layers)
             .add_service(health_service)
             .add_service(reflection)

@@ -121,13 +121,6 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -138,7 +131,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(args)) {
+    // Inside the runtime: the span exporter's connection lives there.
+    let tracing = {
+        let _runtime = runtime.enter();
+        topograph_telemetry::trace::init("topograph-gateway")
+    };
+    let result = runtime.block_on(run(args));
+    // Flushes the last spans while the runtime still runs.
+    tracing.shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("topograph-gateway: {e}");

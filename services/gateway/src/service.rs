@@ -10,7 +10,14 @@ use topograph_proto::gateway::v1::gateway_service_server::GatewayService;
 
 use crate::auth::caller;
 use crate::state::State;
+use crate::tenancy::Tenant;
 use crate::{apply, classes, clusters, plan, registration, watch};
+
+/// The caller, recorded on the request's span (see `topograph_telemetry::trace::server_span`).
+fn traced(tenant: Arc<Tenant>) -> Arc<Tenant> {
+    tracing::Span::current().record("tenant", tenant.name.as_str());
+    tenant
+}
 
 /// The gateway service.
 #[derive(Clone)]
@@ -31,7 +38,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ApplyRequest>,
     ) -> Result<Response<pb::ApplyResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         apply::apply(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -41,7 +48,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::GetClusterRequest>,
     ) -> Result<Response<pb::GetClusterResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         clusters::get(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -51,7 +58,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListClustersRequest>,
     ) -> Result<Response<pb::ListClustersResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         clusters::list(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -61,7 +68,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::DeleteClusterRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         clusters::delete(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -71,7 +78,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::GetClusterClassRequest>,
     ) -> Result<Response<pb::GetClusterClassResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         classes::get(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -81,7 +88,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListClusterClassesRequest>,
     ) -> Result<Response<pb::ListClusterClassesResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         classes::list(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -91,7 +98,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::DeleteClusterClassRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         classes::delete(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -101,7 +108,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::PlanRequest>,
     ) -> Result<Response<pb::PlanResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         plan::plan(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -113,7 +120,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ImpactRequest>,
     ) -> Result<Response<Self::ImpactStream>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         plan::impact(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -125,7 +132,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         watch::watch(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -135,7 +142,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::RegisterManagementClusterRequest>,
     ) -> Result<Response<pb::RegisterManagementClusterResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         registration::register(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -145,7 +152,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListManagementClustersRequest>,
     ) -> Result<Response<pb::ListManagementClustersResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         registration::list(&self.state, &tenant)
             .await
             .map(Response::new)
@@ -155,7 +162,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::UnregisterManagementClusterRequest>,
     ) -> Result<Response<pb::UnregisterManagementClusterResponse>, Status> {
-        let tenant = caller(&request)?;
+        let tenant = traced(caller(&request)?);
         registration::unregister(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)

@@ -35,7 +35,14 @@ pub struct QueueJobs<Q>(pub Arc<Q>);
 
 impl<Q: Queue> Jobs for QueueJobs<Q> {
     fn enqueue<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.0.enqueue(key).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            // The job continues the caller's trace (the Apply that queued it).
+            let context = topograph_telemetry::trace::current_context();
+            self.0
+                .enqueue_traced(key, context.as_deref())
+                .await
+                .map_err(|e| e.to_string())
+        })
     }
 }
 
@@ -88,7 +95,8 @@ impl State {
         let mut warnings = Vec::new();
         for key in keys {
             let text = key.to_string();
-            if let Err(e) = self.jobs.enqueue(&text).await {
+            let span = tracing::info_span!("enqueue", key = %text);
+            if let Err(e) = tracing::Instrument::instrument(self.jobs.enqueue(&text), span).await {
                 tracing::warn!(key = %text, error = %e, "could not queue a Cluster");
                 warnings.push(format!(
                     "Cluster {}/{} was not queued ({e}); the appliers' watches will pick it up",

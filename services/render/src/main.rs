@@ -117,7 +117,8 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .with_nodelay(Some(true));
     tracing::info!(addr = %args.listen, workers, "render service listening");
     Server::builder()
-        .trace_fn(|request| tracing::info_span!("rpc", method = %request.uri().path()))
+        // The request's span continues the caller's trace (`traceparent` metadata).
+        .trace_fn(topograph_telemetry::trace::server_span)
         .layer(layers)
         .add_service(health_service)
         .add_service(reflection)
@@ -136,13 +137,6 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -153,7 +147,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(serve(args)) {
+    // Inside the runtime: the span exporter's connection lives there.
+    let tracing = {
+        let _runtime = runtime.enter();
+        topograph_telemetry::trace::init("topograph-render")
+    };
+    let result = runtime.block_on(serve(args));
+    // Flushes the last spans while the runtime still runs.
+    tracing.shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("topograph-render: {e}");
