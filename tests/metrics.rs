@@ -348,6 +348,13 @@ async fn every_service_exposes_its_metrics_and_they_move() {
         "topograph_gateway_grpc_request_duration_seconds_count",
         &["method=\"/topograph.gateway.v1.GatewayService/Apply\""],
     );
+    // The render service times its engine runs by class.
+    moved(
+        &render_before,
+        &render_after,
+        "topograph_render_engine_duration_seconds_count",
+        &["class=\"quick-start\"", "result=\"ok\""],
+    );
     // Apply's admission and the applier's renders both go through the render service.
     for name in [
         "topograph_render_grpc_requests_total",

@@ -71,7 +71,10 @@ struct Args {
 async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // The prefix keeps the names dashboards and alerts already use
     // (`topograph_render_grpc_requests_total`, ...).
-    let metrics = Arc::new(RpcMetrics::new("topograph_render"));
+    let mut rpc_metrics = RpcMetrics::new("topograph_render");
+    // Engine time by class, beside the request metrics on the same endpoint.
+    let class_times = service::register_class_times(rpc_metrics.registry_mut());
+    let metrics = Arc::new(rpc_metrics);
     if let Some(addr) = args.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -88,7 +91,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
     let render = RenderServiceServer::new(RenderServer::new(
-        Engine::new(args.class_cache, args.response_cache_mb << 20),
+        Engine::new(args.class_cache, args.response_cache_mb << 20).with_class_times(class_times),
         workers,
     ))
     .max_decoding_message_size(args.max_decoding_message_size)
