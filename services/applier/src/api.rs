@@ -341,8 +341,9 @@ impl ManagementCluster {
         }
     }
 
-    /// Objects of a kind in a namespace (`""`: in all of them) carrying every given label (an empty value
-    /// means the label is present with an empty value). An unserved kind has none.
+    /// Objects of a kind in a namespace (`""`: in all of them) carrying every given
+    /// label (an empty value means the label is present with an empty value). An
+    /// unserved kind has none.
     pub async fn list(
         &self,
         api_version: &str,
@@ -350,20 +351,14 @@ impl ManagementCluster {
         namespace: &str,
         labels: &[(&str, &str)],
     ) -> Result<Vec<Value>, ReconcileError> {
-        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
-            return Ok(Vec::new());
-        };
         let selector = labels
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(",");
-        let list = api.list(&ListParams::default().labels(&selector)).await?;
-        let live = list
-            .items
-            .into_iter()
-            .map(to_value)
-            .collect::<Result<Vec<_>, _>>()?;
+        let live = self
+            .list_live(api_version, kind, namespace, &selector)
+            .await?;
         match &self.overlay {
             Some(overlay) => match overlay.lock() {
                 Ok(overlay) => Ok(overlay.list(live, api_version, kind, namespace, labels)),
@@ -371,6 +366,47 @@ impl ManagementCluster {
             },
             None => Ok(live),
         }
+    }
+
+    /// Objects of a kind in a namespace (`""`: in all of them) matching a label
+    /// selector in Kubernetes syntax (`a=b,!c`, `env in (x,y)`; empty: every object).
+    /// The API server evaluates it and refuses a malformed one (400). An unserved kind
+    /// has none.
+    ///
+    /// A dry-run client takes an empty selector only: its own writes must match too,
+    /// and it matches them by label pairs ([`ManagementCluster::list`]), not by
+    /// selector expressions.
+    pub async fn list_selected(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        selector: &str,
+    ) -> Result<Vec<Value>, ReconcileError> {
+        if self.overlay.is_some() {
+            if selector.is_empty() {
+                return self.list(api_version, kind, namespace, &[]).await;
+            }
+            return Err(ReconcileError::invalid(format!(
+                "a dry run cannot list {kind}s by the label selector {selector:?}; list by label pairs"
+            )));
+        }
+        self.list_live(api_version, kind, namespace, selector).await
+    }
+
+    /// What the API server lists (no overlay).
+    async fn list_live(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        selector: &str,
+    ) -> Result<Vec<Value>, ReconcileError> {
+        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
+            return Ok(Vec::new());
+        };
+        let list = api.list(&ListParams::default().labels(selector)).await?;
+        list.items.into_iter().map(to_value).collect()
     }
 
     /// The object as a read sees it now (dry runs: with the overlay).

@@ -13,7 +13,7 @@ use crate::objects::{
     generation, observed_generation, references, version_of,
 };
 use crate::pagination::{fingerprint, page, paginate};
-use crate::state::{State, api_status, key_of, list_capi};
+use crate::state::{State, api_status, key_of};
 use crate::tenancy::{Scope, Tenant};
 use crate::violations::{Violation, invalid};
 
@@ -64,12 +64,15 @@ pub async fn list_in(
         }
     };
     match namespaces {
-        None => list_capi(api, kind, "", selector).await.map_err(to_status),
+        None => api
+            .list_selected(API_VERSION, kind, "", selector)
+            .await
+            .map_err(to_status),
         Some(namespaces) => {
             let mut out = Vec::new();
             for namespace in namespaces {
                 out.extend(
-                    list_capi(api, kind, namespace, selector)
+                    api.list_selected(API_VERSION, kind, namespace, selector)
                         .await
                         .map_err(to_status)?,
                 );

@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams};
-use kube::discovery::ApiResource;
 use serde_json::Value;
 use tonic::Status;
 use topograph_applier::ManagementCluster;
@@ -18,7 +16,7 @@ use topograph_applier::registry::Registry;
 use topograph_queue::Queue;
 
 use crate::admission::Admission;
-use crate::objects::class_of;
+use crate::objects::{API_VERSION, class_of};
 
 /// A boxed future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -134,58 +132,6 @@ pub fn is_code(e: &ReconcileError, code: u16) -> bool {
     matches!(e, ReconcileError::Api(kube::Error::Api(s)) if s.code == code)
 }
 
-/// The API of one of Cluster API's kinds in v1beta1, in `namespace` or (empty) across
-/// all namespaces. Their resource names are fixed by Cluster API, so no discovery.
-pub fn capi_api(api: &ManagementCluster, kind: &str, namespace: &str) -> Api<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta1", kind),
-        &plural(kind),
-    );
-    if namespace.is_empty() {
-        Api::all_with(api.client().clone(), &resource)
-    } else {
-        Api::namespaced_with(api.client().clone(), namespace, &resource)
-    }
-}
-
-/// The resource name of a kind the way Kubernetes derives it for Cluster API's kinds:
-/// lower case, plural.
-fn plural(kind: &str) -> String {
-    let lower = kind.to_ascii_lowercase();
-    if lower.ends_with('s') {
-        format!("{lower}es")
-    } else {
-        format!("{lower}s")
-    }
-}
-
-/// Objects of one of Cluster API's kinds in `namespace` (empty: all) matching a label
-/// selector (Kubernetes syntax, passed to the API server).
-pub async fn list_capi(
-    api: &ManagementCluster,
-    kind: &str,
-    namespace: &str,
-    selector: &str,
-) -> Result<Vec<Value>, ReconcileError> {
-    let mut params = ListParams::default();
-    if !selector.is_empty() {
-        params = params.labels(selector);
-    }
-    let list = match capi_api(api, kind, namespace).list(&params).await {
-        Ok(list) => list,
-        // No such kind served: nothing of it exists.
-        Err(e) if matches!(&e, kube::Error::Api(s) if s.code == 404) => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
-    list.items
-        .into_iter()
-        .map(|o| {
-            serde_json::to_value(o)
-                .map_err(|e| ReconcileError::invalid(format!("encoding an object: {e}")))
-        })
-        .collect()
-}
-
 /// The Clusters (anywhere on the management cluster) using ClusterClass
 /// `namespace/name`, sorted by namespace and name.
 pub async fn clusters_using(
@@ -193,7 +139,8 @@ pub async fn clusters_using(
     namespace: &str,
     name: &str,
 ) -> Result<Vec<Value>, ReconcileError> {
-    let mut users: Vec<Value> = list_capi(api, "Cluster", "", "")
+    let mut users: Vec<Value> = api
+        .list(API_VERSION, "Cluster", "", &[])
         .await?
         .into_iter()
         .filter(|c| class_of(c).is_some_and(|(ns, n)| ns == namespace && n == name))
@@ -206,16 +153,4 @@ pub async fn clusters_using(
 pub fn key_of(object: &Value) -> (String, String) {
     use topograph_api::object::ObjectExt;
     (object.namespace().to_string(), object.name().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plurals_of_cluster_api_kinds() {
-        assert_eq!(plural("Cluster"), "clusters");
-        assert_eq!(plural("ClusterClass"), "clusterclasses");
-        assert_eq!(plural("MachineDeployment"), "machinedeployments");
-    }
 }

@@ -24,7 +24,7 @@ use topograph_api::object::ObjectExt;
 use topograph_proto::gateway::v1 as pb;
 
 use crate::objects::{GROUP, conditions, group};
-use crate::state::{State, capi_api};
+use crate::state::State;
 use crate::tenancy::Tenant;
 use crate::violations::{Violation, invalid};
 
@@ -196,12 +196,21 @@ pub async fn watch(
     }
     tenant.authorize("Watch", mc, Some(&request.namespace))?;
     let api = state.cluster(mc)?;
-    let events: Api<DynamicObject> = Api::namespaced_with(
-        api.client().clone(),
-        &request.namespace,
-        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Event"), "events"),
-    );
-    let clusters = capi_api(&api, "Cluster", &request.namespace);
+    // Both resource names are fixed (core Events, Cluster API's Clusters), so no
+    // discovery: the watch starts as before even while the management cluster is
+    // unreachable or lacks the CRD, and its watchers retry until it answers.
+    let in_namespace = |group: &str, version: &str, kind: &str, plural: &str| {
+        Api::<DynamicObject>::namespaced_with(
+            api.client().clone(),
+            &request.namespace,
+            &ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(group, version, kind),
+                plural,
+            ),
+        )
+    };
+    let events = in_namespace("", "v1", "Event", "events");
+    let clusters = in_namespace(GROUP, "v1beta1", "Cluster", "clusters");
     let filter = Filter {
         namespace: request.namespace.clone(),
         name: request.name.clone(),
