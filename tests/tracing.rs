@@ -471,3 +471,68 @@ async fn one_trace_from_apply_to_the_management_cluster() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Spans still waiting for their batch when SIGTERM arrives are exported before the
+/// process exits: a render service whose batches would leave only every 10 minutes
+/// answers one health check, is stopped, and its span has arrived by then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_are_flushed_on_sigterm() {
+    let receiver = Receiver::default();
+    let otlp_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let otlp = format!("http://{}", otlp_listener.local_addr().unwrap());
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(TraceServiceServer::new(receiver.clone()))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(otlp_listener)),
+    );
+
+    let port = free_port();
+    let mut render = Command::new(binary("topograph-render", "topograph-render"));
+    render.args(["--listen", &format!("127.0.0.1:{port}")]);
+    traced(&mut render, &otlp, "tg-render-flush");
+    render.env("OTEL_BSP_SCHEDULE_DELAY", "600000");
+    let log = std::env::temp_dir().join("topograph-tracing-flush-render.log");
+    let mut render = spawn(&mut render, &log);
+    wait_for_port(port, "topograph-render");
+
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap();
+    drop(health);
+    assert!(
+        receiver.spans.lock().unwrap().is_empty(),
+        "nothing is exported before the batch is due"
+    );
+
+    let stopped = Command::new("kill")
+        .args(["-TERM", &render.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let exit = tokio::task::spawn_blocking(move || {
+        let status = render.0.wait();
+        (status, render)
+    })
+    .await
+    .unwrap()
+    .0
+    .unwrap();
+    assert!(exit.success(), "topograph-render exited with {exit}");
+    let spans = receiver.spans.lock().unwrap().clone();
+    assert!(
+        spans.iter().any(|s| s.service == "tg-render-flush"
+            && s.name == "grpc.health.v1.Health/Check"
+            && s.parent.is_empty()),
+        "the health check's span was not flushed at shutdown: {spans:?}"
+    );
+    server.abort();
+}
