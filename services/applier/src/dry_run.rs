@@ -91,8 +91,9 @@ impl Overlay {
         self.objects.get(key).map(|e| e.after.clone())
     }
 
-    /// `live` (a list of one kind in one namespace, selected by `labels`) with the
-    /// overlay's writes of that kind applied, sorted by name as the API server lists.
+    /// `live` (a list of one kind in one namespace, or in all when `namespace` is empty,
+    /// selected by `labels`) with the overlay's writes of that kind applied, sorted by
+    /// namespace and name as the API server lists.
     pub fn list(
         &self,
         live: Vec<Value>,
@@ -102,17 +103,19 @@ impl Overlay {
         labels: &[(&str, &str)],
     ) -> Vec<Value> {
         let group = group(api_version);
-        let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
+        // By namespace and name: a list across namespaces holds same-named objects.
+        let mut listed: BTreeMap<(String, String), Value> = BTreeMap::new();
         for object in live {
             let key = ObjectKey::of(&object);
+            let at = (key.namespace.clone(), key.name.clone());
             match self.objects.get(&key) {
                 Some(entry) => {
                     if let Some(after) = &entry.after {
-                        by_name.insert(key.name, after.clone());
+                        listed.insert(at, after.clone());
                     }
                 }
                 None => {
-                    by_name.insert(key.name, object);
+                    listed.insert(at, object);
                 }
             }
         }
@@ -123,16 +126,17 @@ impl Overlay {
             {
                 continue;
             }
+            let at = (key.namespace.clone(), key.name.clone());
             match &entry.after {
                 Some(after) if selected(after, labels) => {
-                    by_name.insert(key.name.clone(), after.clone());
+                    listed.insert(at, after.clone());
                 }
                 _ => {
-                    by_name.remove(&key.name);
+                    listed.remove(&at);
                 }
             }
         }
-        by_name.into_values().collect()
+        listed.into_values().collect()
     }
 
     /// Creates `object` over `current` (what a read sees now).
@@ -408,6 +412,15 @@ mod tests {
         assert_eq!(overlay.get(&ObjectKey::of(&cm("b", "1"))), Some(None));
         assert_eq!(overlay.get(&ObjectKey::of(&cm("c", "1"))), None);
         let other_labels = overlay.list(Vec::new(), "v1", "ConfigMap", "ns", &[("app", "y")]);
+        // Across namespaces, same names stay apart.
+        let mut elsewhere = cm("c", "1");
+        elsewhere["metadata"]["namespace"] = json!("other");
+        let everywhere = overlay.list(vec![cm("c", "1"), elsewhere], "v1", "ConfigMap", "", &[]);
+        let at: Vec<(&str, &str)> = everywhere
+            .iter()
+            .map(|o| (o.namespace(), o.name()))
+            .collect();
+        assert_eq!(at, [("ns", "c"), ("ns", "gen-dry01"), ("other", "c")]);
         assert!(other_labels.is_empty());
     }
 
