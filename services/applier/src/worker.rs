@@ -74,6 +74,7 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
         attempt = job.attempt,
         consumer,
         outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
     if let Some(parent) = &job.trace_context {
         topograph_telemetry::trace::set_parent(&span, parent);
@@ -83,7 +84,12 @@ async fn handle<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
 
 /// Records how the reconcile in hand ended on its span.
 fn outcome(outcome: &'static str) {
-    tracing::Span::current().record("outcome", outcome);
+    let span = tracing::Span::current();
+    span.record("outcome", outcome);
+    // Trace views flag failed reconciles by the span status.
+    if matches!(outcome, "error" | "timeout") {
+        span.record("otel.status_code", "ERROR");
+    }
 }
 
 async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
