@@ -431,6 +431,26 @@ async fn one_trace_from_apply_to_the_management_cluster() {
         found.render_server.name,
         "topograph.render.v1.RenderService/Render"
     );
+    // The gateway's admission asked the render service too, inside the same trace.
+    let admission: Vec<&Span> = spans
+        .iter()
+        .filter(|s| {
+            s.service == "tg-render"
+                && s.name == "topograph.render.v1.RenderService/Validate"
+                && &s.trace_id == trace
+        })
+        .collect();
+    assert!(
+        !admission.is_empty(),
+        "no Validate span of the render service in the Apply's trace"
+    );
+    for span in admission {
+        let parent = spans
+            .iter()
+            .find(|s| s.span_id == span.parent)
+            .expect("the Validate span's parent was exported");
+        assert_eq!(parent.service, "tg-gateway", "{parent:?}");
+    }
 
     // The reconcile's attributes: the Cluster, its class and the management cluster.
     assert_eq!(found.reconcile.attribute("management_cluster"), MC);

@@ -214,6 +214,14 @@ impl RenderService {
     }
 }
 
+/// A request carrying the current trace context, so the render service's spans join the
+/// caller's trace.
+fn traced<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    topograph_telemetry::trace::inject_metadata(request.metadata_mut());
+    request
+}
+
 fn encode(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
@@ -274,7 +282,7 @@ impl Admission for RenderService {
                 cluster_classes: Vec::new(),
                 clusters: clusters.iter().map(encode).collect(),
             };
-            match self.client.clone().validate(request).await {
+            match self.client.clone().validate(traced(request)).await {
                 Ok(response) => {
                     let response = response.into_inner();
                     Ok(Verdict {
@@ -301,7 +309,7 @@ impl Admission for RenderService {
                 cluster_classes: classes.iter().map(encode).collect(),
                 clusters: Vec::new(),
             };
-            let response = match self.client.clone().validate(request).await {
+            let response = match self.client.clone().validate(traced(request)).await {
                 Ok(response) => response.into_inner(),
                 Err(status) => return Ok(refused(from_render_status(status)?, cluster)),
             };
@@ -322,7 +330,7 @@ impl Admission for RenderService {
                 cluster: encode(cluster),
                 cluster_class: class.map(encode).unwrap_or_default(),
             };
-            let defaulted = match self.client.clone().default(request).await {
+            let defaulted = match self.client.clone().default(traced(request)).await {
                 Ok(response) => response.into_inner().cluster,
                 Err(status) => return Ok(refused(from_render_status(status)?, cluster)),
             };
