@@ -145,14 +145,17 @@ fn applier(
         .args(["--redis", redis, "--management-clusters"])
         .arg(clusters)
         .args(["--render", render, "--workers", "4", "--name", name])
-        .args([
-            "--lease-seconds",
-            "3",
-            "--resync-seconds",
-            "20",
-            "--quiet-ms",
-            "500",
-        ])
+        // Defaults a test may override through `extra`.
+        .args(
+            [
+                ("--lease-seconds", "3"),
+                ("--resync-seconds", "20"),
+                ("--quiet-ms", "500"),
+            ]
+            .into_iter()
+            .filter(|(flag, _)| !extra.contains(flag))
+            .flat_map(|(flag, value)| [flag, value]),
+        )
         .args(extra)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
@@ -411,10 +414,20 @@ async fn a_killed_applier_and_a_restarted_redis_leave_no_cluster_behind() {
 async fn ten_thousand_changes_cost_at_most_two_reconciles_per_cluster() {
     let _serial = SERIAL.lock().await;
     let fleet = Fleet::start("fleet-burst", 50).await;
-    // A burst is queued once it has been quiet for 500 ms, or after 60 s of constant
-    // changes (the writers below take several seconds in a debug build).
-    let _a = fleet.applier_with("applier-1", &["--max-delay-ms", "60000"]);
-    let _b = fleet.applier_with("applier-2", &["--max-delay-ms", "60000"]);
+    // A burst is queued once it has been quiet for 2 s, or after 60 s of constant
+    // changes (the writers below take several seconds in a debug build; on a loaded
+    // machine one Cluster's changes can pause for longer than 500 ms). No resync
+    // during the test: it would add a reconcile to every Cluster.
+    let burst = [
+        "--max-delay-ms",
+        "60000",
+        "--quiet-ms",
+        "2000",
+        "--resync-seconds",
+        "600",
+    ];
+    let _a = fleet.applier_with("applier-1", &burst);
+    let _b = fleet.applier_with("applier-2", &burst);
     wait_converged(&[&fleet.api_a, &fleet.api_b], 100, Duration::from_secs(120)).await;
     // Let the reconciles caused by the appliers' own writes settle: no reconcile for 3 s.
     let mut before = fleet.reconciles.snapshot();
@@ -466,9 +479,18 @@ async fn ten_thousand_changes_cost_at_most_two_reconciles_per_cluster() {
     for w in writers {
         w.await.unwrap();
     }
-    // Quiet period, then everything drained.
-    tokio::time::sleep(Duration::from_secs(4)).await;
-    let after = fleet.reconciles.snapshot();
+    // The quiet period, then every reconcile done: nothing new for 3 s.
+    let settle = Instant::now();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut after = fleet.reconciles.snapshot();
+    loop {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let now = fleet.reconciles.snapshot();
+        if now == after || settle.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        after = now;
+    }
     let mut total = 0;
     for (mc, cluster) in clusters.iter() {
         let key = format!("{mc}/default/{}", cluster.name());
