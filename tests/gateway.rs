@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,7 +23,10 @@ use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
-use topograph_tests::{Process, TempDir, binary, free_port, http_get, root, wait_for_port};
+use topograph_tests::{
+    Process, TempDir, binary, free_port, http_get, management_cluster, redis_without_persistence,
+    root, spawn_logged, wait_for_port,
+};
 
 const MC: &str = "mgmt-a";
 const TOKEN_A: &str = "token-of-team-a";
@@ -101,17 +103,6 @@ struct Fleet {
     api: ManagementCluster,
 }
 
-fn spawn(command: &mut Command, log: &Path) -> Process {
-    let log = std::fs::File::create(log).unwrap();
-    Process(
-        command
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
-    )
-}
-
 /// The tests each start five processes; one fleet at a time keeps a two-core machine
 /// responsive enough for their deadlines.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -124,44 +115,15 @@ async fn start(tag: &str) -> Fleet {
     let mut processes = Vec::new();
 
     let redis_port = free_port();
-    processes.push(Process(
-        Command::new("redis-server")
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
-    ));
+    processes.push(redis_without_persistence(redis_port));
 
-    // The management cluster: its URL on stdout means it serves.
-    let kubeconfig_path = clusters_dir.join(format!("{MC}.kubeconfig.tmp"));
-    let mut kube = Command::new(binary("topograph-kube", "topograph-kube"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--simulate-providers",
-            "--provider-delay-ms",
-            "200",
-        ])
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig_path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(kube.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    processes.push(Process(kube));
-    let kube_port: u16 = url.trim().rsplit(':').next().unwrap().parse().unwrap();
-    let kubeconfig = std::fs::read_to_string(&kubeconfig_path).unwrap();
-    std::fs::rename(
-        &kubeconfig_path,
-        clusters_dir.join(format!("{MC}.kubeconfig")),
-    )
-    .unwrap();
+    let kube = management_cluster(
+        &clusters_dir,
+        MC,
+        &["--simulate-providers", "--provider-delay-ms", "200"],
+    );
+    let (kube_port, kubeconfig) = (kube.port, kube.kubeconfig.clone());
+    processes.push(kube.process);
 
     // CRDs and the tenants' namespaces.
     let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
@@ -177,7 +139,7 @@ async fn start(tag: &str) -> Fleet {
     }
 
     let render_port = free_port();
-    processes.push(spawn(
+    processes.push(spawn_logged(
         Command::new(binary("topograph-render", "topograph-render"))
             .args(["--listen", &format!("127.0.0.1:{render_port}")]),
         &dir.0.join("render.log"),
@@ -187,7 +149,7 @@ async fn start(tag: &str) -> Fleet {
     let redis = format!("redis://127.0.0.1:{redis_port}");
     let render = format!("http://127.0.0.1:{render_port}");
 
-    processes.push(spawn(
+    processes.push(spawn_logged(
         Command::new(binary("topograph-applier", "topograph-applier"))
             .args(["--redis", &redis, "--render", &render, "--workers", "2"])
             .args(["--quiet-ms", "100", "--lease-seconds", "5"])

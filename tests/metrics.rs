@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,10 @@ use topograph_applier::{ManagementCluster, crds};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
-use topograph_tests::{Process, TempDir, binary, free_port, http_get, root, wait_for_port};
+use topograph_tests::{
+    Process, TempDir, binary, free_port, http_get, management_cluster, redis_without_persistence,
+    root, spawn_logged, wait_for_port,
+};
 
 const MC: &str = "mgmt-a";
 const TOKEN: &str = "token-of-ops";
@@ -92,17 +94,6 @@ fn example(file: &str) -> Vec<Value> {
         .collect()
 }
 
-fn spawn(command: &mut Command, log: &Path) -> Process {
-    let log = std::fs::File::create(log).unwrap();
-    Process(
-        command
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
-    )
-}
-
 /// Waits up to `within` for `check` on fresh scrapes of `port`; the last scrape.
 fn wait_until(port: u16, within: Duration, what: &str, check: impl Fn(&Scrape) -> bool) -> Scrape {
     let start = Instant::now();
@@ -128,38 +119,16 @@ async fn every_service_exposes_its_metrics_and_they_move() {
     let mut processes = Vec::new();
 
     let redis_port = free_port();
-    processes.push(Process(
-        Command::new("redis-server")
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
-    ));
+    processes.push(redis_without_persistence(redis_port));
 
-    let kubeconfig_path = clusters_dir.join(format!("{MC}.kubeconfig.tmp"));
-    let mut kube = Command::new(binary("topograph-kube", "topograph-kube"))
-        .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
-        .args(["--provider-delay-ms", "200"])
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig_path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(kube.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
+    let started = management_cluster(
+        &clusters_dir,
+        MC,
+        &["--simulate-providers", "--provider-delay-ms", "200"],
+    );
+    let kubeconfig = started.kubeconfig.clone();
     // Kept apart: stopping it later is how management-cluster errors are provoked.
-    let mut kube = Some(Process(kube));
-    let kubeconfig = std::fs::read_to_string(&kubeconfig_path).unwrap();
-    std::fs::rename(
-        &kubeconfig_path,
-        clusters_dir.join(format!("{MC}.kubeconfig")),
-    )
-    .unwrap();
+    let mut kube = Some(started.process);
     let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
         .await
         .unwrap();
@@ -172,7 +141,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
 
     let render_port = free_port();
     let render_metrics = free_port();
-    processes.push(spawn(
+    processes.push(spawn_logged(
         Command::new(binary("topograph-render", "topograph-render"))
             .args(["--listen", &format!("127.0.0.1:{render_port}")])
             .args(["--metrics-listen", &format!("127.0.0.1:{render_metrics}")]),
@@ -184,7 +153,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
     let render = format!("http://127.0.0.1:{render_port}");
 
     let applier_metrics = free_port();
-    processes.push(spawn(
+    processes.push(spawn_logged(
         Command::new(binary("topograph-applier", "topograph-applier"))
             .args(["--redis", &redis, "--render", &render, "--workers", "2"])
             .args(["--quiet-ms", "100", "--lease-seconds", "5"])

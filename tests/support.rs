@@ -156,3 +156,79 @@ pub fn http_get(port: u16, path: &str) -> String {
         .map(|(_, body)| body.to_string())
         .unwrap_or_default()
 }
+
+/// `command` started with stdout discarded and stderr written to `log`.
+pub fn spawn_logged(command: &mut Command, log: &Path) -> Process {
+    let log = match std::fs::File::create(log) {
+        Ok(file) => file,
+        Err(e) => panic!("creating {}: {e}", log.display()),
+    };
+    Process(
+        command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
+    )
+}
+
+/// redis-server on `port` without persistence (callers wait for the port).
+pub fn redis_without_persistence(port: u16) -> Process {
+    Process(
+        Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
+    )
+}
+
+/// A running `topograph-kube`: the process, its port and its kubeconfig.
+pub struct KubeProcess {
+    /// The server (killed when dropped).
+    pub process: Process,
+    /// The port it serves on.
+    pub port: u16,
+    /// Its kubeconfig, as written to `<dir>/<name>.kubeconfig`.
+    pub kubeconfig: String,
+}
+
+/// `topograph-kube` with `args`, its kubeconfig appearing whole as `<dir>/<name>.kubeconfig`
+/// (appliers and gateways re-read that directory at any moment) once it serves.
+pub fn management_cluster(dir: &Path, name: &str, args: &[&str]) -> KubeProcess {
+    use std::io::BufRead;
+    let partial = dir.join(format!("{name}.kubeconfig.tmp"));
+    let mut child = Command::new(binary("topograph-kube", "topograph-kube"))
+        .args(["--listen", "127.0.0.1:0"])
+        .args(args)
+        .arg("--kubeconfig-out")
+        .arg(&partial)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting topograph-kube: {e}"));
+    // Its URL on stdout means it serves.
+    let mut url = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufReader::new(stdout).read_line(&mut url);
+    }
+    let process = Process(child);
+    let port = url
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("topograph-kube printed {url:?}, not its URL"));
+    let kubeconfig = std::fs::read_to_string(&partial)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", partial.display()));
+    if let Err(e) = std::fs::rename(&partial, dir.join(format!("{name}.kubeconfig"))) {
+        panic!("publishing the kubeconfig of {name}: {e}");
+    }
+    KubeProcess {
+        process,
+        port,
+        kubeconfig,
+    }
+}

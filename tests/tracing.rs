@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,7 +26,10 @@ use topograph_applier::{ManagementCluster, crds};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
-use topograph_tests::{Process, TempDir, binary, free_port, root, wait_for_port};
+use topograph_tests::{
+    Process, TempDir, binary, free_port, management_cluster, redis_without_persistence, root,
+    spawn_logged, wait_for_port,
+};
 
 const MC: &str = "mgmt-a";
 const TOKEN: &str = "token-of-ops";
@@ -134,17 +136,6 @@ fn traced(command: &mut Command, otlp: &str, service: &str) {
         .env_remove("OTEL_TRACES_SAMPLER");
 }
 
-fn spawn(command: &mut Command, log: &Path) -> Process {
-    let log = std::fs::File::create(log).unwrap();
-    Process(
-        command
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {command:?}: {e}")),
-    )
-}
-
 /// What the assertions look for in the received spans, once it is all there.
 struct Found {
     apply: Span,
@@ -223,37 +214,15 @@ async fn one_trace_from_apply_to_the_management_cluster() {
     );
 
     let redis_port = free_port();
-    processes.push(Process(
-        Command::new("redis-server")
-            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}); install redis-server")),
-    ));
+    processes.push(redis_without_persistence(redis_port));
 
-    let kubeconfig_path = clusters_dir.join(format!("{MC}.kubeconfig.tmp"));
-    let mut kube = Command::new(binary("topograph-kube", "topograph-kube"))
-        .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
-        .args(["--provider-delay-ms", "200"])
-        .arg("--kubeconfig-out")
-        .arg(&kubeconfig_path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(kube.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    processes.push(Process(kube));
-    let kubeconfig = std::fs::read_to_string(&kubeconfig_path).unwrap();
-    std::fs::rename(
-        &kubeconfig_path,
-        clusters_dir.join(format!("{MC}.kubeconfig")),
-    )
-    .unwrap();
+    let kube = management_cluster(
+        &clusters_dir,
+        MC,
+        &["--simulate-providers", "--provider-delay-ms", "200"],
+    );
+    let kubeconfig = kube.kubeconfig.clone();
+    processes.push(kube.process);
     let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
         .await
         .unwrap();
@@ -268,7 +237,7 @@ async fn one_trace_from_apply_to_the_management_cluster() {
     let mut render = Command::new(binary("topograph-render", "topograph-render"));
     render.args(["--listen", &format!("127.0.0.1:{render_port}")]);
     traced(&mut render, &otlp, "tg-render");
-    processes.push(spawn(&mut render, &log("render")));
+    processes.push(spawn_logged(&mut render, &log("render")));
     wait_for_port(redis_port, "redis-server");
     wait_for_port(render_port, "topograph-render");
     let redis = format!("redis://127.0.0.1:{redis_port}");
@@ -283,7 +252,7 @@ async fn one_trace_from_apply_to_the_management_cluster() {
         .arg("--management-clusters")
         .arg(&clusters_dir);
     traced(&mut applier, &otlp, "tg-applier");
-    processes.push(spawn(&mut applier, &log("applier")));
+    processes.push(spawn_logged(&mut applier, &log("applier")));
 
     let tenants = dir.0.join("tenants.yaml");
     std::fs::write(
@@ -512,7 +481,7 @@ async fn spans_are_flushed_on_sigterm() {
     traced(&mut render, &otlp, "tg-render-flush");
     render.env("OTEL_BSP_SCHEDULE_DELAY", "600000");
     let log = std::env::temp_dir().join("topograph-tracing-flush-render.log");
-    let mut render = spawn(&mut render, &log);
+    let mut render = spawn_logged(&mut render, &log);
     wait_for_port(port, "topograph-render");
 
     let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
