@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,52 +15,7 @@ use serde_json::{Value, json};
 use topograph_api::load::parse_documents;
 use topograph_api::object::ObjectExt;
 use topograph_applier::{ManagementCluster, crds};
-use topograph_tests::{binary, root};
-
-/// A child process killed (and reaped) when dropped.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("topograph-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
-}
-
-fn wait_for_port(port: u16, what: &str) {
-    for _ in 0..400 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("{what} did not listen on port {port}");
-}
+use topograph_tests::{Process, TempDir, binary, free_port, root, wait_for_port};
 
 fn redis_server(dir: &Path, port: u16) -> Process {
     let child = Command::new("redis-server")
@@ -104,22 +59,7 @@ fn render_service() -> (Process, String) {
 
 /// A management cluster: `topograph-kube` writing `<dir>/<name>.kubeconfig`.
 fn management_cluster(dir: &Path, name: &str, extra: &[&str]) -> Process {
-    let kubeconfig = dir.join(format!("{name}.kubeconfig.tmp"));
-    let mut child = Command::new(binary("topograph-kube", "topograph-kube"))
-        .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    if let Some(stdout) = child.stdout.take() {
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-    }
-    // Appear in the directory whole: the applier re-reads it at any moment.
-    std::fs::rename(&kubeconfig, dir.join(format!("{name}.kubeconfig"))).unwrap();
-    Process(child)
+    topograph_tests::management_cluster(dir, name, extra).process
 }
 
 /// Reconciles counted per Cluster key, from the appliers' logs.
