@@ -12,25 +12,29 @@ pub fn root() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// The binary `name` of the workspace package `package`, built once per test process so
-/// the tests never run a stale one (cargo does not build other packages' binaries for a
-/// package's tests).
+/// The binary `name` of the workspace package `package`, the workspace built once per
+/// test process so the tests never run a stale one (cargo does not build other
+/// packages' binaries for a package's tests).
 pub fn binary(package: &str, name: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    static BUILT: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if !built.iter().any(|p| p == package) {
+    if !*built {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let mut build = Command::new(cargo);
-        build.args(["build", "-q", "-p", package]);
+        // The whole workspace with all targets, as `cargo test --workspace` and the CI
+        // script build it, so after those this is only a freshness check: `-p package`
+        // would resolve dependency features differently and rebuild and relink them
+        // beside the copies the run already has.
+        build.args(["build", "-q", "--workspace", "--all-targets"]);
         if PROFILE == "release" {
             build.arg("--release");
         }
         let status = build.current_dir(root()).status();
         assert!(
             status.is_ok_and(|s| s.success()),
-            "cargo build -p {package} failed"
+            "cargo build --workspace (for {package}'s {name}) failed"
         );
-        built.push(package.to_string());
+        *built = true;
     }
     std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
