@@ -44,17 +44,31 @@ fn redis_server(dir: &Path, port: u16) -> Process {
     process
 }
 
-fn render_service() -> (Process, String) {
+/// A render service replica: the process, its URL and its metrics port.
+fn render_service() -> (Process, String, u16) {
     let port = free_port();
+    let metrics = free_port();
     let child = Command::new(binary("topograph-render", "topograph-render"))
         .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let process = Process(child);
     wait_for_port(port, "topograph-render");
-    (process, format!("http://127.0.0.1:{port}"))
+    wait_for_port(metrics, "topograph-render metrics");
+    (process, format!("http://127.0.0.1:{port}"), metrics)
+}
+
+/// How many Render calls a render replica has answered, by its metrics.
+fn renders_answered(metrics_port: u16) -> f64 {
+    topograph_tests::http_get(metrics_port, "/metrics")
+        .lines()
+        .filter(|l| l.starts_with("topograph_render_grpc_requests_total{"))
+        .filter(|l| l.contains("/topograph.render.v1.RenderService/Render\""))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
 }
 
 /// A management cluster: `topograph-kube` writing `<dir>/<name>.kubeconfig`.
@@ -238,6 +252,7 @@ struct Fleet {
     redis_dir: TempDir,
     _render: Process,
     render: String,
+    render_metrics: u16,
     clusters_dir: TempDir,
     kube_a: Option<Process>,
     _kube_b: Process,
@@ -256,7 +271,7 @@ impl Fleet {
         let redis_dir = TempDir::new(&format!("{tag}-redis"));
         let redis_port = free_port();
         let redis = redis_server(&redis_dir.0, redis_port);
-        let (render_process, render) = render_service();
+        let (render_process, render, render_metrics) = render_service();
         let clusters_dir = TempDir::new(&format!("{tag}-clusters"));
         let kube_a = management_cluster(&clusters_dir.0, "mgmt-a", kube_args);
         let kube_b = management_cluster(&clusters_dir.0, "mgmt-b", kube_args);
@@ -269,6 +284,7 @@ impl Fleet {
             redis_dir,
             _render: render_process,
             render,
+            render_metrics,
             clusters_dir,
             kube_a: Some(kube_a),
             _kube_b: kube_b,
@@ -322,6 +338,53 @@ async fn two_hundred_clusters_converge_with_one_and_with_two_appliers() {
         "2 appliers: 200 Clusters converged in {:.1} s ({:.1} Clusters/s)",
         elapsed.as_secs_f64(),
         200.0 / elapsed.as_secs_f64()
+    );
+}
+
+/// Scaling the render service out works without a load balancer in front: an applier
+/// given both replicas (the list form of `--render`; `dns:///name:port` resolves to the
+/// same set behind a headless Service) sends renders to both, and when one dies the
+/// rest of the work goes to the other with no Cluster left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_render_replicas_share_the_renders_and_either_may_die() {
+    let _serial = SERIAL.lock().await;
+    let mut fleet = Fleet::start("fleet-render-replicas", 50).await;
+    let (second, second_url, second_metrics) = render_service();
+    let first_metrics = fleet.render_metrics;
+    fleet.render = format!("{},{second_url}", fleet.render);
+    let _applier = fleet.applier("applier-1");
+    wait_converged(&[&fleet.api_a, &fleet.api_b], 100, Duration::from_secs(120)).await;
+    let (first_count, second_count) = (
+        renders_answered(first_metrics),
+        renders_answered(second_metrics),
+    );
+    println!("renders answered: first replica {first_count}, second {second_count}");
+    // Power-of-two-choices balancing by load: both must take a real share.
+    for (replica, count) in [("first", first_count), ("second", second_count)] {
+        assert!(
+            count >= 10.0,
+            "the {replica} replica answered {count} renders (first {first_count}, second {second_count})"
+        );
+    }
+
+    // One replica dies; a change to every Cluster is then rendered by the other.
+    drop(second);
+    for api in [&fleet.api_a, &fleet.api_b] {
+        for i in 0..50 {
+            let patch = json!({"spec": {"topology": {"workers": {"machineDeployments": [
+                {"class": "default-worker", "name": "md-0", "replicas": 2}
+            ]}}}});
+            let cluster = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+                "metadata": {"name": format!("c-{i}"), "namespace": "default"}});
+            api.merge_patch(&cluster, &patch).await.unwrap();
+        }
+    }
+    wait_converged(&[&fleet.api_a, &fleet.api_b], 100, Duration::from_secs(120)).await;
+    let after = renders_answered(first_metrics);
+    assert!(
+        after >= first_count + 100.0,
+        "the surviving replica answered {} renders after the other died, fewer than the 100 changed Clusters",
+        after - first_count
     );
 }
 

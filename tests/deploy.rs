@@ -352,9 +352,11 @@ fn check_container(container: &Container) -> BTreeSet<u16> {
 // ---------------------------------------------------------------------------------
 // docker-compose.yml.
 
-/// `host:port` out of a URL like `http://render:50051` or `redis://redis:6379`.
+/// `host:port` out of a URL like `http://render:50051`, `dns:///render:50051` or
+/// `redis://redis:6379`.
 fn host_port(url: &str) -> Option<(String, u16)> {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.trim_start_matches('/');
     let authority = rest.split('/').next()?;
     let authority = authority.rsplit('@').next()?;
     let (host, port) = authority.rsplit_once(':')?;
@@ -780,7 +782,10 @@ fn check_overlay(dir: &str, tag: &str) {
     };
     for config in objects.iter().filter(|o| o["kind"] == "ConfigMap") {
         for (key, value) in config["data"].as_object().into_iter().flatten() {
-            let Some(url) = value.as_str().filter(|v| v.starts_with("http://")) else {
+            let Some(url) = value
+                .as_str()
+                .filter(|v| v.starts_with("http://") || v.starts_with("dns:///"))
+            else {
                 continue;
             };
             if key.starts_with("OTEL_") {
@@ -791,6 +796,19 @@ fn check_overlay(dir: &str, tag: &str) {
                 service_ports(&host, port),
                 "{dir}: {key}={url} reaches no Service"
             );
+            // A name the client resolves to balance over must list the pods: through a
+            // ClusterIP it would resolve to one virtual address and one pod per client.
+            if url.starts_with("dns:///") {
+                let service = named(
+                    &objects,
+                    "Service",
+                    host.split('.').next().unwrap_or_default(),
+                );
+                assert!(
+                    service.is_some_and(|s| s["spec"]["clusterIP"] == "None"),
+                    "{dir}: {key}={url} names a Service that is not headless"
+                );
+            }
         }
     }
     // Autoscalers, budgets and bindings name what exists.

@@ -1,4 +1,7 @@
-//! gRPC contracts of the topograph services, generated from `proto/` at build time.
+//! gRPC contracts of the topograph services, generated from `proto/` at build time, and
+//! the client channels that balance calls over a service's instances ([`balance`]).
+
+pub mod balance;
 
 /// `topograph.render.v1`: the render service.
 pub mod render {

@@ -7,9 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::{DesiredState, ObjectStore, RenderOptions};
+use topograph_proto::balance;
 use topograph_proto::render::v1 as pb;
 use topograph_proto::render::v1::render_service_client::RenderServiceClient;
 
@@ -87,13 +88,15 @@ pub struct RenderService {
 }
 
 impl RenderService {
-    /// A client of the render service at `url` (e.g. `http://127.0.0.1:50051`). The
-    /// connection is made on first use and re-made when it breaks.
+    /// A client of the render service at `url`: `http://host:port`, `dns:///host:port`
+    /// (every replica the name resolves to) or a comma-separated list, calls balanced
+    /// over the replicas that answer (`topograph_proto::balance`). Connections are made
+    /// on first use and re-made when they break. Call inside a Tokio runtime.
     pub fn connect_lazy(url: &str) -> Result<Self, ReconcileError> {
-        let endpoint = Endpoint::from_shared(url.to_string())
-            .map_err(|e| ReconcileError::invalid(format!("render service address {url:?}: {e}")))?;
+        let channel = balance::channel(url, balance::Options::default())
+            .map_err(|e| ReconcileError::invalid(format!("render service address: {e}")))?;
         Ok(RenderService {
-            client: RenderServiceClient::new(endpoint.connect_lazy()),
+            client: RenderServiceClient::new(channel),
         })
     }
 }

@@ -11,7 +11,9 @@
 //!   `--management-cluster-secrets NAMESPACE`: Secrets labelled
 //!   `topograph.io/management-cluster` in that namespace of the cluster the applier runs
 //!   in (or of `--home-kubeconfig FILE`).
-//! * `--render`: the render service (`http://host:port`); `in-process` links the engine.
+//! * `--render`: the render service: `http://host:port`, `dns:///host:port` (calls
+//!   balanced over every replica the name resolves to, e.g. a headless Service) or a
+//!   comma-separated list of URLs; `in-process` links the engine.
 //! * `--workers`: concurrent reconcilers.
 
 use std::path::PathBuf;
@@ -62,7 +64,8 @@ struct Args {
         requires = "management_cluster_secrets"
     )]
     home_kubeconfig: Option<PathBuf>,
-    /// The render service (`http://host:port`), or `in-process`.
+    /// The render service (`http://host:port`, `dns:///host:port` to balance over every
+    /// replica the name resolves to, or a comma-separated list), or `in-process`.
     #[arg(long, env = "TOPOGRAPH_RENDER")]
     render: String,
     /// Concurrent reconcilers.

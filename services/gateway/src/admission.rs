@@ -11,7 +11,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 use tonic::Status;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use topograph_api::load::{Bundle, Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_api::object::ObjectExt;
@@ -202,14 +202,14 @@ pub struct RenderService {
 }
 
 impl RenderService {
-    /// A client of the render service at `url` (`http://host:port`), connected on first
-    /// use and re-connected when the connection breaks.
+    /// A client of the render service at `url` (`http://host:port`, `dns:///host:port`
+    /// or a comma-separated list), balanced over the replicas that answer, connected on
+    /// first use and re-connected when a connection breaks. Call inside a Tokio runtime.
     pub fn connect_lazy(url: &str) -> Result<Self, String> {
-        let endpoint = Endpoint::from_shared(url.to_string())
-            .map_err(|e| format!("render service address {url:?}: {e}"))?
-            .connect_timeout(std::time::Duration::from_secs(3));
+        let channel = topograph_proto::balance::channel(url, Default::default())
+            .map_err(|e| format!("render service address: {e}"))?;
         Ok(RenderService {
-            client: RenderServiceClient::new(endpoint.connect_lazy()),
+            client: RenderServiceClient::new(channel),
         })
     }
 }

@@ -57,8 +57,9 @@ struct Args {
     /// this process runs in, else `$KUBECONFIG`.
     #[arg(long, env = "TOPOGRAPH_GATEWAY_HOME_KUBECONFIG")]
     home_kubeconfig: Option<PathBuf>,
-    /// The render service (`http://host:port`) for validation and defaulting, or
-    /// `in-process`.
+    /// The render service for validation, defaulting and plans (`http://host:port`,
+    /// `dns:///host:port` to balance over every replica the name resolves to, or a
+    /// comma-separated list), or `in-process`.
     #[arg(long, env = "TOPOGRAPH_GATEWAY_RENDER")]
     render: String,
     /// Redis of the appliers' queue (`redis://host:port`, comma-separated node URLs for
