@@ -16,6 +16,7 @@ pub mod duration;
 pub mod envsubst;
 pub mod field;
 pub mod load;
+pub mod managed;
 pub mod model;
 pub mod object;
 pub mod v1beta1;

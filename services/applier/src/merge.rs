@@ -9,8 +9,27 @@
 //! Owner references are the exception to the list rule: they are a list keyed by the
 //! owner, and other controllers (Cluster API's core controllers) add their own, so only
 //! the desired owners are enforced.
+//!
+//! And as Cluster API's server-side apply does, a field the topology set on an earlier
+//! write and no longer sets is removed: [`apply`] records what an intent sets on the
+//! object and releases what it stopped setting (`topograph_api::managed`).
 
 use serde_json::{Map, Value};
+use topograph_api::managed;
+
+/// `current` brought to `intent` as a write of the topology: the intent enforced
+/// ([`enforce`]), the fields the topology set last time and no longer sets removed,
+/// and the fields it sets now recorded on the object.
+pub fn apply(current: &Value, intent: &Value) -> Value {
+    let intent = managed::record(intent.clone());
+    let mut merged = enforce(current, &intent);
+    if let Some(earlier) = managed::recorded(current) {
+        for path in managed::released(&earlier, &managed::paths(&intent)) {
+            managed::remove(&mut merged, &path);
+        }
+    }
+    merged
+}
 
 /// The parts of a desired object the topology owns; everything else (status,
 /// server-set metadata, copied timestamps) is not sent, as Cluster API's
@@ -187,6 +206,34 @@ mod tests {
         );
         // Enforcing again changes nothing: the merge is idempotent.
         assert_eq!(enforce(&merged, &intent), merged);
+    }
+
+    #[test]
+    fn apply_releases_what_the_topology_stopped_setting_and_only_that() {
+        let first = json!({"metadata": {"labels": {"mine": "1"}}, "spec": {"a": {"x": 1, "y": 2}, "l": [1]}});
+        let created = apply(&json!({}), &first);
+        // Others add their own fields.
+        let mut current = created.clone();
+        current["metadata"]["labels"]["theirs"] = json!("2");
+        current["spec"]["a"]["z"] = json!(3);
+        current["status"] = json!({"ready": true});
+        // The topology drops a label, one map entry and a list.
+        let second = json!({"metadata": {"labels": {}}, "spec": {"a": {"x": 1}}});
+        let merged = apply(&current, &second);
+        assert_eq!(merged["metadata"]["labels"], json!({"theirs": "2"}));
+        assert_eq!(merged["spec"], json!({"a": {"x": 1, "z": 3}}));
+        assert_eq!(merged["status"], json!({"ready": true}));
+        assert_eq!(
+            topograph_api::managed::recorded(&merged),
+            Some(["/spec/a/x".to_string()].into())
+        );
+        // Idempotent, and an object without a record loses nothing.
+        assert_eq!(apply(&merged, &second), merged);
+        let mut unrecorded = current.clone();
+        unrecorded["metadata"]["annotations"] = json!({});
+        let kept = apply(&unrecorded, &second);
+        assert_eq!(kept["spec"]["a"]["y"], 2);
+        assert_eq!(kept["spec"]["l"], json!([1]));
     }
 
     #[test]

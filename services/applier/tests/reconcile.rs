@@ -374,6 +374,39 @@ async fn a_class_template_edit_rolls_out_to_every_cluster_of_the_class() {
         before.iter().all(|n| !after.contains(n)),
         "old templates replaced: {before:?} {after:?}"
     );
+    // Taking the field out of the class template takes it out of the copies again
+    // (another rotation): the topology set it, so it does not stay behind.
+    let template = env
+        .get(
+            INFRA,
+            "DockerMachineTemplate",
+            "quick-start-default-worker-machinetemplate",
+        )
+        .await
+        .unwrap();
+    env.patch(
+        &template,
+        json!({"spec": {"template": {"spec": {"extraMounts": null}}}}),
+    )
+    .await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(
+        (outcome.created, outcome.updated, outcome.deleted),
+        (3, 3, 3),
+        "{outcome:?}"
+    );
+    for md in env.owned(V1BETA1, "MachineDeployment", "dev").await {
+        let name = md["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap();
+        let copy = env.get(INFRA, "DockerMachineTemplate", name).await.unwrap();
+        assert!(
+            copy["spec"]["template"]["spec"]
+                .get("extraMounts")
+                .is_none(),
+            "{name}: {copy}"
+        );
+    }
     assert!(
         env.events()
             .await
@@ -512,6 +545,87 @@ async fn drift_is_restored_where_the_topology_sets_fields_and_kept_elsewhere() {
             .unwrap()
             .contains(&json!("drift.example.com")),
         "a list item another writer added is removed"
+    );
+    env.converge("dev").await;
+}
+
+/// As Cluster API's server-side apply does: what the topology set and no longer sets
+/// is removed (a disabled patch's fields, a dropped label), what others set is kept.
+#[tokio::test]
+async fn fields_the_topology_stops_setting_are_removed_and_others_kept() {
+    let env = Env::quick_start().await;
+    edit_topology(
+        &env,
+        json!({"controlPlane": {"metadata": {"labels": {"tier": "gold"}}}}),
+    )
+    .await;
+    env.converge("dev").await;
+    let cp = env.control_plane("dev").await;
+    assert_eq!(cp.labels()["tier"], "gold");
+    let api_server = &cp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"];
+    assert!(api_server["extraArgs"]["admission-control-config-file"].is_string());
+    assert!(api_server["extraVolumes"].is_array());
+    // Someone else adds a label and an argument of their own.
+    env.patch(
+        &cp,
+        json!({
+            "metadata": {"labels": {"team": "blue"}},
+            "spec": {"kubeadmConfigSpec": {"clusterConfiguration": {"apiServer": {
+                "extraArgs": {"audit-log-maxage": "30"}
+            }}}}
+        }),
+    )
+    .await;
+
+    // The label leaves the topology and the PodSecurity patch is turned off.
+    let cluster = env.cluster("dev").await;
+    let variables: Vec<Value> = cluster["spec"]["topology"]["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            if v["name"] == "podSecurityStandard" {
+                json!({"name": "podSecurityStandard", "value": {"enabled": false}})
+            } else {
+                v.clone()
+            }
+        })
+        .collect();
+    edit_topology(
+        &env,
+        json!({"controlPlane": {"metadata": {"labels": {"tier": null}}}, "variables": variables}),
+    )
+    .await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(
+        outcome.updated, 1,
+        "the control plane, in place: {outcome:?}"
+    );
+    let cp = env.control_plane("dev").await;
+    assert!(
+        !cp.labels().contains_key("tier"),
+        "a label the topology stopped setting is removed: {:?}",
+        cp.labels()
+    );
+    assert_eq!(
+        cp.labels()["team"],
+        "blue",
+        "another writer's label is kept"
+    );
+    let api_server = &cp["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["apiServer"];
+    assert!(
+        api_server["extraArgs"]
+            .get("admission-control-config-file")
+            .is_none(),
+        "the disabled patch's argument is removed: {api_server}"
+    );
+    assert_eq!(
+        api_server["extraArgs"]["audit-log-maxage"], "30",
+        "another writer's argument is kept"
+    );
+    assert!(
+        api_server.get("extraVolumes").is_none(),
+        "the disabled patch's volumes are removed: {api_server}"
     );
     env.converge("dev").await;
 }

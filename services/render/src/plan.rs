@@ -3,12 +3,16 @@
 //!
 //! Only fields the desired object sets are compared. The current object carries fields
 //! the API server and other controllers own (status, uid, resourceVersion, defaults);
-//! the topology has no say over them, so they never make an object "modified".
+//! the topology has no say over them, so they never make an object "modified". The
+//! exception is a field the topology set on its last write (recorded on the object,
+//! `topograph_api::managed`) and the desired object no longer sets: the applier
+//! removes it, so the plan says `remove`.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 use topograph_api::ObjectExt;
+use topograph_api::managed::{self, escape};
 use topograph_engine::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
 
 /// An object's identity: API group (the version does not matter), kind, namespace, name.
@@ -58,7 +62,8 @@ pub fn plan<'a>(desired: &'a [Value], current: &'a [Value]) -> Plan<'a> {
         match current.iter().find(|c| identity(c) == id) {
             None => out.created.push(d),
             Some(c) => {
-                let ops = diff(c, d);
+                let mut ops = diff(c, d);
+                ops.extend(released(c, d));
                 if !ops.is_empty() {
                     out.modified.push((c, Value::Array(ops)));
                 }
@@ -99,9 +104,33 @@ pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> 
         .collect()
 }
 
-/// RFC 6901 escaping of one path segment.
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+/// `remove` operations for the fields the topology set on `current` last time and
+/// `desired` no longer sets, as the applier removes them: each at the highest map the
+/// removal leaves empty (the applier prunes those), in path order.
+pub fn released(current: &Value, desired: &Value) -> Vec<Value> {
+    let Some(earlier) = managed::recorded(current) else {
+        return Vec::new();
+    };
+    let released = managed::released(&earlier, &managed::paths(desired));
+    let mut after = current.clone();
+    for path in &released {
+        managed::remove(&mut after, path);
+    }
+    let mut removed = std::collections::BTreeSet::new();
+    for path in &released {
+        let segments: Vec<&str> = path.split('/').skip(1).collect();
+        for end in 1..=segments.len() {
+            let prefix = format!("/{}", segments[..end].join("/"));
+            if current.pointer(&prefix).is_some() && after.pointer(&prefix).is_none() {
+                removed.insert(prefix);
+                break;
+            }
+        }
+    }
+    removed
+        .into_iter()
+        .map(|path| json!({"op": "remove", "path": path}))
+        .collect()
 }
 
 /// The operations that give `current` every field `desired` sets, in key order.
@@ -186,6 +215,44 @@ mod tests {
                 json!({"op": "replace", "path": "/spec/replicas", "value": 3}),
             ]
         );
+    }
+
+    #[test]
+    fn fields_the_topology_set_last_time_and_no_longer_sets_are_removed() {
+        let earlier = json!({"metadata": {"name": "a", "labels": {"tier": "gold"}},
+                             "spec": {"a": {"b": {"c": 1}}, "keep": {"x": 1}, "list": [1]}});
+        let mut current = managed::record(earlier);
+        current["spec"]["keep"]["theirs"] = json!(2);
+        current["metadata"]["labels"]["team"] = json!("blue");
+        let desired = json!({"metadata": {"name": "a"}, "spec": {"keep": {"x": 1}}});
+        let ops = plan(
+            std::slice::from_ref(&desired),
+            std::slice::from_ref(&current),
+        )
+        .modified;
+        assert_eq!(ops.len(), 1);
+        assert_eq!(
+            ops[0].1,
+            json!([
+                {"op": "remove", "path": "/metadata/labels/tier"},
+                {"op": "remove", "path": "/spec/a"},
+                {"op": "remove", "path": "/spec/list"},
+            ])
+        );
+        // The patch applied gives what the applier leaves: others' fields stay.
+        let mut patched = current.clone();
+        for op in ops[0].1.as_array().unwrap() {
+            managed::remove(&mut patched, op["path"].as_str().unwrap());
+        }
+        assert_eq!(patched["spec"], json!({"keep": {"x": 1, "theirs": 2}}));
+        assert_eq!(patched["metadata"]["labels"], json!({"team": "blue"}));
+        // Without a record nothing is removed.
+        let mut unrecorded = current.clone();
+        unrecorded["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("annotations");
+        assert!(released(&unrecorded, &desired).is_empty());
     }
 
     #[test]

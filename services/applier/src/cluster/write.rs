@@ -21,7 +21,7 @@ pub(crate) enum SpecAuthority {
 }
 
 fn merged(current: &Value, intent: &Value, authority: SpecAuthority) -> Value {
-    let mut merged = merge::enforce(current, intent);
+    let mut merged = merge::apply(current, intent);
     if authority == SpecAuthority::Whole
         && let (Some(spec), Some(obj)) = (intent.get("spec"), merged.as_object_mut())
     {
@@ -40,7 +40,9 @@ pub(crate) async fn update(
     update_with(cluster, current, intent, SpecAuthority::FieldsSet).await
 }
 
-/// Enforces `intent` on the object `current` (see [`crate::merge`]) with optimistic
+/// Brings the object `current` to `intent` as the topology's write (see
+/// [`crate::merge::apply`]: the intent is all the topology sets on the object, so
+/// fields it set last time and no longer sets are removed) with optimistic
 /// concurrency: a 409 Conflict re-reads the object and tries again, up to
 /// [`CONFLICT_RETRIES`] times. `Some(stored)` when written, `None` when it already
 /// matched.
@@ -110,7 +112,7 @@ pub(crate) async fn create(
     cluster: &ManagementCluster,
     desired: &Value,
 ) -> Result<Value, ReconcileError> {
-    let intent = merge::intent(desired);
+    let intent = topograph_api::managed::record(merge::intent(desired));
     match cluster.create(&intent).await {
         Ok(created) => Ok(created),
         Err(ReconcileError::Api(e)) if is_already_exists(&e) => {
@@ -229,7 +231,7 @@ pub(crate) async fn template(
     }
     let intent = merge::intent(desired);
     let change = if same_kind {
-        merge::change(current, &merge::enforce(current, &intent))
+        merge::change(current, &merge::apply(current, &intent))
     } else {
         Change {
             any: true,
@@ -260,7 +262,9 @@ pub(crate) async fn template(
         metadata.remove("name");
         metadata.insert("generateName".into(), json!(prefix));
     }
-    let created = cluster.create(&rotated).await?;
+    let created = cluster
+        .create(&topograph_api::managed::record(rotated))
+        .await?;
     Ok(TemplateOutcome {
         name: created.name().to_string(),
         replaced: Some(current.clone()),
