@@ -393,6 +393,11 @@ async fn one_trace_from_apply_to_the_management_cluster() {
     );
     assert!(rpc.parent.is_empty(), "the Apply RPC starts the trace");
     assert_eq!(rpc.attribute("tenant"), "ops");
+    assert_eq!(
+        rpc.attribute("management_cluster"),
+        MC,
+        "the RPC span names its management cluster"
+    );
     assert_eq!(found.enqueue.parent, found.apply.span_id);
     assert_eq!(found.apply.attribute("management_cluster"), MC);
     assert_eq!(found.apply.attribute("tenant"), "ops");

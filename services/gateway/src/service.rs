@@ -13,10 +13,98 @@ use crate::state::State;
 use crate::tenancy::Tenant;
 use crate::{apply, classes, clusters, plan, registration, watch};
 
-/// The caller, recorded on the request's span (see `topograph_telemetry::trace::server_span`).
-fn traced(tenant: Arc<Tenant>) -> Arc<Tenant> {
-    tracing::Span::current().record("tenant", tenant.name.as_str());
+/// The caller and what the request is about, recorded on the request's span (see
+/// `topograph_telemetry::trace::server_span`), so a trace view can find every call on a
+/// management cluster or an object.
+fn traced<R: Target>(tenant: Arc<Tenant>, request: &Request<R>) -> Arc<Tenant> {
+    let span = tracing::Span::current();
+    span.record("tenant", tenant.name.as_str());
+    let (management_cluster, object) = request.get_ref().target();
+    if !management_cluster.is_empty() {
+        span.record("management_cluster", management_cluster);
+    }
+    if !object.is_empty() {
+        span.record("object", object.as_str());
+    }
     tenant
+}
+
+/// What a request is about: its management cluster, and the object (`namespace/name`)
+/// or namespace it names; empty where it names none.
+trait Target {
+    fn target(&self) -> (&str, String);
+}
+
+/// Requests naming a management cluster, a namespace and an object's name.
+macro_rules! named_target {
+    ($($request:ty),* $(,)?) => {$(
+        impl Target for $request {
+            fn target(&self) -> (&str, String) {
+                (&self.management_cluster, object(&self.namespace, &self.name))
+            }
+        }
+    )*};
+}
+
+named_target!(
+    pb::GetClusterRequest,
+    pb::DeleteClusterRequest,
+    pb::GetClusterClassRequest,
+    pb::DeleteClusterClassRequest,
+    pb::PlanRequest,
+    pb::WatchRequest,
+);
+
+/// Requests naming a management cluster and at most a namespace.
+macro_rules! namespace_target {
+    ($($request:ty),* $(,)?) => {$(
+        impl Target for $request {
+            fn target(&self) -> (&str, String) {
+                (&self.management_cluster, self.namespace.clone())
+            }
+        }
+    )*};
+}
+
+namespace_target!(pb::ListClustersRequest, pb::ListClusterClassesRequest);
+
+impl Target for pb::ApplyRequest {
+    fn target(&self) -> (&str, String) {
+        (&self.management_cluster, String::new())
+    }
+}
+
+impl Target for pb::ImpactRequest {
+    fn target(&self) -> (&str, String) {
+        (&self.management_cluster, String::new())
+    }
+}
+
+impl Target for pb::RegisterManagementClusterRequest {
+    fn target(&self) -> (&str, String) {
+        (&self.name, String::new())
+    }
+}
+
+impl Target for pb::UnregisterManagementClusterRequest {
+    fn target(&self) -> (&str, String) {
+        (&self.name, String::new())
+    }
+}
+
+impl Target for pb::ListManagementClustersRequest {
+    fn target(&self) -> (&str, String) {
+        ("", String::new())
+    }
+}
+
+/// `namespace/name`, `namespace` alone, or nothing.
+fn object(namespace: &str, name: &str) -> String {
+    match (namespace.is_empty(), name.is_empty()) {
+        (_, true) => namespace.to_string(),
+        (true, false) => name.to_string(),
+        (false, false) => format!("{namespace}/{name}"),
+    }
 }
 
 /// The gateway service.
@@ -38,7 +126,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ApplyRequest>,
     ) -> Result<Response<pb::ApplyResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         apply::apply(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -48,7 +136,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::GetClusterRequest>,
     ) -> Result<Response<pb::GetClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         clusters::get(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -58,7 +146,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListClustersRequest>,
     ) -> Result<Response<pb::ListClustersResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         clusters::list(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -68,7 +156,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::DeleteClusterRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         clusters::delete(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -78,7 +166,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::GetClusterClassRequest>,
     ) -> Result<Response<pb::GetClusterClassResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         classes::get(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -88,7 +176,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListClusterClassesRequest>,
     ) -> Result<Response<pb::ListClusterClassesResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         classes::list(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -98,7 +186,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::DeleteClusterClassRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         classes::delete(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -108,7 +196,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::PlanRequest>,
     ) -> Result<Response<pb::PlanResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         plan::plan(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -120,7 +208,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ImpactRequest>,
     ) -> Result<Response<Self::ImpactStream>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         plan::impact(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -132,7 +220,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         watch::watch(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -142,7 +230,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::RegisterManagementClusterRequest>,
     ) -> Result<Response<pb::RegisterManagementClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         registration::register(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
@@ -152,7 +240,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ListManagementClustersRequest>,
     ) -> Result<Response<pb::ListManagementClustersResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         registration::list(&self.state, &tenant)
             .await
             .map(Response::new)
@@ -162,9 +250,37 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::UnregisterManagementClusterRequest>,
     ) -> Result<Response<pb::UnregisterManagementClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?);
+        let tenant = traced(caller(&request)?, &request);
         registration::unregister(&self.state, &tenant, request.into_inner())
             .await
             .map(Response::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_name_their_management_cluster_and_object() {
+        let get = pb::GetClusterRequest {
+            management_cluster: "mc".into(),
+            namespace: "ns".into(),
+            name: "c".into(),
+        };
+        assert_eq!(get.target(), ("mc", "ns/c".to_string()));
+        let list = pb::ListClustersRequest {
+            management_cluster: "mc".into(),
+            namespace: "ns".into(),
+            ..Default::default()
+        };
+        assert_eq!(list.target(), ("mc", "ns".to_string()));
+        let register = pb::RegisterManagementClusterRequest {
+            name: "east".into(),
+            ..Default::default()
+        };
+        assert_eq!(register.target(), ("east", String::new()));
+        assert_eq!(object("", ""), "");
+        assert_eq!(object("", "x"), "x");
     }
 }
