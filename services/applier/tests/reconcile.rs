@@ -417,6 +417,68 @@ async fn a_class_template_edit_rolls_out_to_every_cluster_of_the_class() {
     env.converge("prod").await;
 }
 
+/// A template rotation while a MachineSet still builds machines from the old copy (a
+/// rollout in progress): the copy stays, owned by that MachineSet instead of the
+/// Cluster, and garbage collection takes it when the MachineSet goes.
+#[tokio::test]
+async fn a_replaced_template_a_machine_set_still_uses_goes_with_that_machine_set() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let md0 = env.machine_deployment("dev", "md-0").await.unwrap();
+    let held = md0["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The MachineDeployment controller's MachineSet for md-0.
+    let machine_set = env
+        .other
+        .create(&json!({
+            "apiVersion": V1BETA1, "kind": "MachineSet",
+            "metadata": {"name": "dev-md-0-ms", "namespace": "default",
+                         "labels": {"cluster.x-k8s.io/cluster-name": "dev"}},
+            "spec": {"clusterName": "dev", "template": md0["spec"]["template"].clone()}
+        }))
+        .await
+        .unwrap();
+
+    let template = env
+        .get(
+            INFRA,
+            "DockerMachineTemplate",
+            "quick-start-default-worker-machinetemplate",
+        )
+        .await
+        .unwrap();
+    env.patch(&template, json!({"spec": {"template": {"spec": {"extraMounts": [{"containerPath": "/data", "hostPath": "/data"}]}}}})).await;
+    let outcome = env.reconcile("dev").await.unwrap();
+    // Three new copies, three MachineDeployments pointed at them, two old copies
+    // deleted and the held one handed over (an update).
+    assert_eq!(
+        (outcome.created, outcome.updated, outcome.deleted),
+        (3, 4, 2),
+        "{outcome:?}"
+    );
+    let old = env
+        .get(INFRA, "DockerMachineTemplate", &held)
+        .await
+        .expect("the copy md-0's MachineSet uses is kept");
+    assert_eq!(
+        old["metadata"]["ownerReferences"],
+        json!([{"apiVersion": V1BETA1, "kind": "MachineSet", "name": "dev-md-0-ms",
+                "uid": machine_set["metadata"]["uid"]}]),
+        "owned by the MachineSet alone"
+    );
+
+    env.other.delete(&machine_set).await.unwrap();
+    assert!(
+        env.get(INFRA, "DockerMachineTemplate", &held)
+            .await
+            .is_none(),
+        "collected with its last MachineSet"
+    );
+    env.converge("dev").await;
+}
+
 /// Names of the worker infrastructure templates of both Clusters.
 async fn futures_names(env: &Env) -> Vec<String> {
     let mut names = Vec::new();

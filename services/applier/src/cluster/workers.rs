@@ -166,26 +166,56 @@ async fn update(
         )
         .await;
     }
-    // A replaced template goes once no MachineSet still builds machines from it.
+    // A replaced template goes once no MachineSet still builds machines from it. While
+    // some do (a rollout in progress), the MachineSets become its owners in place of
+    // the Cluster, so garbage collection removes it when the last of them goes: no
+    // later reconcile has to remember it, and none of them could, since no
+    // MachineDeployment names it any more.
     for old in replaced {
-        if !referenced_by_machine_sets(current, &old) {
+        let holders = machine_sets_holding(current, &old);
+        if holders.is_empty() {
             run.api.delete(&old).await?;
             run.outcome.deleted += 1;
+        } else {
+            let owners: Vec<Value> = holders
+                .iter()
+                .map(|ms| {
+                    json!({"apiVersion": ms.api_version(), "kind": ms.kind(),
+                           "name": ms.name(), "uid": ms.at(&["metadata", "uid"])})
+                })
+                .collect();
+            // A merge patch replaces the list whole and needs no resourceVersion: the
+            // hand-over cannot be lost to a conflict after the holder moved on.
+            run.api
+                .merge_patch(&old, &json!({"metadata": {"ownerReferences": owners}}))
+                .await?;
+            run.outcome.updated += 1;
+            tracing::info!(
+                kind = old.kind(),
+                name = old.name(),
+                machine_sets = holders.len(),
+                "replaced template still in use; handed over to its MachineSets"
+            );
         }
     }
     Ok(())
 }
 
-fn referenced_by_machine_sets(current: &Current, template: &Value) -> bool {
-    current.machine_sets.iter().any(|ms| {
-        ms.at(&["metadata", "deletionTimestamp"]).is_none()
-            && [BOOTSTRAP_REF, INFRASTRUCTURE_REF].iter().any(|path| {
-                ms.at(path).is_some_and(|r| {
-                    r.get("kind").and_then(Value::as_str) == Some(template.kind())
-                        && r.get("name").and_then(Value::as_str) == Some(template.name())
+/// The live MachineSets that still build machines from `template`.
+fn machine_sets_holding<'a>(current: &'a Current, template: &Value) -> Vec<&'a Value> {
+    current
+        .machine_sets
+        .iter()
+        .filter(|ms| {
+            ms.at(&["metadata", "deletionTimestamp"]).is_none()
+                && [BOOTSTRAP_REF, INFRASTRUCTURE_REF].iter().any(|path| {
+                    ms.at(path).is_some_and(|r| {
+                        r.get("kind").and_then(Value::as_str) == Some(template.kind())
+                            && r.get("name").and_then(Value::as_str) == Some(template.name())
+                    })
                 })
-            })
-    })
+        })
+        .collect()
 }
 
 async fn remove(
