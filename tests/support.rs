@@ -236,3 +236,19 @@ pub fn management_cluster(dir: &Path, name: &str, args: &[&str]) -> KubeProcess 
         kubeconfig,
     }
 }
+
+/// The documents of `examples/quick-start/<file>`, each placed in `namespace`.
+pub fn quick_start(file: &str, namespace: &str) -> Vec<serde_json::Value> {
+    let path = root().join("examples/quick-start").join(file);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let (docs, errors) = topograph_api::load::parse_documents(file, &text);
+    assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    docs.into_iter()
+        .map(|d| {
+            let mut value = d.value;
+            value["metadata"]["namespace"] = serde_json::json!(namespace);
+            value
+        })
+        .collect()
+}
