@@ -221,6 +221,7 @@ async fn gateway_and_applier_configured_by_secrets() {
         MC,
         &["--simulate-providers", "--provider-delay-ms", "200"],
     );
+    let managed_index = processes.len();
     processes.push(managed.process);
 
     let home_api = ManagementCluster::from_kubeconfig_yaml(&home.kubeconfig)
@@ -513,5 +514,36 @@ async fn gateway_and_applier_configured_by_secrets() {
         },
     )
     .await;
+    // ...and stops watching it: its watches end with it, so a management cluster that
+    // is gone and then unreachable costs nothing (no retrying watches, no errors).
+    eventually(
+        "the applier stopping its watches of the management cluster",
+        Duration::from_secs(10),
+        async || {
+            logged(
+                &applier_log,
+                &["stopped watching", &format!("management_cluster={MC}")],
+            )
+        },
+    )
+    .await;
+    drop(processes.remove(managed_index));
+    let errors_before = watch_errors(&applier_log);
+    // A window for something not to happen: watches left behind retry within ~1 s.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        watch_errors(&applier_log),
+        errors_before,
+        "watches of the unregistered management cluster kept running after its API server went"
+    );
     println!("done after {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// How many watch errors the log at `path` has reported.
+fn watch_errors(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains("watch error"))
+        .count()
 }

@@ -71,26 +71,38 @@ pub struct Watchers<Q, L> {
     pub config: WatchConfig,
 }
 
-/// Keeps one supervisor per management cluster of the registry until `shutdown`.
+/// One management cluster's supervisor, and the switch that stops it.
+struct Supervisor {
+    task: JoinHandle<()>,
+    stop: watch::Sender<bool>,
+}
+
+/// Keeps one supervisor per management cluster of the registry until `shutdown`. A
+/// management cluster that leaves the registry has its supervisor stopped the way a
+/// shutdown stops it (watches ended, lease released), not aborted: an aborted
+/// supervisor would leave its watch tasks retrying against a cluster nobody asked
+/// about any more, for the life of the process.
 pub async fn run<Q: Queue, L: Lease>(
     watchers: Arc<Watchers<Q, L>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let mut supervisors: BTreeMap<String, JoinHandle<()>> = BTreeMap::new();
+    let mut supervisors: BTreeMap<String, Supervisor> = BTreeMap::new();
     loop {
         let names: BTreeSet<String> = watchers.registry.names().into_iter().collect();
-        supervisors.retain(|name, task| {
-            let keep = names.contains(name) && !task.is_finished();
+        supervisors.retain(|name, supervisor| {
+            let keep = names.contains(name) && !supervisor.task.is_finished();
             if !keep {
-                task.abort();
+                tracing::info!(management_cluster = %name, "management cluster gone; stopping its watches");
+                let _ = supervisor.stop.send(true);
             }
             keep
         });
         for name in names {
             supervisors.entry(name.clone()).or_insert_with(|| {
                 let watchers = watchers.clone();
-                let shutdown = shutdown.clone();
-                tokio::spawn(async move { supervise(watchers, name, shutdown).await })
+                let (stop, stopped) = watch::channel(false);
+                let task = tokio::spawn(async move { supervise(watchers, name, stopped).await });
+                Supervisor { task, stop }
             });
         }
         tokio::select! {
@@ -101,8 +113,30 @@ pub async fn run<Q: Queue, L: Lease>(
             break;
         }
     }
-    for (_, task) in supervisors {
-        task.abort();
+    for supervisor in supervisors.values() {
+        let _ = supervisor.stop.send(true);
+    }
+    for (_, supervisor) in supervisors {
+        let abort = supervisor.task.abort_handle();
+        if tokio::time::timeout(Duration::from_secs(5), supervisor.task)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
+    }
+}
+
+/// Watch tasks that end with their owner: dropped (a supervisor's future dropped
+/// halfway, say), they are aborted rather than left running on their own.
+#[derive(Default)]
+struct WatchTasks(Vec<JoinHandle<()>>);
+
+impl Drop for WatchTasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
     }
 }
 
@@ -198,7 +232,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         return;
     };
     let (tx, mut rx) = mpsc::channel::<Change>(1024);
-    let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let mut tasks = WatchTasks::default();
     let watch_errors = watchers
         .metrics
         .management_cluster_errors
@@ -215,7 +249,9 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         "MachineHealthCheck",
     ] {
         watched.insert((API_VERSION.to_string(), kind.to_string()));
-        tasks.extend(spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await);
+        tasks
+            .0
+            .extend(spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await);
     }
     let mut index = WatchIndex::default();
     let ttl = watchers.config.lease_ttl;
@@ -258,7 +294,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                         if new_kinds {
                             for (api_version, kind) in index.template_kinds().clone() {
                                 if watched.insert((api_version.clone(), kind.clone())) {
-                                    tasks.extend(spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await);
+                                    tasks.0.extend(spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await);
                                 }
                             }
                         }
@@ -290,9 +326,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             _ = shutdown.changed() => break,
         }
     }
-    for task in tasks {
-        task.abort();
-    }
+    drop(tasks);
     // Changes seen but not queued yet are not lost: the next holder's initial listing
     // and the resync cover them, and queue them now too.
     let _ = to_queue.send(pending.due(Instant::now(), Duration::ZERO, Duration::ZERO));

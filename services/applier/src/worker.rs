@@ -92,6 +92,10 @@ fn outcome(outcome: &'static str) {
     }
 }
 
+/// How many times a job for a management cluster this process does not know is tried
+/// again before it is dropped.
+const UNKNOWN_MANAGEMENT_CLUSTER_TRIES: u32 = 4;
+
 async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job) {
     let started = Instant::now();
     let Some(key) = ClusterKey::parse(&job.key) else {
@@ -101,7 +105,18 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
         return;
     };
     let Some(api) = context.registry.get(&key.management_cluster) else {
-        // The management cluster was removed: nothing to reconcile there any more.
+        // Either just registered (the gateway queues a Cluster applied to a management
+        // cluster this applier has not read yet: the registry refreshes every few
+        // seconds) or removed. The first few tries back off (0.5 + 1 + 2 + 4 s with
+        // the default queue settings) to cover the former; then it is dropped.
+        if job.attempt < UNKNOWN_MANAGEMENT_CLUSTER_TRIES {
+            tracing::info!(key = %job.key, attempt = job.attempt, "management cluster unknown yet; trying again later");
+            outcome("retry");
+            if let Err(e) = context.queue.retry(job).await {
+                tracing::warn!(key = %job.key, error = %e, "queue: retry failed");
+            }
+            return;
+        }
         tracing::info!(key = %job.key, "management cluster unknown; dropped");
         context.metrics.reconciled("skipped", 0.0, 0);
         outcome("skipped");
@@ -166,5 +181,49 @@ fn is_gone(e: &crate::ReconcileError) -> bool {
 async fn ack<Q: Queue>(context: &Context<Q>, job: &Job) {
     if let Err(e) = context.queue.ack(job).await {
         tracing::warn!(key = %job.key, error = %e, "queue: ack failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topograph_queue::{MemoryQueue, QueueConfig};
+
+    /// A Cluster applied to a management cluster the registry has not read yet is not
+    /// lost to the race: the job comes back with backoff a few times, then goes.
+    #[tokio::test]
+    async fn a_job_for_an_unknown_management_cluster_is_retried_then_dropped() {
+        let queue = Arc::new(MemoryQueue::new(QueueConfig {
+            backoff_base: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(1),
+            ..QueueConfig::default()
+        }));
+        let context = Context {
+            queue: queue.clone(),
+            registry: Arc::new(Registry::fixed([])),
+            engine: Arc::new(crate::engine::InProcess),
+            metrics: Arc::new(Metrics::new()),
+            reconcile_timeout: Duration::from_secs(1),
+        };
+        let key = ClusterKey::new("new-mc", "ns", "c").to_string();
+        queue.enqueue(&key).await.unwrap();
+        for attempt in 0..=UNKNOWN_MANAGEMENT_CLUSTER_TRIES {
+            let job = queue
+                .take("w", Duration::from_secs(1))
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("try {attempt}: the job came back"));
+            assert_eq!(job.attempt, attempt);
+            reconcile_job(&context, "w", &job).await;
+        }
+        let stats = queue.stats().await.unwrap();
+        assert_eq!((stats.depth, stats.delayed), (0, 0), "dropped at last");
+        assert!(
+            queue
+                .take("w", Duration::from_millis(20))
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
 }
