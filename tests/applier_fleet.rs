@@ -11,11 +11,12 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use topograph_api::load::parse_documents;
+use serde_json::json;
 use topograph_api::object::ObjectExt;
 use topograph_applier::{ManagementCluster, crds};
-use topograph_tests::{Process, TempDir, binary, free_port, root, wait_for_port};
+use topograph_tests::{
+    Process, TempDir, binary, free_port, quick_start, unconverged, wait_for_port,
+};
 
 fn redis_server(dir: &Path, port: u16) -> Process {
     let child = Command::new("redis-server")
@@ -144,36 +145,20 @@ fn applier(
     Process(child)
 }
 
-fn example(file: &str) -> Vec<Value> {
-    let path = root().join("examples/quick-start").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (docs, errors) = parse_documents(file, &text);
-    assert!(errors.is_empty(), "{errors:?}");
-    docs.into_iter()
-        .map(|d| {
-            let mut v = d.value;
-            if v.namespace().is_empty() {
-                v["metadata"]["namespace"] = json!("default");
-            }
-            v
-        })
-        .collect()
-}
-
 /// Loads CRDs, the quick-start class and `count` Clusters `c-<i>` (one worker pool
 /// each, to keep the fleet light).
 async fn load(kubeconfig: &Path, count: usize) -> ManagementCluster {
     let api = ManagementCluster::from_kubeconfig(kubeconfig)
         .await
         .unwrap();
-    let class = example("clusterclass.yaml");
+    let class = quick_start("clusterclass.yaml", "default");
     let mut objects = crds::cluster_api();
     objects.extend(crds::for_objects(&class));
     objects.extend(class);
     for object in &objects {
         api.create(object).await.unwrap();
     }
-    let template = example("cluster.yaml").remove(0);
+    let template = quick_start("cluster.yaml", "default").remove(0);
     for i in 0..count {
         let mut cluster = template.clone();
         cluster["metadata"]["name"] = json!(format!("c-{i}"));
@@ -182,26 +167,6 @@ async fn load(kubeconfig: &Path, count: usize) -> ManagementCluster {
         api.create(&cluster).await.unwrap();
     }
     api
-}
-
-/// Why a Cluster does not count as converged, or `None` when it does: its topology is
-/// reconciled for its current generation and its control plane is set.
-fn unconverged(c: &Value) -> Option<String> {
-    let condition = c["status"]["v1beta2"]["conditions"]
-        .as_array()
-        .and_then(|l| l.iter().find(|x| x["type"] == "TopologyReconciled"));
-    let reconciled = condition.is_some_and(|x| {
-        x["status"] == "True" && x["observedGeneration"] == c["metadata"]["generation"]
-    });
-    if reconciled && c["spec"]["controlPlaneRef"]["name"].is_string() {
-        return None;
-    }
-    Some(format!(
-        "{} (generation {}, TopologyReconciled {})",
-        c["metadata"]["name"].as_str().unwrap_or("?"),
-        c["metadata"]["generation"],
-        condition.map_or("absent".to_string(), |x| x.to_string())
-    ))
 }
 
 /// How many Clusters a management cluster has, and those not converged yet, described.

@@ -17,15 +17,14 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 use tonic::{Code, Request};
 use tonic_types::StatusExt;
-use topograph_api::load::parse_documents;
 use topograph_applier::{ManagementCluster, crds, plan};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, http_get, management_cluster, redis_without_persistence,
-    root, spawn_logged, wait_for_port,
+    Process, TempDir, binary, free_port, http_get, management_cluster, quick_start,
+    redis_without_persistence, spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -47,23 +46,9 @@ fn req<T>(token: Option<&str>, message: T) -> Request<T> {
     request
 }
 
-fn example(file: &str, namespace: &str) -> Vec<Value> {
-    let path = root().join("examples/quick-start").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (docs, errors) = parse_documents(file, &text);
-    assert!(errors.is_empty(), "{errors:?}");
-    docs.into_iter()
-        .map(|d| {
-            let mut v = d.value;
-            v["metadata"]["namespace"] = json!(namespace);
-            v
-        })
-        .collect()
-}
-
 /// The quick-start Cluster `name` with one small worker pool.
 fn cluster(name: &str, namespace: &str) -> Value {
-    let mut c = example("cluster.yaml", namespace).remove(0);
+    let mut c = quick_start("cluster.yaml", namespace).remove(0);
     c["metadata"]["name"] = json!(name);
     c["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
     c["spec"]["topology"]["workers"]["machineDeployments"] =
@@ -130,7 +115,10 @@ async fn start(tag: &str) -> Fleet {
         .await
         .unwrap();
     let mut seed = crds::cluster_api();
-    seed.extend(crds::for_objects(&example("clusterclass.yaml", "team-a")));
+    seed.extend(crds::for_objects(&quick_start(
+        "clusterclass.yaml",
+        "team-a",
+    )));
     for ns in ["team-a", "team-b"] {
         seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
     }
@@ -224,10 +212,10 @@ async fn start(tag: &str) -> Fleet {
 /// Every way of being refused: no write reaches the management cluster.
 async fn refusals(fleet: &mut Fleet) {
     let c = &mut fleet.client;
-    let mut objects = example("clusterclass.yaml", "team-a");
+    let mut objects = quick_start("clusterclass.yaml", "team-a");
     objects.push(cluster("dev", "team-a"));
     let apply = |token: Option<&str>, ns: &str, mc: &str| {
-        let mut objects = example("clusterclass.yaml", ns);
+        let mut objects = quick_start("clusterclass.yaml", ns);
         objects.push(cluster("dev", ns));
         req(
             token,
@@ -495,7 +483,7 @@ async fn gateway_end_to_end() {
     // Apply the class, its templates and a Cluster in one call; Clusters listed first
     // are still written last.
     let mut objects = vec![cluster("dev", "team-a")];
-    objects.extend(example("clusterclass.yaml", "team-a"));
+    objects.extend(quick_start("clusterclass.yaml", "team-a"));
     let applied = c
         .apply(req(
             Some(TOKEN_A),
@@ -991,7 +979,7 @@ async fn plan_and_impact_say_what_then_happens() {
     let _serial = SERIAL.lock().await;
     let fleet = start("plan").await;
     let c = &mut fleet.client.clone();
-    apply_as(c, TOKEN_A, &example("clusterclass.yaml", "team-a")).await;
+    apply_as(c, TOKEN_A, &quick_start("clusterclass.yaml", "team-a")).await;
 
     // Create: every object of the new Cluster, before it exists.
     let plan = plan_then_apply(&fleet, c, cluster("p1", "team-a")).await;
@@ -1039,7 +1027,7 @@ async fn plan_and_impact_say_what_then_happens() {
     assert!(plan.created.iter().any(|o| o.kind == "MachineDeployment"));
 
     // Impact across 50 Clusters of a class with two pool classes; 20 use the second.
-    let mut class = example("clusterclass.yaml", "team-b");
+    let mut class = quick_start("clusterclass.yaml", "team-b");
     let cc = class
         .iter_mut()
         .find(|o| o["kind"] == "ClusterClass")

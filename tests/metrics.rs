@@ -10,16 +10,15 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tonic::Request;
-use topograph_api::load::parse_documents;
 use topograph_applier::{ManagementCluster, crds};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, http_get, management_cluster, redis_without_persistence,
-    root, spawn_logged, wait_for_port,
+    Process, TempDir, binary, free_port, http_get, management_cluster, quick_start,
+    redis_without_persistence, root, spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -80,20 +79,6 @@ fn dashboard_metric_names() -> Vec<String> {
         .collect()
 }
 
-fn example(file: &str) -> Vec<Value> {
-    let path = root().join("examples/quick-start").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (docs, errors) = parse_documents(file, &text);
-    assert!(errors.is_empty(), "{errors:?}");
-    docs.into_iter()
-        .map(|d| {
-            let mut v = d.value;
-            v["metadata"]["namespace"] = json!(NAMESPACE);
-            v
-        })
-        .collect()
-}
-
 /// Waits up to `within` for `check` on fresh scrapes of `port`; the last scrape.
 fn wait_until(port: u16, within: Duration, what: &str, check: impl Fn(&Scrape) -> bool) -> Scrape {
     let start = Instant::now();
@@ -133,7 +118,10 @@ async fn every_service_exposes_its_metrics_and_they_move() {
         .await
         .unwrap();
     let mut seed = crds::cluster_api();
-    seed.extend(crds::for_objects(&example("clusterclass.yaml")));
+    seed.extend(crds::for_objects(&quick_start(
+        "clusterclass.yaml",
+        NAMESPACE,
+    )));
     seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}));
     for object in &seed {
         api.create(object).await.unwrap();
@@ -210,8 +198,8 @@ async fn every_service_exposes_its_metrics_and_they_move() {
     let gateway_before = scrape(gateway_metrics);
 
     // The quick-start class and one small Cluster, through the gateway.
-    let mut objects = example("clusterclass.yaml");
-    let mut cluster = example("cluster.yaml").remove(0);
+    let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
+    let mut cluster = quick_start("cluster.yaml", NAMESPACE).remove(0);
     cluster["metadata"]["name"] = json!("metrics");
     cluster["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
     cluster["spec"]["topology"]["workers"]["machineDeployments"] =

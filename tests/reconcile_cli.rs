@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-use topograph_api::load::parse_documents;
 use topograph_api::object::ObjectExt;
 use topograph_applier::{ManagementCluster, crds};
-use topograph_tests::{binary, root, run};
+use topograph_tests::{binary, quick_start, run};
 
 /// A running `topograph-kube`, killed when dropped.
 struct Kube {
@@ -70,28 +69,12 @@ fn start_kube(tag: &str) -> Kube {
     }
 }
 
-fn example(file: &str) -> Vec<Value> {
-    let path = root().join("examples/quick-start").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (docs, errors) = parse_documents(file, &text);
-    assert!(errors.is_empty(), "{errors:?}");
-    docs.into_iter()
-        .map(|d| {
-            let mut v = d.value;
-            if v.namespace().is_empty() {
-                v["metadata"]["namespace"] = json!("default");
-            }
-            v
-        })
-        .collect()
-}
-
 async fn load(kubeconfig: &Path) {
     let api = ManagementCluster::from_kubeconfig(kubeconfig)
         .await
         .unwrap();
-    let class = example("clusterclass.yaml");
-    let cluster = example("cluster.yaml");
+    let class = quick_start("clusterclass.yaml", "default");
+    let cluster = quick_start("cluster.yaml", "default");
     let mut objects = crds::cluster_api();
     objects.extend(crds::for_objects(&class));
     for crd in &objects {

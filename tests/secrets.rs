@@ -28,7 +28,7 @@ use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
     Process, TempDir, binary, free_port, management_cluster, quick_start,
-    redis_without_persistence, spawn_logged, wait_for_port,
+    redis_without_persistence, spawn_logged, unconverged, wait_for_port,
 };
 
 /// The home cluster's namespace holding the fleet's Secrets.
@@ -149,25 +149,6 @@ fn cluster(name: &str) -> Value {
     c["spec"]["topology"]["workers"]["machineDeployments"] =
         json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
     c
-}
-
-/// `None` once the Cluster's topology is reconciled for its current generation, else
-/// what it looks like.
-fn unconverged(c: &Value) -> Option<String> {
-    let condition = c["status"]["v1beta2"]["conditions"]
-        .as_array()
-        .and_then(|l| l.iter().find(|x| x["type"] == "TopologyReconciled"));
-    let reconciled = condition.is_some_and(|x| {
-        x["status"] == "True" && x["observedGeneration"] == c["metadata"]["generation"]
-    });
-    if reconciled && c["spec"]["controlPlaneRef"]["name"].is_string() {
-        return None;
-    }
-    Some(format!(
-        "generation {}, TopologyReconciled {}",
-        c["metadata"]["generation"],
-        condition.map_or("absent".to_string(), Value::to_string)
-    ))
 }
 
 /// Starts the gateway; the process and the address it announced.

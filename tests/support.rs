@@ -252,3 +252,23 @@ pub fn quick_start(file: &str, namespace: &str) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Why a Cluster does not count as converged, or `None` when it does: its topology is
+/// reconciled for its current generation and its control plane is set.
+pub fn unconverged(c: &serde_json::Value) -> Option<String> {
+    let condition = c["status"]["v1beta2"]["conditions"]
+        .as_array()
+        .and_then(|l| l.iter().find(|x| x["type"] == "TopologyReconciled"));
+    let reconciled = condition.is_some_and(|x| {
+        x["status"] == "True" && x["observedGeneration"] == c["metadata"]["generation"]
+    });
+    if reconciled && c["spec"]["controlPlaneRef"]["name"].is_string() {
+        return None;
+    }
+    Some(format!(
+        "{} (generation {}, TopologyReconciled {})",
+        c["metadata"]["name"].as_str().unwrap_or("?"),
+        c["metadata"]["generation"],
+        condition.map_or("absent".to_string(), |x| x.to_string())
+    ))
+}

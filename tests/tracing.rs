@@ -19,16 +19,15 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use opentelemetry_proto::tonic::common::v1::any_value;
-use serde_json::{Value, json};
+use serde_json::json;
 use tonic::Request;
-use topograph_api::load::parse_documents;
 use topograph_applier::{ManagementCluster, crds};
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, management_cluster, redis_without_persistence, root,
-    spawn_logged, wait_for_port,
+    Process, TempDir, binary, free_port, management_cluster, quick_start,
+    redis_without_persistence, spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -109,20 +108,6 @@ impl TraceService for Receiver {
             partial_success: None,
         }))
     }
-}
-
-fn example(file: &str) -> Vec<Value> {
-    let path = root().join("examples/quick-start").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (docs, errors) = parse_documents(file, &text);
-    assert!(errors.is_empty(), "{errors:?}");
-    docs.into_iter()
-        .map(|d| {
-            let mut v = d.value;
-            v["metadata"]["namespace"] = json!(NAMESPACE);
-            v
-        })
-        .collect()
 }
 
 /// Exports to the receiver at `otlp` as `service`, batches sent every 100 ms.
@@ -227,7 +212,10 @@ async fn one_trace_from_apply_to_the_management_cluster() {
         .await
         .unwrap();
     let mut seed = crds::cluster_api();
-    seed.extend(crds::for_objects(&example("clusterclass.yaml")));
+    seed.extend(crds::for_objects(&quick_start(
+        "clusterclass.yaml",
+        NAMESPACE,
+    )));
     seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}));
     for object in &seed {
         api.create(object).await.unwrap();
@@ -294,8 +282,8 @@ async fn one_trace_from_apply_to_the_management_cluster() {
     // Let the applier's watcher list what exists before the Cluster arrives.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let mut objects = example("clusterclass.yaml");
-    let mut cluster = example("cluster.yaml").remove(0);
+    let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
+    let mut cluster = quick_start("cluster.yaml", NAMESPACE).remove(0);
     cluster["metadata"]["name"] = json!(CLUSTER);
     cluster["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
     cluster["spec"]["topology"]["workers"]["machineDeployments"] =
