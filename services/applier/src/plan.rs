@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use futures::StreamExt;
 use serde_json::Value;
 use topograph_api::field::FieldError;
 use topograph_api::model::Cluster;
@@ -149,14 +150,28 @@ pub async fn impact(
             .collect()
     };
     let without_clusters = validate(&[]);
-    for cluster in &users {
+    // Each plan is a dry-run reconcile whose time goes mostly to reads from the
+    // management cluster, so several run at once; `buffered` hands them out in the
+    // Clusters' order all the same, and dropping the stream (the caller stopped
+    // listening) abandons the ones in flight.
+    // (By index: a closure taking `&Cluster` would make the stream's future generic
+    // over that borrow's lifetime, which a spawned caller's `Send` check rejects.)
+    let users = &users;
+    let mut plans = futures::stream::iter(0..users.len())
+        .map(|i| async move {
+            let cluster = &users[i];
+            let mut plan =
+                plan_cluster(api, engine, proposed, &cluster.namespace, &cluster.name).await?;
+            retain_cluster_objects(&mut plan, &cluster.name);
+            Ok::<_, ReconcileError>((cluster, plan))
+        })
+        .buffered(IMPACT_CONCURRENCY);
+    while let Some(planned) = plans.next().await {
+        let (cluster, plan) = planned?;
         let blocking = validate(&[cluster])
             .difference(&without_clusters)
             .cloned()
             .collect();
-        let mut plan =
-            plan_cluster(api, engine, proposed, &cluster.namespace, &cluster.name).await?;
-        retain_cluster_objects(&mut plan, &cluster.name);
         let more = each(ImpactItem {
             namespace: cluster.namespace.clone(),
             name: cluster.name.clone(),
@@ -169,6 +184,9 @@ pub async fn impact(
     }
     Ok(users.len())
 }
+
+/// How many Clusters an impact plans at once.
+const IMPACT_CONCURRENCY: usize = 8;
 
 /// Keeps the Cluster itself and the objects of its topology.
 fn retain_cluster_objects(plan: &mut Plan, cluster: &str) {
