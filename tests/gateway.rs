@@ -366,6 +366,38 @@ async fn refusals(fleet: &mut Fleet) {
         "{fields:?}"
     );
 
+    // An object of a kind the management cluster does not serve (its CRD is missing),
+    // last in the request: refused before the templates ahead of it are written.
+    let mut unserved = objects.clone();
+    unserved.push(json!({
+        "apiVersion": "infrastructure.example.com/v1", "kind": "NoSuchMachineTemplate",
+        "metadata": {"name": "x", "namespace": "team-a"}, "spec": {"template": {"spec": {}}}
+    }));
+    let e = c
+        .apply(req(
+            Some(TOKEN_A),
+            pb::ApplyRequest {
+                management_cluster: MC.into(),
+                objects: bytes(&unserved),
+                dry_run: false,
+            },
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let fields: Vec<String> = e
+        .get_details_bad_request()
+        .expect("a BadRequest detail")
+        .field_violations
+        .into_iter()
+        .map(|v| v.field)
+        .collect();
+    assert_eq!(
+        fields,
+        vec![format!("objects[{}].kind", unserved.len() - 1)],
+        "{e:?}"
+    );
+
     let after = kube_writes(fleet.kube_port);
     assert_eq!(
         before, after,

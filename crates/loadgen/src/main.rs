@@ -1,9 +1,16 @@
-//! `loadgen`: drives the render service with N concurrent clients for a duration and
-//! prints throughput and latency percentiles.
+//! `loadgen`: drives the render service or the gateway with N concurrent clients for a
+//! duration and prints throughput and latency percentiles as one JSON line.
 //!
 //! `loadgen render --addr http://127.0.0.1:50051 -f class.yaml -f cluster.yaml
 //! --concurrency 64 --duration 10` sends the same Render request (the ClusterClass, its
 //! templates and the Cluster found in the files) in a closed loop from every client.
+//!
+//! `loadgen gateway --addr http://127.0.0.1:50080 --token T --op apply|get|list -f
+//! class.yaml -f cluster.yaml` first applies the files (class, templates, Cluster),
+//! then: `apply` re-applies one of `--distinct` copies of the Cluster per request with
+//! an annotation that changes every time (so every Apply is admitted, written and
+//! queued); `get` reads the Cluster with its owned objects; `list` lists a page of the
+//! namespace's Clusters.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -26,6 +33,50 @@ struct Cli {
 enum Command {
     /// Send Render requests.
     Render(RenderArgs),
+    /// Send gateway requests.
+    Gateway(GatewayArgs),
+}
+
+/// What the gateway clients send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum GatewayOp {
+    /// Apply a changed Cluster.
+    Apply,
+    /// GetCluster.
+    Get,
+    /// ListClusters (one page).
+    List,
+}
+
+#[derive(Args, Debug)]
+struct GatewayArgs {
+    /// The gateway.
+    #[arg(long, default_value = "http://127.0.0.1:50080")]
+    addr: String,
+    /// Bearer token.
+    #[arg(long, env = "TOPOGRAPH_TOKEN", default_value = "")]
+    token: String,
+    /// The management cluster.
+    #[arg(long, default_value = "local")]
+    management_cluster: String,
+    /// The namespace the objects go to (objects without one).
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+    /// The operation.
+    #[arg(long, value_enum, default_value = "get")]
+    op: GatewayOp,
+    /// YAML or JSON files with the ClusterClass, its templates and one Cluster.
+    #[arg(short = 'f', long = "filename", required = true)]
+    files: Vec<String>,
+    /// Concurrent clients, each with one request outstanding at a time.
+    #[arg(short = 'c', long, default_value_t = 1)]
+    concurrency: usize,
+    /// How long to send, in seconds.
+    #[arg(short = 'd', long, default_value_t = 10.0)]
+    duration: f64,
+    /// Copies of the Cluster `apply` cycles through (`<name>-lg-<i>`).
+    #[arg(long, default_value_t = 16)]
+    distinct: usize,
 }
 
 #[derive(Args, Debug)]
@@ -114,6 +165,252 @@ fn variants(request: &RenderRequest, distinct: usize) -> Result<Vec<RenderReques
         .collect()
 }
 
+/// What a closed-loop run measured.
+struct Measured {
+    seconds: f64,
+    latencies: Vec<Duration>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Measured {
+    /// One JSON line: counts, rate and latency percentiles in milliseconds.
+    fn report(mut self, what: &str, concurrency: usize) -> String {
+        self.latencies.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let mut line = format!(
+            "{{\"op\": \"{what}\", \"concurrency\": {concurrency}, \"seconds\": {:.3}, \"requests\": {}, \"errors\": {}, \"requests_per_second\": {:.1}, \"p50_ms\": {:.3}, \"p90_ms\": {:.3}, \"p99_ms\": {:.3}",
+            self.seconds,
+            self.latencies.len(),
+            self.errors,
+            self.latencies.len() as f64 / self.seconds.max(f64::EPSILON),
+            ms(percentile(&self.latencies, 50.0)),
+            ms(percentile(&self.latencies, 90.0)),
+            ms(percentile(&self.latencies, 99.0)),
+        );
+        if let Some(error) = self.first_error {
+            line.push_str(&format!(", \"first_error\": {}", Value::from(error)));
+        }
+        line.push('}');
+        line
+    }
+}
+
+/// Runs `concurrency` clients for `duration`, each calling `call(client, n)` for its
+/// n-th request in a closed loop.
+async fn drive<F, Fut>(concurrency: usize, duration: Duration, call: F) -> Result<Measured, String>
+where
+    F: Fn(usize, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send,
+{
+    let start = Instant::now();
+    let end = start + duration;
+    let mut tasks = Vec::new();
+    for client in 0..concurrency.max(1) {
+        let call = call.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let (mut errors, mut first_error) = (0u64, None);
+            let mut n = 0;
+            while Instant::now() < end {
+                let sent = Instant::now();
+                match call(client, n).await {
+                    Ok(()) => latencies.push(sent.elapsed()),
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert(e);
+                    }
+                }
+                n += 1;
+            }
+            (latencies, errors, first_error)
+        }));
+    }
+    let mut measured = Measured {
+        seconds: 0.0,
+        latencies: Vec::new(),
+        errors: 0,
+        first_error: None,
+    };
+    for task in tasks {
+        let (latencies, errors, first_error) =
+            task.await.map_err(|e| format!("client task: {e}"))?;
+        measured.latencies.extend(latencies);
+        measured.errors += errors;
+        if measured.first_error.is_none() {
+            measured.first_error = first_error;
+        }
+    }
+    measured.seconds = start.elapsed().as_secs_f64();
+    Ok(measured)
+}
+
+/// The bearer token every gateway request carries.
+#[derive(Clone)]
+struct Authorization(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl Authorization {
+    fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        request
+    }
+}
+
+/// The objects of `files`, JSON each, with `namespace` where they name none.
+fn objects(files: &[String], namespace: &str) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+        let (docs, errors) = parse_documents(file, &text);
+        if let Some(e) = errors.first() {
+            return Err(e.to_string());
+        }
+        for doc in docs {
+            let mut value = doc.value;
+            if value["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("")
+                .is_empty()
+            {
+                value["metadata"]["namespace"] = Value::from(namespace);
+            }
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+async fn gateway(args: GatewayArgs) -> Result<(), String> {
+    use topograph_proto::gateway::v1 as pb;
+    use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
+
+    let objects = objects(&args.files, &args.namespace)?;
+    let cluster = objects
+        .iter()
+        .find(|o| o["kind"] == "Cluster")
+        .cloned()
+        .ok_or("the files hold no Cluster")?;
+    let name = cluster["metadata"]["name"]
+        .as_str()
+        .unwrap_or("cluster")
+        .to_string();
+    let namespace = cluster["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let channel = Endpoint::from_shared(args.addr.clone())
+        .map_err(|e| format!("--addr: {e}"))?
+        .connect()
+        .await
+        .map_err(|e| format!("connecting to {}: {e}", args.addr))?;
+    let authorization: Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>> =
+        if args.token.is_empty() {
+            None
+        } else {
+            Some(
+                format!("Bearer {}", args.token)
+                    .parse()
+                    .map_err(|_| "the token is not a valid header value".to_string())?,
+            )
+        };
+    let auth = Authorization(authorization);
+    let encode = |objects: &[Value]| -> Vec<Vec<u8>> {
+        objects
+            .iter()
+            .map(|o| serde_json::to_vec(o).unwrap_or_default())
+            .collect()
+    };
+    // Warm-up: the class, its templates and the Cluster exist before the clock starts,
+    // and a wrong token or address fails here rather than as a run of errors.
+    let mut client = GatewayServiceClient::new(channel.clone()).max_decoding_message_size(64 << 20);
+    client
+        .apply(auth.request(pb::ApplyRequest {
+            management_cluster: args.management_cluster.clone(),
+            objects: encode(&objects),
+            dry_run: false,
+        }))
+        .await
+        .map_err(|e| format!("applying the files: {e}"))?;
+
+    let duration = Duration::from_secs_f64(args.duration.max(0.0));
+    let mc = args.management_cluster.clone();
+    let distinct = args.distinct.max(1);
+    let clients = args.concurrency.max(1);
+    let measured = match args.op {
+        GatewayOp::Apply => {
+            drive(clients, duration, move |c, n| {
+                let mut client = GatewayServiceClient::new(channel.clone());
+                let mut copy = cluster.clone();
+                let k = (c + n * clients) % distinct;
+                copy["metadata"]["name"] = Value::from(format!("{name}-lg-{k}"));
+                // A new value every time: each Apply is a real write and a queued job.
+                copy["metadata"]["annotations"]["loadgen.topograph.io/sequence"] =
+                    Value::from(format!("{c}-{n}"));
+                let message = auth.request(pb::ApplyRequest {
+                    management_cluster: mc.clone(),
+                    objects: encode(std::slice::from_ref(&copy)),
+                    dry_run: false,
+                });
+                async move {
+                    client
+                        .apply(message)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+            })
+            .await?
+        }
+        GatewayOp::Get => {
+            drive(clients, duration, move |_, _| {
+                let mut client =
+                    GatewayServiceClient::new(channel.clone()).max_decoding_message_size(64 << 20);
+                let message = auth.request(pb::GetClusterRequest {
+                    management_cluster: mc.clone(),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                });
+                async move {
+                    client
+                        .get_cluster(message)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+            })
+            .await?
+        }
+        GatewayOp::List => {
+            drive(clients, duration, move |_, _| {
+                let mut client =
+                    GatewayServiceClient::new(channel.clone()).max_decoding_message_size(64 << 20);
+                let message = auth.request(pb::ListClustersRequest {
+                    management_cluster: mc.clone(),
+                    namespace: namespace.clone(),
+                    page_size: 100,
+                    ..Default::default()
+                });
+                async move {
+                    client
+                        .list_clusters(message)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }
+            })
+            .await?
+        }
+    };
+    let op = format!("{:?}", args.op).to_lowercase();
+    println!("{}", measured.report(&op, clients));
+    Ok(())
+}
+
 async fn render(args: RenderArgs) -> Result<(), String> {
     let request = request(&args.files)?;
     let variants = std::sync::Arc::new(variants(&request, args.distinct)?);
@@ -135,50 +432,22 @@ async fn render(args: RenderArgs) -> Result<(), String> {
         .map_err(|e| format!("warm-up request: {e}"))?;
 
     let duration = Duration::from_secs_f64(args.duration.max(0.0));
-    let start = Instant::now();
-    let end = start + duration;
-    let mut tasks = Vec::new();
-    for i in 0..args.concurrency.max(1) {
-        let mut client = RenderServiceClient::new(channels[i % channels.len()].clone())
+    let clients = args.concurrency.max(1);
+    let measured = drive(clients, duration, move |c, n| {
+        let mut client = RenderServiceClient::new(channels[c % channels.len()].clone())
             .max_decoding_message_size(64 << 20);
-        let variants = variants.clone();
-        let clients = args.concurrency.max(1);
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut errors = 0u64;
-            // Each client walks the variants from its own offset.
-            let mut next = i;
-            while Instant::now() < end {
-                let request = variants[next % variants.len()].clone();
-                next += clients;
-                let sent = Instant::now();
-                match client.render(request).await {
-                    Ok(_) => latencies.push(sent.elapsed()),
-                    Err(_) => errors += 1,
-                }
-            }
-            (latencies, errors)
-        }));
-    }
-    let mut latencies = Vec::new();
-    let mut errors = 0;
-    for task in tasks {
-        let (l, e) = task.await.map_err(|e| format!("client task: {e}"))?;
-        latencies.extend(l);
-        errors += e;
-    }
-    let elapsed = start.elapsed().as_secs_f64();
-    latencies.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "{{\"concurrency\": {}, \"seconds\": {elapsed:.3}, \"renders\": {}, \"errors\": {errors}, \"renders_per_second\": {:.1}, \"p50_ms\": {:.3}, \"p90_ms\": {:.3}, \"p99_ms\": {:.3}}}",
-        args.concurrency,
-        latencies.len(),
-        latencies.len() as f64 / elapsed,
-        ms(percentile(&latencies, 50.0)),
-        ms(percentile(&latencies, 90.0)),
-        ms(percentile(&latencies, 99.0)),
-    );
+        // Each client walks the variants from its own offset.
+        let request = variants[(c + n * clients) % variants.len()].clone();
+        async move {
+            client
+                .render(request)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+    })
+    .await?;
+    println!("{}", measured.report("render", clients));
     Ok(())
 }
 
@@ -196,6 +465,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Render(args) => runtime.block_on(render(args)),
+        Command::Gateway(args) => runtime.block_on(gateway(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -311,6 +311,11 @@ impl ManagementCluster {
             .map(|(resource, _)| Api::all_with(self.client.clone(), &resource)))
     }
 
+    /// Whether the server serves `kind` in `api_version` (its CRD is installed).
+    pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, ReconcileError> {
+        Ok(self.resolve(api_version, kind).await?.is_some())
+    }
+
     /// One object, or `None` when it (or its kind) does not exist.
     pub async fn get(
         &self,

@@ -289,6 +289,31 @@ pub(crate) async fn prepare(
     }
     let api = state.cluster(mc)?;
 
+    // A kind the management cluster does not serve would fail its write halfway
+    // through the objects; refuse it before anything is read or written.
+    let mut unserved = Vec::new();
+    for item in &items {
+        let given = &item.given;
+        let served = api
+            .serves(given.api_version(), given.kind())
+            .await
+            .map_err(|e| api_status("reading the management cluster's API discovery", e))?;
+        if !served {
+            unserved.push(Violation::new(
+                format!("objects[{}].kind", item.index),
+                format!(
+                    "Unsupported value: {:?}: management cluster {mc:?} does not serve {} in {}; its CustomResourceDefinition must be installed first",
+                    given.kind(),
+                    given.kind(),
+                    given.api_version()
+                ),
+            ));
+        }
+    }
+    if !unserved.is_empty() {
+        return Err(invalid(unserved));
+    }
+
     for item in &mut items {
         let given = &item.given;
         item.stored = api

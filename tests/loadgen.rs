@@ -1,0 +1,100 @@
+//! The load generator works against the real services, so the numbers in the notes can
+//! be re-measured: `loadgen render` against `topograph-render`, and `loadgen gateway`
+//! (apply, get, list) against `topograph up`. Each run is short; what is checked is
+//! that requests were answered and none failed, not how fast (that is for release
+//! builds on a quiet machine, not for tests).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use topograph_tests::{Process, binary, free_port, root, wait_for_port};
+
+const TOKEN: &str = "loadgen-token";
+
+/// Runs `loadgen` with `args`; its one JSON line.
+fn loadgen(args: &[&str]) -> Value {
+    let output = Command::new(binary("loadgen", "loadgen"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| panic!("starting loadgen: {e}"));
+    assert!(
+        output.status.success(),
+        "loadgen {args:?}: exit {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("loadgen {args:?} printed {stdout:?}: {e}"))
+}
+
+/// Every request answered, none failed.
+fn answered(report: &Value, op: &str) {
+    assert_eq!(report["op"], op, "{report}");
+    assert!(report["requests"].as_u64().unwrap_or(0) > 0, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    for p in ["p50_ms", "p90_ms", "p99_ms"] {
+        assert!(report[p].as_f64().is_some_and(|v| v > 0.0), "{report}");
+    }
+}
+
+#[test]
+fn loadgen_drives_the_render_service_and_the_gateway() {
+    let port = free_port();
+    let render = Process(
+        Command::new(binary("topograph-render", "topograph-render"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting topograph-render: {e}")),
+    );
+    wait_for_port(port, "topograph-render");
+    let files = [
+        "-f",
+        "examples/quick-start/clusterclass.yaml",
+        "-f",
+        "examples/quick-start/cluster.yaml",
+    ];
+    let addr = format!("http://127.0.0.1:{port}");
+    let mut args = vec!["render", "--addr", &addr, "-c", "2", "-d", "0.5"];
+    args.extend(files);
+    answered(&loadgen(&args), "render");
+    drop(render);
+
+    let port = free_port();
+    let mut child = Command::new(binary("topograph-cli", "topograph"))
+        .args([
+            "up",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--token",
+            TOKEN,
+        ])
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting topograph up: {e}"));
+    let stdout = child.stdout.take().expect("piped stdout");
+    let _up = Process(child);
+    // The reader stays open to the end: `up` must never write into a closed pipe.
+    let mut lines = BufReader::new(stdout).lines();
+    let listening = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("gateway listening on "));
+    assert!(listening, "topograph up never said it listens");
+
+    let addr = format!("http://127.0.0.1:{port}");
+    for op in ["apply", "get", "list"] {
+        let mut args = vec![
+            "gateway", "--addr", &addr, "--token", TOKEN, "--op", op, "-c", "2", "-d", "0.5",
+        ];
+        args.extend(files);
+        answered(&loadgen(&args), op);
+    }
+    drop(lines);
+}
