@@ -245,6 +245,11 @@ where
     Ok(measured)
 }
 
+/// A call's result as the driver counts it.
+fn outcome<T>(result: Result<tonic::Response<T>, tonic::Status>) -> Result<(), String> {
+    result.map(|_| ()).map_err(|e| e.to_string())
+}
+
 /// The bearer token every gateway request carries.
 #[derive(Clone)]
 struct Authorization(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
@@ -356,13 +361,7 @@ async fn gateway(args: GatewayArgs) -> Result<(), String> {
                     objects: encode(std::slice::from_ref(&copy)),
                     dry_run: false,
                 });
-                async move {
-                    client
-                        .apply(message)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }
+                async move { outcome(client.apply(message).await) }
             })
             .await?
         }
@@ -375,13 +374,7 @@ async fn gateway(args: GatewayArgs) -> Result<(), String> {
                     namespace: namespace.clone(),
                     name: name.clone(),
                 });
-                async move {
-                    client
-                        .get_cluster(message)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }
+                async move { outcome(client.get_cluster(message).await) }
             })
             .await?
         }
@@ -395,13 +388,7 @@ async fn gateway(args: GatewayArgs) -> Result<(), String> {
                     page_size: 100,
                     ..Default::default()
                 });
-                async move {
-                    client
-                        .list_clusters(message)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                }
+                async move { outcome(client.list_clusters(message).await) }
             })
             .await?
         }
@@ -438,13 +425,7 @@ async fn render(args: RenderArgs) -> Result<(), String> {
             .max_decoding_message_size(64 << 20);
         // Each client walks the variants from its own offset.
         let request = variants[(c + n * clients) % variants.len()].clone();
-        async move {
-            client
-                .render(request)
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        }
+        async move { outcome(client.render(request).await) }
     })
     .await?;
     println!("{}", measured.report("render", clients));
