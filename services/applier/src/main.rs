@@ -80,9 +80,14 @@ struct Args {
     /// Seconds between full resyncs of every known Cluster.
     #[arg(long, default_value_t = 300)]
     resync_seconds: u64,
-    /// Seconds a job (and a watcher lease) is held before others may take it over.
+    /// Seconds a job (and a watcher lease) is held before others may take it over if
+    /// this process stops renewing it (a reconcile renews it every third of this).
     #[arg(long, default_value_t = 30)]
     lease_seconds: u64,
+    /// Longest a reconcile may take before it is given up and retried (a management
+    /// cluster that accepts connections but does not answer holds a worker this long).
+    #[arg(long, default_value_t = 60)]
+    reconcile_timeout_seconds: u64,
     /// Milliseconds a Cluster's changes must be quiet before it is queued (a burst of
     /// changes costs one reconcile).
     #[arg(long, default_value_t = 500)]
@@ -145,8 +150,10 @@ async fn start(args: Args) -> Result<(), String> {
     let config = ServiceConfig {
         workers: args.workers,
         name,
-        // Below the lease, so no second worker ever takes a key still in hand.
-        reconcile_timeout: lease_time * 2 / 3,
+        // The job's lease is renewed while its reconcile runs, so a reconcile may take
+        // longer than one lease; a process that dies stops renewing and loses it.
+        reconcile_timeout: Duration::from_secs(args.reconcile_timeout_seconds.max(1)),
+        lease_renewal: lease_time / 3,
         registry_refresh: Duration::from_secs(2),
         watch: WatchConfig {
             resync: Duration::from_secs(args.resync_seconds.max(1)),

@@ -25,6 +25,9 @@ pub struct ServiceConfig {
     pub name: String,
     /// Longest reconcile.
     pub reconcile_timeout: Duration,
+    /// How often a reconcile in progress renews its job's lease (a third of the
+    /// queue's lease: two renewals may fail before another worker could take over).
+    pub lease_renewal: Duration,
     /// How often the management clusters directory is re-read.
     pub registry_refresh: Duration,
     /// Watcher timing.
@@ -36,7 +39,8 @@ impl Default for ServiceConfig {
         ServiceConfig {
             workers: 4,
             name: format!("applier-{}", std::process::id()),
-            reconcile_timeout: Duration::from_secs(30),
+            reconcile_timeout: Duration::from_secs(60),
+            lease_renewal: Duration::from_secs(10),
             registry_refresh: Duration::from_secs(2),
             watch: WatchConfig::default(),
         }
@@ -104,6 +108,7 @@ pub async fn run<Q: Queue, L: Lease>(
         engine,
         metrics,
         reconcile_timeout: config.reconcile_timeout,
+        lease_renewal: config.lease_renewal,
     });
     let workers: Vec<_> = (0..config.workers.max(1))
         .map(|i| {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
-use topograph_queue::{Job, Queue};
+use topograph_queue::{Job, Queue, QueueError};
 
 use crate::cluster::reconcile_cluster;
 use crate::engine::DesiredStateEngine;
@@ -25,9 +25,11 @@ pub struct Context<Q> {
     pub engine: Arc<dyn DesiredStateEngine>,
     /// Metrics.
     pub metrics: Arc<Metrics>,
-    /// Longest time one reconcile may take (kept below the queue's lease, so a slow
-    /// management cluster never lets a second worker take the same key).
+    /// Longest time one reconcile may take.
     pub reconcile_timeout: Duration,
+    /// How often a reconcile in progress renews its job's lease, so a slow management
+    /// cluster never lets a second worker take the same key.
+    pub lease_renewal: Duration,
 }
 
 /// Runs one reconciler named `consumer` until `shutdown` turns true.
@@ -125,11 +127,26 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
     };
     // Writes are counted by kind for the metrics; the registry's client stays as it is.
     let api = api.with_write_observer(context.metrics.write_observer(&key.management_cluster));
-    let result = tokio::time::timeout(
-        context.reconcile_timeout,
-        reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name),
-    )
+    let reconcile = reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name);
+    let result = tokio::time::timeout(context.reconcile_timeout, async {
+        tokio::select! {
+            result = reconcile => Some(result),
+            lost = keep_lease(context.queue.as_ref(), job, context.lease_renewal) => {
+                tracing::warn!(key = %job.key, consumer, error = %lost, "lease lost; leaving the key to its new holder");
+                None
+            }
+        }
+    })
     .await;
+    let result = match result {
+        Ok(Some(result)) => Ok(result),
+        Ok(None) => {
+            // Another worker holds the key now: neither ack nor retry is ours to do.
+            outcome("lease lost");
+            return;
+        }
+        Err(elapsed) => Err(elapsed),
+    };
     let seconds = started.elapsed().as_secs_f64();
     match result {
         Ok(Ok(outcome)) => {
@@ -174,6 +191,23 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
     }
 }
 
+/// Renews `job`'s lease every `every` for as long as it is polled; ends only when the
+/// lease is lost (another consumer took the key). A queue that is briefly away is
+/// tried again at the next renewal: the lease outlives two missed ones.
+async fn keep_lease<Q: Queue>(queue: &Q, job: &Job, every: Duration) -> QueueError {
+    let mut renew = tokio::time::interval(every.max(Duration::from_millis(10)));
+    renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    renew.tick().await;
+    loop {
+        renew.tick().await;
+        match queue.extend(job).await {
+            Ok(()) => {}
+            Err(lost @ QueueError::LeaseLost(_)) => return lost,
+            Err(e) => tracing::warn!(key = %job.key, error = %e, "queue: lease not renewed"),
+        }
+    }
+}
+
 fn is_gone(e: &crate::ReconcileError) -> bool {
     matches!(e, crate::ReconcileError::ClusterNotFound(_))
 }
@@ -188,6 +222,51 @@ async fn ack<Q: Queue>(context: &Context<Q>, job: &Job) {
 mod tests {
     use super::*;
     use topograph_queue::{MemoryQueue, QueueConfig};
+
+    /// A reconcile that outlasts the job's lease keeps the key: renewals hold off every
+    /// other consumer, and once they stop (the process died) another takes it over.
+    #[tokio::test(start_paused = true)]
+    async fn renewals_keep_a_long_reconcile_s_key_and_end_when_it_is_lost() {
+        let queue = Arc::new(MemoryQueue::new(QueueConfig {
+            lease: Duration::from_secs(3),
+            ..QueueConfig::default()
+        }));
+        queue.enqueue("mc/ns/c").await.unwrap();
+        let job = queue
+            .take("a", Duration::from_secs(1))
+            .await
+            .unwrap()
+            .unwrap();
+        let renewing = {
+            let (queue, job) = (queue.clone(), job.clone());
+            tokio::spawn(
+                async move { keep_lease(queue.as_ref(), &job, Duration::from_secs(1)).await },
+            )
+        };
+        // Ten leases long: nobody else gets the key.
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        assert!(
+            queue
+                .take("b", Duration::from_millis(10))
+                .await
+                .unwrap()
+                .is_none(),
+            "another consumer took a key whose lease was being renewed"
+        );
+        // The holder dies: the lease runs out and another consumer takes over...
+        renewing.abort();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        let taken = queue.take("b", Duration::from_secs(1)).await.unwrap();
+        assert_eq!(taken.map(|j| j.key), Some("mc/ns/c".to_string()));
+        // ...and the old holder's renewals end, reporting the loss.
+        let lost = tokio::time::timeout(
+            Duration::from_secs(5),
+            keep_lease(queue.as_ref(), &job, Duration::from_secs(1)),
+        )
+        .await
+        .expect("renewals end once the lease is lost");
+        assert!(matches!(lost, QueueError::LeaseLost(_)), "{lost}");
+    }
 
     /// A Cluster applied to a management cluster the registry has not read yet is not
     /// lost to the race: the job comes back with backoff a few times, then goes.
@@ -204,6 +283,7 @@ mod tests {
             engine: Arc::new(crate::engine::InProcess),
             metrics: Arc::new(Metrics::new()),
             reconcile_timeout: Duration::from_secs(1),
+            lease_renewal: Duration::from_millis(300),
         };
         let key = ClusterKey::new("new-mc", "ns", "c").to_string();
         queue.enqueue(&key).await.unwrap();
