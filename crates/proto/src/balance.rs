@@ -207,7 +207,7 @@ async fn healthy(candidates: &[String], timeout: Duration) -> BTreeSet<String> {
         };
         (uri, reachable)
     });
-    let results = futures_join_all(probes).await;
+    let results = futures::future::join_all(probes).await;
     let up: BTreeSet<String> = results
         .iter()
         .filter(|(_, reachable)| *reachable)
@@ -233,22 +233,6 @@ fn authority(uri: &str) -> Option<String> {
         });
     // A bracketed IPv6 host stays bracketed for `connect`.
     Some(format!("{host}:{port}"))
-}
-
-/// Runs the probes concurrently (a handful of endpoints; no need for a combinator crate).
-async fn futures_join_all<F, T>(futures: impl Iterator<Item = F>) -> Vec<T>
-where
-    F: std::future::Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    let handles: Vec<_> = futures.map(tokio::spawn).collect();
-    let mut results = Vec::with_capacity(handles.len());
-    for handle in handles {
-        if let Ok(result) = handle.await {
-            results.push(result);
-        }
-    }
-    results
 }
 
 #[cfg(test)]
