@@ -311,8 +311,16 @@ impl ManagementCluster {
             .map(|(resource, _)| Api::all_with(self.client.clone(), &resource)))
     }
 
-    /// Whether the server serves `kind` in `api_version` (its CRD is installed).
+    /// Whether the server serves `kind` in `api_version` (its CRD is installed). A
+    /// remembered "no" is checked again with the server first: whoever asks is about to
+    /// refuse a request over it, and the CRD may have been installed a moment ago.
     pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, ReconcileError> {
+        if self.resolve(api_version, kind).await?.is_some() {
+            return Ok(true);
+        }
+        if let Ok(mut cache) = self.resources.lock() {
+            cache.remove(&(api_version.to_string(), kind.to_string()));
+        }
         Ok(self.resolve(api_version, kind).await?.is_some())
     }
 

@@ -80,3 +80,22 @@ async fn a_crd_installed_after_a_miss_becomes_visible_once_the_miss_expires() {
             .is_some()
     );
 }
+
+/// `serves` asks again before it says no: a CRD installed a moment ago counts at once,
+/// while plain reads still believe the miss for its expiry.
+#[tokio::test]
+async fn serves_checks_a_remembered_miss_again() {
+    let server = Server::start(Config::default()).await.unwrap();
+    let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .unwrap();
+    let installer = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .unwrap();
+    assert!(!api.serves(WIDGET, "Widget").await.unwrap());
+    installer
+        .create(&crds::crd("example.topograph.io", "Widget", &["v1alpha1"]))
+        .await
+        .unwrap();
+    assert!(api.serves(WIDGET, "Widget").await.unwrap());
+}
