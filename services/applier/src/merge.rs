@@ -22,13 +22,15 @@ use topograph_api::managed;
 /// and the fields it sets now recorded on the object.
 pub fn apply(current: &Value, intent: &Value) -> Value {
     let intent = managed::record(intent.clone());
-    let mut merged = enforce(current, &intent);
+    // Released first, then enforced: an (empty) map the intent sets where a released
+    // value was is created again, so applying twice gives the same object.
+    let mut released = current.clone();
     if let Some(earlier) = managed::recorded(current) {
         for path in managed::released(&earlier, &managed::paths(&intent)) {
-            managed::remove(&mut merged, &path);
+            managed::remove(&mut released, &path);
         }
     }
-    merged
+    enforce(&released, &intent)
 }
 
 /// The parts of a desired object the topology owns; everything else (status,
@@ -284,5 +286,92 @@ mod tests {
                    "metadata": {"name": "n", "namespace": "ns", "labels": {"a": "b"}},
                    "spec": {"y": 1}})
         );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use topograph_api::managed;
+
+        /// Small JSON trees over a few keys, so intents and objects overlap often.
+        fn tree() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                (0..3i64).prop_map(Value::from),
+                prop::collection::vec((0..3i64).prop_map(Value::from), 0..3).prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 16, 3, |inner| {
+                prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c"]), inner, 0..3)
+                    .prop_map(|m| {
+                        Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                    })
+            })
+        }
+
+        fn object(spec: Value, labels: Value) -> Value {
+            serde_json::json!({"metadata": {"name": "o", "labels": labels}, "spec": spec})
+        }
+
+        fn labels() -> impl Strategy<Value = Value> {
+            prop::collection::btree_map(prop::sample::select(vec!["x", "y"]), "[a-b]", 0..2)
+                .prop_map(|m| {
+                    Value::Object(
+                        m.into_iter()
+                            .map(|(k, v)| (k.to_string(), Value::from(v)))
+                            .collect(),
+                    )
+                })
+        }
+
+        proptest! {
+            /// Applying an intent twice changes nothing the second time, whatever the
+            /// object looked like and whatever the topology set before.
+            #[test]
+            fn apply_is_idempotent(
+                before in tree(), first in tree(), second in tree(),
+                l0 in labels(), l1 in labels(), l2 in labels(),
+            ) {
+                let written = apply(&object(before, l0), &object(first, l1));
+                let once = apply(&written, &object(second.clone(), l2.clone()));
+                prop_assert_eq!(apply(&once, &object(second, l2)), once);
+            }
+
+            /// What the topology never recorded is never removed: every leaf of the
+            /// object that no recorded path covers is still there afterwards, unless the
+            /// new intent itself sets that place.
+            #[test]
+            fn only_recorded_fields_are_released(
+                theirs in tree(), first in tree(), second in tree(),
+            ) {
+                let ours = apply(&serde_json::json!({"metadata": {"name": "o"}}), &object(first, Value::Null));
+                let recorded = managed::recorded(&ours).unwrap_or_default();
+                // Others write their fields on top (where the topology records nothing).
+                let mut current = ours.clone();
+                let mut others = Vec::new();
+                if current["spec"].is_null() {
+                    current["spec"] = serde_json::json!({});
+                }
+                prop_assume!(current["spec"].is_object());
+                if let Value::Object(map) = &theirs {
+                    for (k, v) in map {
+                        let path = format!("/spec/other-{k}");
+                        if !v.is_null() {
+                            current["spec"][format!("other-{k}")] = v.clone();
+                            others.push((path, v.clone()));
+                        }
+                    }
+                }
+                let intent = object(second, Value::Null);
+                let after = apply(&current, &intent);
+                let now = managed::paths(&intent);
+                for (path, value) in others {
+                    prop_assert!(!recorded.iter().any(|r| path.starts_with(r.as_str())));
+                    if !now.iter().any(|n| n.starts_with(&path) || path.starts_with(n.as_str())) {
+                        prop_assert_eq!(after.pointer(&path), Some(&value), "{} went", path);
+                    }
+                }
+            }
+        }
     }
 }
