@@ -66,6 +66,9 @@ struct Counters {
 
 type Resolved = Option<(ApiResource, bool)>;
 
+/// Longest a request waits for the next bytes from a management cluster.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// How long "the server does not serve this kind" is believed before discovery is asked
 /// again. Short, because installing a provider's CRDs into a running management cluster
 /// is ordinary; long enough that reconciles reading a missing kind (e.g. no Machine CRD)
@@ -88,7 +91,12 @@ pub type WriteObserver = Arc<dyn Fn(&str, &'static str) + Send + Sync>;
 /// its own, so concurrent reconciles each report their own writes.
 #[derive(Clone)]
 pub struct ManagementCluster {
+    // Requests: a read that waits longer than `REQUEST_TIMEOUT` for the server fails,
+    // so a management cluster that accepts connections but stops answering costs a
+    // worker seconds, not the whole reconcile timeout.
     client: Client,
+    // Watches: long-lived streams that may be quiet for minutes, so no read timeout.
+    watch_client: Client,
     // (apiVersion, kind) -> resource and whether it is namespaced; `None` when the
     // server does not serve the kind (e.g. no Machine CRD installed), believed for
     // `unserved_expiry` only. A served kind stays cached: kinds are rarely removed,
@@ -102,9 +110,10 @@ pub struct ManagementCluster {
 }
 
 impl ManagementCluster {
-    /// Wraps a client.
+    /// Wraps a client (used for requests and watches alike).
     pub fn new(client: Client) -> Self {
         ManagementCluster {
+            watch_client: client.clone(),
             client,
             resources: Arc::default(),
             unserved_expiry: UNSERVED_KIND_EXPIRY,
@@ -127,6 +136,7 @@ impl ManagementCluster {
     pub fn counting_apart(&self) -> Self {
         ManagementCluster {
             client: self.client.clone(),
+            watch_client: self.watch_client.clone(),
             resources: self.resources.clone(),
             unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
@@ -141,6 +151,7 @@ impl ManagementCluster {
     pub fn dry_run(&self) -> Self {
         ManagementCluster {
             client: self.client.clone(),
+            watch_client: self.watch_client.clone(),
             resources: self.resources.clone(),
             unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
@@ -205,22 +216,51 @@ impl ManagementCluster {
         let config = Config::infer()
             .await
             .map_err(|e| ReconcileError::invalid(format!("no cluster configuration: {e}")))?;
-        Ok(Self::new(Client::try_from(config)?))
+        Self::from_config(config, REQUEST_TIMEOUT)
+    }
+
+    /// [`ManagementCluster::from_kubeconfig_yaml`] with requests waiting at most
+    /// `request_timeout` for each read from the server.
+    pub async fn from_kubeconfig_yaml_with_request_timeout(
+        text: &str,
+        request_timeout: Duration,
+    ) -> Result<Self, ReconcileError> {
+        let kubeconfig = Kubeconfig::from_yaml(text)
+            .map_err(|e| ReconcileError::invalid(format!("reading kubeconfig: {e}")))?;
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
+        Self::from_config(config, request_timeout)
     }
 
     async fn from_kubeconfig_value(kubeconfig: Kubeconfig) -> Result<Self, ReconcileError> {
-        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
-        // A management cluster that went away must fail fast, not hold a worker.
-        config.connect_timeout = Some(std::time::Duration::from_secs(3));
-        let client = Client::try_from(config)?;
-        Ok(Self::new(client))
+        Self::from_config(config, REQUEST_TIMEOUT)
     }
 
-    /// The underlying client.
+    /// A request client with `request_timeout` and a watch client without one.
+    fn from_config(mut config: Config, request_timeout: Duration) -> Result<Self, ReconcileError> {
+        // A management cluster that went away must fail fast, not hold a worker.
+        config.connect_timeout = Some(Duration::from_secs(3));
+        let watch_client = Client::try_from(config.clone())?;
+        config.read_timeout = Some(request_timeout);
+        let client = Client::try_from(config)?;
+        Ok(ManagementCluster {
+            watch_client,
+            ..Self::new(client)
+        })
+    }
+
+    /// The client for requests (reads time out, see [`REQUEST_TIMEOUT`]).
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The client for watches and other long-lived streams (no read timeout).
+    pub fn watch_client(&self) -> &Client {
+        &self.watch_client
     }
 
     /// Writes made through this value so far.
@@ -308,7 +348,7 @@ impl ManagementCluster {
         Ok(self
             .resolve(api_version, kind)
             .await?
-            .map(|(resource, _)| Api::all_with(self.client.clone(), &resource)))
+            .map(|(resource, _)| Api::all_with(self.watch_client.clone(), &resource)))
     }
 
     /// Whether the server serves `kind` in `api_version` (its CRD is installed). A

@@ -99,3 +99,41 @@ async fn serves_checks_a_remembered_miss_again() {
         .unwrap();
     assert!(api.serves(WIDGET, "Widget").await.unwrap());
 }
+
+/// A management cluster that accepts connections but never answers fails a request
+/// after the request timeout instead of holding it (and a worker) indefinitely.
+#[tokio::test]
+async fn a_server_that_never_answers_fails_requests_after_the_timeout() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    // Accept and hold every connection, answering nothing.
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            open.push(socket);
+        }
+    });
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user: {{}}\n"
+    );
+    let api = ManagementCluster::from_kubeconfig_yaml_with_request_timeout(
+        &kubeconfig,
+        Duration::from_millis(300),
+    )
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        api.get("v1", "ConfigMap", "default", "x"),
+    )
+    .await
+    .expect("the request ended by itself");
+    assert!(result.is_err(), "{result:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    held.abort();
+}

@@ -201,7 +201,7 @@ pub async fn watch(
     // unreachable or lacks the CRD, and its watchers retry until it answers.
     let in_namespace = |group: &str, version: &str, kind: &str, plural: &str| {
         Api::<DynamicObject>::namespaced_with(
-            api.client().clone(),
+            api.watch_client().clone(),
             &request.namespace,
             &ApiResource::from_gvk_with_plural(
                 &GroupVersionKind::gvk(group, version, kind),
