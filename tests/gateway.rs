@@ -9,8 +9,7 @@
 //! time, and deleted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -23,8 +22,9 @@ use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, http_get, management_cluster, quick_start,
-    redis_without_persistence, spawn_logged, wait_for_port,
+    Process, TempDir, binary, free_port, gateway_command, http_get, management_cluster,
+    quick_start, redis_without_persistence, small_cluster, spawn_gateway, spawn_logged,
+    wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -44,16 +44,6 @@ fn req<T>(token: Option<&str>, message: T) -> Request<T> {
         );
     }
     request
-}
-
-/// The quick-start Cluster `name` with one small worker pool.
-fn cluster(name: &str, namespace: &str) -> Value {
-    let mut c = quick_start("cluster.yaml", namespace).remove(0);
-    c["metadata"]["name"] = json!(name);
-    c["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
-    c["spec"]["topology"]["workers"]["machineDeployments"] =
-        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
-    c
 }
 
 fn bytes(objects: &[Value]) -> Vec<Vec<u8>> {
@@ -162,39 +152,18 @@ async fn start(tag: &str) -> Fleet {
     )
     .unwrap();
     let metrics_port = free_port();
-    let mut gateway = Command::new(binary("topograph-gateway", "topograph-gateway"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--render",
-            &render,
-            "--redis",
-            &redis,
-        ])
-        .arg("--management-clusters")
-        .arg(&clusters_dir)
-        .arg("--tenants")
-        .arg(&tenants)
-        .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            std::fs::File::create(
-                std::env::temp_dir().join(format!("topograph-gateway-e2e-{tag}-gateway.log")),
-            )
-            .unwrap(),
-        ))
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(gateway.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    processes.push(Process(gateway));
-    let addr = line
-        .trim()
-        .strip_prefix("gateway listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line from the gateway: {line:?}"))
-        .to_string();
+    let (gateway, addr) = spawn_gateway(
+        gateway_command()
+            .args(["--render", &render, "--redis", &redis])
+            .arg("--management-clusters")
+            .arg(&clusters_dir)
+            .arg("--tenants")
+            .arg(&tenants)
+            .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")]),
+        // Kept next to the other e2e logs for a look after a failure.
+        &std::env::temp_dir().join(format!("topograph-gateway-e2e-{tag}-gateway.log")),
+    );
+    processes.push(gateway);
     let client = GatewayServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap();
@@ -213,10 +182,10 @@ async fn start(tag: &str) -> Fleet {
 async fn refusals(fleet: &mut Fleet) {
     let c = &mut fleet.client;
     let mut objects = quick_start("clusterclass.yaml", "team-a");
-    objects.push(cluster("dev", "team-a"));
+    objects.push(small_cluster("dev", "team-a"));
     let apply = |token: Option<&str>, ns: &str, mc: &str| {
         let mut objects = quick_start("clusterclass.yaml", ns);
-        objects.push(cluster("dev", ns));
+        objects.push(small_cluster("dev", ns));
         req(
             token,
             pb::ApplyRequest {
@@ -253,7 +222,7 @@ async fn refusals(fleet: &mut Fleet) {
     assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
     // One object in another tenant's namespace refuses the whole request.
     let mut mixed = objects.clone();
-    mixed.push(cluster("intruder", "team-b"));
+    mixed.push(small_cluster("intruder", "team-b"));
     let e = c
         .apply(req(
             Some(TOKEN_A),
@@ -514,7 +483,7 @@ async fn gateway_end_to_end() {
 
     // Apply the class, its templates and a Cluster in one call; Clusters listed first
     // are still written last.
-    let mut objects = vec![cluster("dev", "team-a")];
+    let mut objects = vec![small_cluster("dev", "team-a")];
     objects.extend(quick_start("clusterclass.yaml", "team-a"));
     let applied = c
         .apply(req(
@@ -630,7 +599,7 @@ async fn gateway_end_to_end() {
     // Six more Clusters, two labelled; then list them a page at a time.
     let mut more = Vec::new();
     for i in 1..=6 {
-        let mut object = cluster(&format!("c-{i}"), "team-a");
+        let mut object = small_cluster(&format!("c-{i}"), "team-a");
         if i % 3 == 0 {
             object["metadata"]["labels"] = json!({"env": "prod"});
         }
@@ -1014,7 +983,7 @@ async fn plan_and_impact_say_what_then_happens() {
     apply_as(c, TOKEN_A, &quick_start("clusterclass.yaml", "team-a")).await;
 
     // Create: every object of the new Cluster, before it exists.
-    let plan = plan_then_apply(&fleet, c, cluster("p1", "team-a")).await;
+    let plan = plan_then_apply(&fleet, c, small_cluster("p1", "team-a")).await;
     assert!(plan.created.iter().any(|o| o.kind == "KubeadmControlPlane"));
     // Besides: the class's templates get their owner reference as the class is
     // reconciled on the way.
@@ -1028,7 +997,7 @@ async fn plan_and_impact_say_what_then_happens() {
     );
 
     // Modify: a scale and a variable that rotates the control plane's template.
-    let mut changed = cluster("p1", "team-a");
+    let mut changed = small_cluster("p1", "team-a");
     changed["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = json!(3);
     changed["spec"]["topology"]["variables"][0]["value"] = json!("mirror.example.com/k8s");
     let plan = plan_then_apply(&fleet, c, changed.clone()).await;
@@ -1073,7 +1042,7 @@ async fn plan_and_impact_say_what_then_happens() {
     apply_as(c, TOKEN_B, &class).await;
     let clusters: Vec<Value> = (0..50)
         .map(|i| {
-            let mut c = cluster(&format!("f-{i:02}"), "team-b");
+            let mut c = small_cluster(&format!("f-{i:02}"), "team-b");
             if i % 5 < 2 {
                 c["spec"]["topology"]["workers"]["machineDeployments"]
                     .as_array_mut()

@@ -6,19 +6,18 @@
 //! cluster at the end must show up as management-cluster errors.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tonic::Request;
 use topograph_applier::{ManagementCluster, crds};
-use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, http_get, management_cluster, quick_start,
-    redis_without_persistence, root, spawn_logged, wait_for_port,
+    TempDir, admin_tenants, binary, free_port, gateway_command, http_get, management_cluster,
+    quick_start, redis_without_persistence, root, small_cluster, spawn_gateway, spawn_logged,
+    wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -151,44 +150,19 @@ async fn every_service_exposes_its_metrics_and_they_move() {
         &log("applier"),
     ));
 
-    let tenants = dir.0.join("tenants.yaml");
-    std::fs::write(
-        &tenants,
-        format!(
-            "tenants:\n- name: ops\n  tokenSha256: {}\n  managementClusters: ['*']\n  namespaces: ['*']\n  admin: true\n",
-            token_sha256_hex(TOKEN)
-        ),
-    )
-    .unwrap();
+    let tenants = admin_tenants(&dir.0, TOKEN);
     let gateway_metrics = free_port();
-    let mut gateway = Command::new(binary("topograph-gateway", "topograph-gateway"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--render",
-            &render,
-            "--redis",
-            &redis,
-        ])
-        .arg("--management-clusters")
-        .arg(&clusters_dir)
-        .arg("--tenants")
-        .arg(&tenants)
-        .args(["--metrics-listen", &format!("127.0.0.1:{gateway_metrics}")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log("gateway")).unwrap()))
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(gateway.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    processes.push(Process(gateway));
-    let addr = line
-        .trim()
-        .strip_prefix("gateway listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line from the gateway: {line:?}"))
-        .to_string();
+    let (gateway, addr) = spawn_gateway(
+        gateway_command()
+            .args(["--render", &render, "--redis", &redis])
+            .arg("--management-clusters")
+            .arg(&clusters_dir)
+            .arg("--tenants")
+            .arg(&tenants)
+            .args(["--metrics-listen", &format!("127.0.0.1:{gateway_metrics}")]),
+        &log("gateway"),
+    );
+    processes.push(gateway);
     wait_for_port(applier_metrics, "the applier's metrics");
     wait_for_port(render_metrics, "the render service's metrics");
     wait_for_port(gateway_metrics, "the gateway's metrics");
@@ -199,12 +173,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
 
     // The quick-start class and one small Cluster, through the gateway.
     let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
-    let mut cluster = quick_start("cluster.yaml", NAMESPACE).remove(0);
-    cluster["metadata"]["name"] = json!("metrics");
-    cluster["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
-    cluster["spec"]["topology"]["workers"]["machineDeployments"] =
-        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
-    objects.push(cluster);
+    objects.push(small_cluster("metrics", NAMESPACE));
     let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap();

@@ -12,9 +12,8 @@
 //! reconciles a Cluster applied there through the gateway; UnregisterManagementCluster
 //! deletes the Secret and both processes forget the management cluster.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -27,8 +26,9 @@ use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, management_cluster, quick_start,
-    redis_without_persistence, spawn_logged, unconverged, wait_for_port,
+    TempDir, binary, free_port, gateway_command, management_cluster, quick_start,
+    redis_without_persistence, small_cluster, spawn_gateway, spawn_logged, unconverged,
+    wait_for_port,
 };
 
 /// The home cluster's namespace holding the fleet's Secrets.
@@ -141,47 +141,6 @@ fn log_path(process: &str) -> PathBuf {
     std::env::temp_dir().join(format!("topograph-secrets-e2e-{process}.log"))
 }
 
-/// The quick-start Cluster `name` with one small worker pool.
-fn cluster(name: &str) -> Value {
-    let mut c = quick_start("cluster.yaml", NS).remove(0);
-    c["metadata"]["name"] = json!(name);
-    c["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
-    c["spec"]["topology"]["workers"]["machineDeployments"] =
-        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
-    c
-}
-
-/// Starts the gateway; the process and the address it announced.
-fn gateway(args: &[&str]) -> (Process, String) {
-    let log = log_path("gateway");
-    let mut child = Command::new(binary("topograph-gateway", "topograph-gateway"))
-        .args(["--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            std::fs::File::create(&log)
-                .unwrap_or_else(|e| panic!("creating {}: {e}", log.display())),
-        ))
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting topograph-gateway: {e}"));
-    let mut line = String::new();
-    if let Some(stdout) = child.stdout.take() {
-        let _ = BufReader::new(stdout).read_line(&mut line);
-    }
-    let process = Process(child);
-    let addr = line
-        .trim()
-        .strip_prefix("gateway listening on ")
-        .unwrap_or_else(|| {
-            panic!(
-                "the gateway printed {line:?}, not its address (log: {})",
-                log.display()
-            )
-        })
-        .to_string();
-    (process, addr)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_and_applier_configured_by_secrets() {
     let started = Instant::now();
@@ -259,22 +218,25 @@ async fn gateway_and_applier_configured_by_secrets() {
             .args(["--home-kubeconfig", &home_kubeconfig]),
         &applier_log,
     ));
-    let (gateway_process, addr) = gateway(&[
-        "--render",
-        &render,
-        "--redis",
-        &redis,
-        "--tenants-secret",
-        &format!("{HOME_NS}/{TENANTS_SECRET}"),
-        "--management-cluster-secrets",
-        HOME_NS,
-        "--home-kubeconfig",
-        &home_kubeconfig,
-        "--reload-seconds",
-        "1",
-    ]);
-    processes.push(gateway_process);
     let gateway_log = log_path("gateway");
+    let (gateway_process, addr) = spawn_gateway(
+        gateway_command().args([
+            "--render",
+            &render,
+            "--redis",
+            &redis,
+            "--tenants-secret",
+            &format!("{HOME_NS}/{TENANTS_SECRET}"),
+            "--management-cluster-secrets",
+            HOME_NS,
+            "--home-kubeconfig",
+            &home_kubeconfig,
+            "--reload-seconds",
+            "1",
+        ]),
+        &gateway_log,
+    );
+    processes.push(gateway_process);
     let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap_or_else(|e| panic!("connecting to the gateway at {addr}: {e}"));
@@ -370,7 +332,7 @@ async fn gateway_and_applier_configured_by_secrets() {
     // d. A Cluster applied there is reconciled by the applier, which only knows the
     // management cluster from the Secret the gateway wrote.
     let mut objects = quick_start("clusterclass.yaml", NS);
-    objects.push(cluster("dev"));
+    objects.push(small_cluster("dev", NS));
     let applied = c
         .apply(req(
             TOKEN_B,

@@ -272,3 +272,64 @@ pub fn unconverged(c: &serde_json::Value) -> Option<String> {
         condition.map_or("absent".to_string(), |x| x.to_string())
     ))
 }
+
+/// The quick-start Cluster `name` in `namespace`, small: one control plane machine and
+/// one worker pool of one.
+pub fn small_cluster(name: &str, namespace: &str) -> serde_json::Value {
+    let mut c = quick_start("cluster.yaml", namespace).remove(0);
+    c["metadata"]["name"] = serde_json::json!(name);
+    c["spec"]["topology"]["controlPlane"]["replicas"] = serde_json::json!(1);
+    c["spec"]["topology"]["workers"]["machineDeployments"] =
+        serde_json::json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
+    c
+}
+
+/// Writes `<dir>/tenants.yaml` with one admin tenant `ops` of `token`; its path.
+pub fn admin_tenants(dir: &Path, token: &str) -> PathBuf {
+    let path = dir.join("tenants.yaml");
+    let text = format!(
+        "tenants:\n- name: ops\n  tokenSha256: {}\n  managementClusters: ['*']\n  namespaces: ['*']\n  admin: true\n",
+        topograph_gateway::tenancy::token_sha256_hex(token)
+    );
+    if let Err(e) = std::fs::write(&path, text) {
+        panic!("writing {}: {e}", path.display());
+    }
+    path
+}
+
+/// Starts `topograph-gateway --listen 127.0.0.1:0` with `command`'s other arguments,
+/// stderr to `log`; the process and the address it announced on its first line.
+pub fn spawn_gateway(command: &mut Command, log: &Path) -> (Process, String) {
+    use std::io::BufRead;
+    let stderr = match std::fs::File::create(log) {
+        Ok(file) => file,
+        Err(e) => panic!("creating {}: {e}", log.display()),
+    };
+    let mut child = command
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting topograph-gateway: {e}"));
+    let mut line = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+    }
+    let process = Process(child);
+    let addr = line
+        .trim()
+        .strip_prefix("gateway listening on ")
+        .unwrap_or_else(|| {
+            panic!(
+                "the gateway printed {line:?}, not its address (log: {})",
+                log.display()
+            )
+        })
+        .to_string();
+    (process, addr)
+}
+
+/// The `topograph-gateway` command, to give [`spawn_gateway`].
+pub fn gateway_command() -> Command {
+    Command::new(binary("topograph-gateway", "topograph-gateway"))
+}

@@ -7,8 +7,7 @@
 //! and the writes to the management cluster, each span's parent the right one.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,12 +21,11 @@ use opentelemetry_proto::tonic::common::v1::any_value;
 use serde_json::json;
 use tonic::Request;
 use topograph_applier::{ManagementCluster, crds};
-use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, management_cluster, quick_start,
-    redis_without_persistence, spawn_logged, wait_for_port,
+    TempDir, admin_tenants, binary, free_port, gateway_command, management_cluster, quick_start,
+    redis_without_persistence, small_cluster, spawn_gateway, spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -242,53 +240,22 @@ async fn one_trace_from_apply_to_the_management_cluster() {
     traced(&mut applier, &otlp, "tg-applier");
     processes.push(spawn_logged(&mut applier, &log("applier")));
 
-    let tenants = dir.0.join("tenants.yaml");
-    std::fs::write(
-        &tenants,
-        format!(
-            "tenants:\n- name: ops\n  tokenSha256: {}\n  managementClusters: ['*']\n  namespaces: ['*']\n  admin: true\n",
-            token_sha256_hex(TOKEN)
-        ),
-    )
-    .unwrap();
-    let mut gateway = Command::new(binary("topograph-gateway", "topograph-gateway"));
+    let tenants = admin_tenants(&dir.0, TOKEN);
+    let mut gateway = gateway_command();
     gateway
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--render",
-            &render,
-            "--redis",
-            &redis,
-        ])
+        .args(["--render", &render, "--redis", &redis])
         .arg("--management-clusters")
         .arg(&clusters_dir)
         .arg("--tenants")
-        .arg(&tenants)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log("gateway")).unwrap()));
+        .arg(&tenants);
     traced(&mut gateway, &otlp, "tg-gateway");
-    let mut gateway = gateway.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(gateway.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    processes.push(Process(gateway));
-    let addr = line
-        .trim()
-        .strip_prefix("gateway listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line from the gateway: {line:?}"))
-        .to_string();
+    let (gateway, addr) = spawn_gateway(&mut gateway, &log("gateway"));
+    processes.push(gateway);
     // Let the applier's watcher list what exists before the Cluster arrives.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
-    let mut cluster = quick_start("cluster.yaml", NAMESPACE).remove(0);
-    cluster["metadata"]["name"] = json!(CLUSTER);
-    cluster["spec"]["topology"]["controlPlane"]["replicas"] = json!(1);
-    cluster["spec"]["topology"]["workers"]["machineDeployments"] =
-        json!([{"class": "default-worker", "name": "md-0", "replicas": 1}]);
-    objects.push(cluster);
+    objects.push(small_cluster(CLUSTER, NAMESPACE));
     let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
         .await
         .unwrap();
