@@ -14,26 +14,24 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::object::{ObjectExt, set_at};
+
 /// The annotation holding the recorded paths: a JSON array of JSON pointers, sorted.
 pub const MANAGED_PATHS: &str = "topology.topograph.io/managed-paths";
+
+/// Where the recorded paths live: the only places a record may name.
+const ROOTS: [&[&str]; 3] = [
+    &["metadata", "labels"],
+    &["metadata", "annotations"],
+    &["spec"],
+];
 
 /// The leaf paths `intent` sets (`null` sets nothing), as JSON pointers.
 pub fn paths(intent: &Value) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for (top, key) in [
-        ("metadata", Some("labels")),
-        ("metadata", Some("annotations")),
-        ("spec", None),
-    ] {
-        let (value, prefix) = match key {
-            Some(key) => (
-                intent.get(top).and_then(|m| m.get(key)),
-                format!("/{top}/{key}"),
-            ),
-            None => (intent.get(top), format!("/{top}")),
-        };
-        if let Some(value) = value {
-            leaves(&prefix, value, &mut out);
+    for root in ROOTS {
+        if let Some(value) = intent.at(root) {
+            leaves(&format!("/{}", root.join("/")), value, &mut out);
         }
     }
     out.remove(&format!("/metadata/annotations/{}", escape(MANAGED_PATHS)));
@@ -56,41 +54,46 @@ fn leaves(path: &str, value: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// `intent` with its own paths recorded in [`MANAGED_PATHS`].
+/// `intent` with its own paths recorded in [`MANAGED_PATHS`] (an intent that is not
+/// an object is returned as it is).
 pub fn record(mut intent: Value) -> Value {
-    let recorded = paths(&intent);
-    let encoded = serde_json::to_string(&recorded).unwrap_or_else(|_| "[]".to_string());
-    if let Some(object) = intent.as_object_mut() {
-        let metadata = object
-            .entry("metadata")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !metadata.is_object() {
-            *metadata = Value::Object(Map::new());
-        }
-        if let Some(metadata) = metadata.as_object_mut() {
-            let annotations = metadata
-                .entry("annotations")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !annotations.is_object() {
-                *annotations = Value::Object(Map::new());
-            }
-            if let Some(annotations) = annotations.as_object_mut() {
-                annotations.insert(MANAGED_PATHS.to_string(), Value::String(encoded));
-            }
-        }
+    if intent.is_object() {
+        let encoded = serde_json::to_string(&paths(&intent)).unwrap_or_else(|_| "[]".to_string());
+        set_at(
+            &mut intent,
+            &["metadata", "annotations", MANAGED_PATHS],
+            Value::String(encoded),
+        );
     }
     intent
 }
 
 /// The paths recorded on `object`; `None` when it has no readable record (an object
 /// written before records were kept, or by someone else): nothing is released then.
+/// The annotation can be edited by anyone, so only paths under the places the
+/// topology records are believed: a record naming `/metadata/finalizers` or `/spec`
+/// itself must not make the applier delete them.
 pub fn recorded(object: &Value) -> Option<BTreeSet<String>> {
     let text = object
-        .get("metadata")?
-        .get("annotations")?
-        .get(MANAGED_PATHS)?
+        .at(&["metadata", "annotations", MANAGED_PATHS])?
         .as_str()?;
-    serde_json::from_str(text).ok()
+    let paths: BTreeSet<String> = serde_json::from_str(text).ok()?;
+    Some(
+        paths
+            .into_iter()
+            .filter(|path| {
+                ROOTS
+                    .iter()
+                    .any(|root| under(path, &format!("/{}", root.join("/"))))
+            })
+            .collect(),
+    )
+}
+
+/// Whether `path` lies strictly below `of`.
+fn under(path: &str, of: &str) -> bool {
+    path.strip_prefix(of)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The paths recorded earlier that `now` no longer sets. A path `now` sets below or
@@ -98,14 +101,24 @@ pub fn recorded(object: &Value) -> Option<BTreeSet<String>> {
 pub fn released(earlier: &BTreeSet<String>, now: &BTreeSet<String>) -> Vec<String> {
     earlier
         .iter()
-        .filter(|path| !now.contains(*path))
         .filter(|path| {
-            let below = format!("{path}/");
-            !now.iter()
-                .any(|n| n.starts_with(&below) || path.starts_with(&format!("{n}/")))
+            !now.contains(*path) && !now.iter().any(|n| under(n, path) || under(path, n))
         })
         .cloned()
         .collect()
+}
+
+/// Removes from `object` what its record names and `intent` no longer sets; the paths
+/// released. The applier's merge and the render service's plan both start here.
+pub fn release(object: &mut Value, intent: &Value) -> Vec<String> {
+    let Some(earlier) = recorded(object) else {
+        return Vec::new();
+    };
+    let released = released(&earlier, &paths(intent));
+    for path in &released {
+        remove(object, path);
+    }
+    released
 }
 
 /// Removes the field at `pointer` from `value`, and then every map on its way up that
@@ -185,6 +198,10 @@ mod tests {
         assert_eq!(recorded(&json!({"metadata": {}})), None);
         let garbled = json!({"metadata": {"annotations": {MANAGED_PATHS: "not json"}}});
         assert_eq!(recorded(&garbled), None);
+        // An edited record is believed only under labels, annotations and spec.
+        let tampered = json!({"metadata": {"annotations": {MANAGED_PATHS:
+            "[\"/metadata/finalizers\", \"/spec\", \"/metadata/labels\", \"/specx/a\", \"/spec/a\"]"}}});
+        assert_eq!(recorded(&tampered), Some(["/spec/a".to_string()].into()));
     }
 
     #[test]

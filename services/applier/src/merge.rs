@@ -24,13 +24,10 @@ pub fn apply(current: &Value, intent: &Value) -> Value {
     let intent = managed::record(intent.clone());
     // Released first, then enforced: an (empty) map the intent sets where a released
     // value was is created again, so applying twice gives the same object.
-    let mut released = current.clone();
-    if let Some(earlier) = managed::recorded(current) {
-        for path in managed::released(&earlier, &managed::paths(&intent)) {
-            managed::remove(&mut released, &path);
-        }
-    }
-    enforce(&released, &intent)
+    let mut merged = current.clone();
+    managed::release(&mut merged, &intent);
+    enforce_into(&mut merged, &intent, &mut Vec::new());
+    merged
 }
 
 /// The parts of a desired object the topology owns; everything else (status,

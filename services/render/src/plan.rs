@@ -108,14 +108,8 @@ pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> 
 /// `desired` no longer sets, as the applier removes them: each at the highest map the
 /// removal leaves empty (the applier prunes those), in path order.
 pub fn released(current: &Value, desired: &Value) -> Vec<Value> {
-    let Some(earlier) = managed::recorded(current) else {
-        return Vec::new();
-    };
-    let released = managed::released(&earlier, &managed::paths(desired));
     let mut after = current.clone();
-    for path in &released {
-        managed::remove(&mut after, path);
-    }
+    let released = managed::release(&mut after, desired);
     let mut removed = std::collections::BTreeSet::new();
     for path in &released {
         let segments: Vec<&str> = path.split('/').skip(1).collect();
