@@ -135,13 +135,8 @@ impl ManagementCluster {
     /// The same management cluster, counting writes apart from every other clone.
     pub fn counting_apart(&self) -> Self {
         ManagementCluster {
-            client: self.client.clone(),
-            watch_client: self.watch_client.clone(),
-            resources: self.resources.clone(),
-            unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
-            overlay: self.overlay.clone(),
-            observer: self.observer.clone(),
+            ..self.clone()
         }
     }
 
@@ -150,13 +145,10 @@ impl ManagementCluster {
     /// ([`crate::dry_run`]). Writes are counted apart.
     pub fn dry_run(&self) -> Self {
         ManagementCluster {
-            client: self.client.clone(),
-            watch_client: self.watch_client.clone(),
-            resources: self.resources.clone(),
-            unserved_expiry: self.unserved_expiry,
             writes: Arc::default(),
             overlay: Some(Arc::default()),
             observer: None,
+            ..self.clone()
         }
     }
 
@@ -200,14 +192,23 @@ impl ManagementCluster {
         let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
             ReconcileError::invalid(format!("reading kubeconfig {}: {e}", path.display()))
         })?;
-        Self::from_kubeconfig_value(kubeconfig).await
+        Self::from_kubeconfig_value(kubeconfig, REQUEST_TIMEOUT).await
     }
 
     /// Connects with the current context of a kubeconfig given as YAML text.
     pub async fn from_kubeconfig_yaml(text: &str) -> Result<Self, ReconcileError> {
+        Self::from_kubeconfig_yaml_with_request_timeout(text, REQUEST_TIMEOUT).await
+    }
+
+    /// [`ManagementCluster::from_kubeconfig_yaml`] with requests waiting at most
+    /// `request_timeout` for each read from the server.
+    pub async fn from_kubeconfig_yaml_with_request_timeout(
+        text: &str,
+        request_timeout: Duration,
+    ) -> Result<Self, ReconcileError> {
         let kubeconfig = Kubeconfig::from_yaml(text)
             .map_err(|e| ReconcileError::invalid(format!("reading kubeconfig: {e}")))?;
-        Self::from_kubeconfig_value(kubeconfig).await
+        Self::from_kubeconfig_value(kubeconfig, request_timeout).await
     }
 
     /// Connects as a process in a cluster would: the in-cluster service account, else
@@ -219,25 +220,14 @@ impl ManagementCluster {
         Self::from_config(config, REQUEST_TIMEOUT)
     }
 
-    /// [`ManagementCluster::from_kubeconfig_yaml`] with requests waiting at most
-    /// `request_timeout` for each read from the server.
-    pub async fn from_kubeconfig_yaml_with_request_timeout(
-        text: &str,
+    async fn from_kubeconfig_value(
+        kubeconfig: Kubeconfig,
         request_timeout: Duration,
     ) -> Result<Self, ReconcileError> {
-        let kubeconfig = Kubeconfig::from_yaml(text)
-            .map_err(|e| ReconcileError::invalid(format!("reading kubeconfig: {e}")))?;
         let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
         Self::from_config(config, request_timeout)
-    }
-
-    async fn from_kubeconfig_value(kubeconfig: Kubeconfig) -> Result<Self, ReconcileError> {
-        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .await
-            .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
-        Self::from_config(config, REQUEST_TIMEOUT)
     }
 
     /// A request client with `request_timeout` and a watch client without one.
@@ -355,11 +345,11 @@ impl ManagementCluster {
     /// remembered "no" is checked again with the server first: whoever asks is about to
     /// refuse a request over it, and the CRD may have been installed a moment ago.
     pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, ReconcileError> {
-        if self.resolve(api_version, kind).await?.is_some() {
-            return Ok(true);
-        }
-        if let Ok(mut cache) = self.resources.lock() {
-            cache.remove(&(api_version.to_string(), kind.to_string()));
+        let key = (api_version.to_string(), kind.to_string());
+        if let Ok(mut cache) = self.resources.lock()
+            && cache.get(&key).is_some_and(|k| k.resolved.is_none())
+        {
+            cache.remove(&key);
         }
         Ok(self.resolve(api_version, kind).await?.is_some())
     }
