@@ -95,9 +95,14 @@ impl RenderService {
     pub fn connect_lazy(url: &str) -> Result<Self, ReconcileError> {
         let channel = balance::channel(url, balance::Options::default())
             .map_err(|e| ReconcileError::invalid(format!("render service address: {e}")))?;
-        Ok(RenderService {
+        Ok(RenderService::new(channel))
+    }
+
+    /// A client over `channel` (shared with other clients of the render service).
+    pub fn new(channel: Channel) -> Self {
+        RenderService {
             client: RenderServiceClient::new(channel),
-        })
+        }
     }
 }
 

@@ -202,15 +202,11 @@ pub struct RenderService {
 }
 
 impl RenderService {
-    /// A client of the render service at `url` (`http://host:port`, `dns:///host:port`
-    /// or a comma-separated list), balanced over the replicas that answer, connected on
-    /// first use and re-connected when a connection breaks. Call inside a Tokio runtime.
-    pub fn connect_lazy(url: &str) -> Result<Self, String> {
-        let channel = topograph_proto::balance::channel(url, Default::default())
-            .map_err(|e| format!("render service address: {e}"))?;
-        Ok(RenderService {
+    /// A client over `channel` (shared with other clients of the render service).
+    pub fn new(channel: Channel) -> Self {
+        RenderService {
             client: RenderServiceClient::new(channel),
-        })
+        }
     }
 }
 

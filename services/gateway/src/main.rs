@@ -204,20 +204,25 @@ async fn run(args: Args) -> Result<(), String> {
     let registry = Arc::new(Registry::with_sources(sources));
     registry.refresh().await;
 
-    // Plan and Impact render through the same engine as the appliers.
-    let engine: Arc<dyn topograph_applier::engine::DesiredStateEngine> =
-        if args.render == "in-process" {
-            Arc::new(topograph_applier::engine::InProcess)
-        } else {
-            Arc::new(
-                topograph_applier::engine::RenderService::connect_lazy(&args.render)
-                    .map_err(|e| e.to_string())?,
-            )
-        };
-    let admission: Arc<dyn Admission> = if args.render == "in-process" {
-        Arc::new(InProcess)
+    // Plan and Impact render through the same engine as the appliers; admission and
+    // the plans share one balanced channel to the render service.
+    let (engine, admission): (
+        Arc<dyn topograph_applier::engine::DesiredStateEngine>,
+        Arc<dyn Admission>,
+    ) = if args.render == "in-process" {
+        (
+            Arc::new(topograph_applier::engine::InProcess),
+            Arc::new(InProcess),
+        )
     } else {
-        Arc::new(RenderService::connect_lazy(&args.render)?)
+        let channel = topograph_proto::balance::channel(&args.render, Default::default())
+            .map_err(|e| format!("render service address: {e}"))?;
+        (
+            Arc::new(topograph_applier::engine::RenderService::new(
+                channel.clone(),
+            )),
+            Arc::new(RenderService::new(channel)),
+        )
     };
     let jobs: Arc<dyn Jobs> = if args.redis == "memory" {
         Arc::new(QueueJobs(Arc::new(
