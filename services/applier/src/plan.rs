@@ -100,13 +100,15 @@ pub struct ImpactItem {
 }
 
 /// The impact of `proposed` (one ClusterClass and any of its templates) on every
-/// Cluster of that class, one item per Cluster in namespace/name order, handed to
-/// `each` as soon as it is known (large fleets stream); `each` returning false stops
-/// the planning (the caller went away). Returns how many Clusters use the class.
+/// Cluster of that class in a namespace `visible` accepts, one item per Cluster in
+/// namespace/name order, handed to `each` as soon as it is known (large fleets
+/// stream); `each` returning false stops the planning (the caller went away). Returns
+/// how many of those Clusters use the class.
 pub async fn impact(
     api: &ManagementCluster,
     engine: &dyn DesiredStateEngine,
     proposed: &[Value],
+    visible: impl Fn(&str) -> bool,
     mut each: impl FnMut(ImpactItem) -> bool,
 ) -> Result<usize, ReconcileError> {
     let classes: Vec<&Value> = proposed
@@ -138,7 +140,9 @@ pub async fn impact(
         let uses = cluster.topology.as_ref().is_some_and(|t| {
             t.class == new.name && t.class_namespace_or(&cluster.namespace) == new.namespace
         });
-        if uses {
+        // Clusters the caller may not see are not planned at all (each plan is a
+        // reconcile's worth of reads).
+        if uses && visible(&cluster.namespace) {
             users.push(cluster);
         }
     }

@@ -251,10 +251,16 @@ async fn impact_names_exactly_the_clusters_a_class_change_then_changes() {
     let proposed = vec![changed.clone()];
     let writes = env.server.counts().writes();
     let mut items: Vec<ImpactItem> = Vec::new();
-    let users = impact(&env.api, &InProcess, &proposed, |item| {
-        items.push(item);
-        true
-    })
+    let users = impact(
+        &env.api,
+        &InProcess,
+        &proposed,
+        |_| true,
+        |item| {
+            items.push(item);
+            true
+        },
+    )
     .await
     .unwrap();
     assert_eq!(
@@ -333,10 +339,16 @@ async fn impact_names_the_clusters_that_block_a_class_change() {
         .unwrap()
         .truncate(1);
     let mut items = Vec::new();
-    impact(&env.api, &InProcess, &[changed], |item| {
-        items.push(item);
-        true
-    })
+    impact(
+        &env.api,
+        &InProcess,
+        &[changed],
+        |_| true,
+        |item| {
+            items.push(item);
+            true
+        },
+    )
     .await
     .unwrap();
     let blocking: BTreeMap<String, Vec<String>> =

@@ -120,7 +120,7 @@ pub async fn impact(
     let engine = state.engine.clone();
     // Clusters outside the tenant's namespaces are left out, silently: the tenant did
     // not ask about them by name.
-    let visible = tenant.namespaces.clone();
+    let namespaces = tenant.namespaces.clone();
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::ImpactItem, Status>>(16);
     // Each Cluster's plan is a reconcile; sending them as they come lets a client of a
     // large fleet see the first answers long before the last.
@@ -130,9 +130,6 @@ pub async fn impact(
     // gone; then the impact's next send fails and it stops planning.
     tokio::spawn(async move {
         while let Some(item) = items_rx.recv().await {
-            if !visible.contains(&item.namespace) {
-                continue;
-            }
             let message = pb::ImpactItem {
                 namespace: item.namespace,
                 name: item.name,
@@ -145,7 +142,8 @@ pub async fn impact(
         }
     });
     tokio::spawn(async move {
-        let result = plan::impact(&api, engine.as_ref(), &proposed, |item| {
+        let visible = |namespace: &str| namespaces.contains(namespace);
+        let result = plan::impact(&api, engine.as_ref(), &proposed, visible, |item| {
             items_tx.send(item).is_ok()
         })
         .await;
