@@ -223,25 +223,11 @@ async fn run<Q: Queue, L: Lease>(
     let registry = Arc::new(Registry::with_sources(sources));
     let (stop, shutdown) = watch::channel(false);
     tokio::spawn(async move {
-        wait_for_signal().await;
+        topograph_telemetry::rpc::shutdown_signal().await;
         tracing::info!("shutting down: finishing the reconciles in hand");
         let _ = stop.send(true);
     });
     service::run(queue, lease, registry, engine, metrics, config, shutdown).await;
     tracing::info!("stopped");
     Ok(())
-}
-
-async fn wait_for_signal() {
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }

@@ -116,9 +116,11 @@ pub async fn run<Q: Queue, L: Lease>(
     for supervisor in supervisors.values() {
         let _ = supervisor.stop.send(true);
     }
+    // One deadline for all of them, not 5 s per management cluster.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     for (_, supervisor) in supervisors {
         let abort = supervisor.task.abort_handle();
-        if tokio::time::timeout(Duration::from_secs(5), supervisor.task)
+        if tokio::time::timeout_at(deadline, supervisor.task)
             .await
             .is_err()
         {

@@ -128,24 +128,14 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
     // Writes are counted by kind for the metrics; the registry's client stays as it is.
     let api = api.with_write_observer(context.metrics.write_observer(&key.management_cluster));
     let reconcile = reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name);
-    let result = tokio::time::timeout(context.reconcile_timeout, async {
-        tokio::select! {
-            result = reconcile => Some(result),
-            lost = keep_lease(context.queue.as_ref(), job, context.lease_renewal) => {
-                tracing::warn!(key = %job.key, consumer, error = %lost, "lease lost; leaving the key to its new holder");
-                None
-            }
-        }
-    })
-    .await;
-    let result = match result {
-        Ok(Some(result)) => Ok(result),
-        Ok(None) => {
+    let result = tokio::select! {
+        result = tokio::time::timeout(context.reconcile_timeout, reconcile) => result,
+        lost = keep_lease(context.queue.as_ref(), job, context.lease_renewal) => {
             // Another worker holds the key now: neither ack nor retry is ours to do.
+            tracing::warn!(key = %job.key, consumer, error = %lost, "lease lost; leaving the key to its new holder");
             outcome("lease lost");
             return;
         }
-        Err(elapsed) => Err(elapsed),
     };
     let seconds = started.elapsed().as_secs_f64();
     match result {
