@@ -19,6 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 use tonic::transport::{Channel, Endpoint};
 use topograph_api::load::parse_documents;
+use topograph_api::object::{ObjectExt, set_at};
 use topograph_proto::render::v1::RenderRequest;
 use topograph_proto::render::v1::render_service_client::RenderServiceClient;
 
@@ -157,7 +158,11 @@ fn variants(request: &RenderRequest, distinct: usize) -> Result<Vec<RenderReques
             let mut variant = request.clone();
             if i > 0 {
                 let mut renamed = cluster.clone();
-                renamed["metadata"]["name"] = Value::from(format!("{name}-{i}"));
+                set_at(
+                    &mut renamed,
+                    &["metadata", "name"],
+                    Value::from(format!("{name}-{i}")),
+                );
                 variant.cluster = serde_json::to_vec(&renamed).map_err(|e| e.to_string())?;
             }
             Ok(variant)
@@ -277,12 +282,12 @@ fn objects(files: &[String], namespace: &str) -> Result<Vec<Value>, String> {
         }
         for doc in docs {
             let mut value = doc.value;
-            if value["metadata"]["namespace"]
-                .as_str()
-                .unwrap_or("")
-                .is_empty()
-            {
-                value["metadata"]["namespace"] = Value::from(namespace);
+            if value.namespace().is_empty() {
+                set_at(
+                    &mut value,
+                    &["metadata", "namespace"],
+                    Value::from(namespace),
+                );
             }
             out.push(value);
         }
@@ -352,10 +357,17 @@ async fn gateway(args: GatewayArgs) -> Result<(), String> {
                 let mut client = GatewayServiceClient::new(channel.clone());
                 let mut copy = cluster.clone();
                 let k = (c + n * clients) % distinct;
-                copy["metadata"]["name"] = Value::from(format!("{name}-lg-{k}"));
+                set_at(
+                    &mut copy,
+                    &["metadata", "name"],
+                    Value::from(format!("{name}-lg-{k}")),
+                );
                 // A new value every time: each Apply is a real write and a queued job.
-                copy["metadata"]["annotations"]["loadgen.topograph.io/sequence"] =
-                    Value::from(format!("{c}-{n}"));
+                set_at(
+                    &mut copy,
+                    &["metadata", "annotations", "loadgen.topograph.io/sequence"],
+                    Value::from(format!("{c}-{n}")),
+                );
                 let message = auth.request(pb::ApplyRequest {
                     management_cluster: mc.clone(),
                     objects: encode(std::slice::from_ref(&copy)),

@@ -111,19 +111,21 @@ impl Targets {
 /// connected or resolved before the first call. Must be called inside a Tokio runtime
 /// (the balancer and the discovery task run on it).
 pub fn channel(address: &str, options: Options) -> Result<Channel, String> {
-    let configure = move |uri: &str| {
-        Endpoint::from_shared(uri.to_string())
-            .map(|e| e.connect_timeout(options.connect_timeout))
-            .map_err(|e| format!("service address {uri:?}: {e}"))
-    };
     match Targets::parse(address)? {
-        Targets::Single(uri) => Ok(configure(&uri)?.connect_lazy()),
+        Targets::Single(uri) => Ok(endpoint(&uri, &options)?.connect_lazy()),
         targets => {
             let (channel, changes) = Channel::balance_channel::<String>(64);
             tokio::spawn(discover(targets, changes, options));
             Ok(channel)
         }
     }
+}
+
+/// One endpoint of the service, configured by `options`.
+fn endpoint(uri: &str, options: &Options) -> Result<Endpoint, String> {
+    Endpoint::from_shared(uri.to_string())
+        .map(|e| e.connect_timeout(options.connect_timeout))
+        .map_err(|e| format!("service address {uri:?}: {e}"))
 }
 
 /// Keeps the balancer's endpoints to the candidates that accept connections, until the
@@ -143,8 +145,8 @@ async fn discover(targets: Targets, changes: Sender<Change<String, Endpoint>>, o
             }
         }
         for new in wanted.difference(&live) {
-            let endpoint = match Endpoint::from_shared(new.clone()) {
-                Ok(endpoint) => endpoint.connect_timeout(options.connect_timeout),
+            let endpoint = match endpoint(new, &options) {
+                Ok(endpoint) => endpoint,
                 Err(error) => {
                     tracing::warn!(endpoint = %new, %error, "skipping an endpoint that is no URI");
                     continue;
@@ -177,13 +179,9 @@ async fn resolve(targets: &Targets) -> Option<Vec<String>> {
         Targets::Dns { scheme, host, port } => {
             match tokio::net::lookup_host((host.as_str(), *port)).await {
                 Ok(addresses) => {
-                    let mut found: Vec<String> = addresses
-                        .map(|a| format!("{scheme}://{a}"))
-                        .collect::<BTreeSet<_>>()
-                        .into_iter()
-                        .collect();
-                    found.dedup();
-                    Some(found)
+                    let found: BTreeSet<String> =
+                        addresses.map(|a| format!("{scheme}://{a}")).collect();
+                    Some(found.into_iter().collect())
                 }
                 Err(error) => {
                     tracing::warn!(%host, %error, "service name does not resolve; keeping the last endpoints");

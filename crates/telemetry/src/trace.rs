@@ -46,7 +46,7 @@ use tracing_subscriber::{EnvFilter, Layer};
 const SHUTDOWN_FLUSH: Duration = Duration::from_secs(5);
 
 /// Whether the environment asks for OTLP export.
-pub fn export_configured() -> bool {
+fn export_configured() -> bool {
     export_configured_in(|name| std::env::var(name).ok())
 }
 
@@ -65,11 +65,6 @@ pub struct Tracing {
 }
 
 impl Tracing {
-    /// Whether spans are exported.
-    pub fn exporting(&self) -> bool {
-        self.provider.is_some()
-    }
-
     /// Exports the spans still buffered and stops the exporter. Call it while the tokio
     /// runtime [`init`] ran in is still alive (the exporter's connection lives there),
     /// and outside its worker threads' async code: it blocks.
@@ -210,24 +205,9 @@ pub fn inject_metadata(metadata: &mut tonic::metadata::MetadataMap) {
     }
 }
 
-/// A tonic client interceptor doing [`inject_metadata`] on every request, for clients
-/// whose type may carry it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceInterceptor;
-
-impl tonic::service::Interceptor for TraceInterceptor {
-    fn call(
-        &mut self,
-        mut request: tonic::Request<()>,
-    ) -> Result<tonic::Request<()>, tonic::Status> {
-        inject_metadata(request.metadata_mut());
-        Ok(request)
-    }
-}
-
 /// Makes `span` a child of the trace context in `headers` (a gRPC request's), if they
 /// carry a valid one.
-pub fn set_parent_from_headers(span: &Span, headers: &http::HeaderMap) {
+fn set_parent_from_headers(span: &Span, headers: &http::HeaderMap) {
     if headers.contains_key("traceparent") {
         let context = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
         if context.span().span_context().is_valid() {
