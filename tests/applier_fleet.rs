@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use topograph_api::object::ObjectExt;
-use topograph_applier::{ManagementCluster, crds};
+use topograph_management::{ManagementCluster, crds};
 use topograph_tests::{
     Process, TempDir, binary, free_port, quick_start, unconverged, wait_for_port,
 };

@@ -16,11 +16,12 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 use tonic::{Code, Request};
 use tonic_types::StatusExt;
-use topograph_applier::{ManagementCluster, crds, plan};
 use topograph_gateway::tenancy::token_sha256_hex;
+use topograph_management::{ManagementCluster, crds};
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
+use topograph_reconcile::plan;
 use topograph_tests::{
     Process, TempDir, binary, free_port, gateway_command, http_get, management_cluster,
     quick_start, redis_without_persistence, small_cluster, spawn_gateway, spawn_logged,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tonic::Request;
-use topograph_applier::{ManagementCluster, crds};
+use topograph_management::{ManagementCluster, crds};
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
-use topograph_applier::{ManagementCluster, crds};
+use topograph_management::{ManagementCluster, crds};
 use topograph_tests::{binary, quick_start, run};
 
 /// A running `topograph-kube`, killed when dropped.

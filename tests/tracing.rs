@@ -20,7 +20,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use opentelemetry_proto::tonic::common::v1::any_value;
 use serde_json::json;
 use tonic::Request;
-use topograph_applier::{ManagementCluster, crds};
+use topograph_management::{ManagementCluster, crds};
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{

@@ -23,16 +23,16 @@ use std::time::Duration;
 
 use clap::Parser;
 use tokio::sync::watch;
-use topograph_applier::api::ManagementCluster;
-use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
 use topograph_applier::lease::{Lease, LocalLease, RedisLease};
 use topograph_applier::metrics::{Metrics, TimedEngine};
-use topograph_applier::registry::{Registry, Source};
 use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
+use topograph_management::ManagementCluster;
+use topograph_management::registry::{Registry, Source};
 use topograph_queue::memory::MemoryQueue;
 use topograph_queue::redis::RedisQueue;
 use topograph_queue::{Queue, QueueConfig};
+use topograph_reconcile::engine::{DesiredStateEngine, InProcess, RenderService};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,7 +1,7 @@
 //! The applier's Prometheus metrics: reconciles by result and their duration, watch
 //! events, and the queue's gauges (depth, delayed, in flight, age of the oldest job,
 //! retries), read from the queue at scrape time. Also writes by management cluster, kind
-//! and verb (counted by [`crate::api`] through a [`crate::api::WriteObserver`]), errors
+//! and verb (counted by `topograph_management::api` through a [`topograph_management::api::WriteObserver`]), errors
 //! of the management clusters by kind of failure, watcher lag (a Cluster's first
 //! unqueued change to its hand-over to the queue) and the engine's time by class
 //! ([`TimedEngine`]).
@@ -20,9 +20,9 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::DesiredState;
 use topograph_queue::QueueStats;
 
-use crate::api::WriteObserver;
-use crate::engine::{BoxFuture, DesiredStateEngine, EngineInputs};
-use crate::error::ReconcileError;
+use topograph_management::api::WriteObserver;
+use topograph_reconcile::ReconcileError;
+use topograph_reconcile::engine::{BoxFuture, DesiredStateEngine, EngineInputs};
 
 /// Labels of the reconcile metrics.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

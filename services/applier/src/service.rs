@@ -9,12 +9,12 @@ use std::time::Duration;
 use tokio::sync::watch as signal;
 use topograph_queue::Queue;
 
-use crate::engine::DesiredStateEngine;
 use crate::lease::Lease;
 use crate::metrics::Metrics;
-use crate::registry::Registry;
 use crate::watch::{self, WatchConfig, Watchers};
 use crate::worker::{self, Context};
+use topograph_management::registry::Registry;
+use topograph_reconcile::engine::DesiredStateEngine;
 
 /// How a process runs.
 #[derive(Clone, Debug)]

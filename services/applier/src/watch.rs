@@ -16,13 +16,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use topograph_queue::Queue;
 
-use crate::api::ManagementCluster;
-use crate::class::API_VERSION;
-use crate::keys::ClusterKey;
 use crate::lease::Lease;
 use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
-use crate::registry::Registry;
 use crate::watch_index::WatchIndex;
+use topograph_management::ManagementCluster;
+use topograph_management::keys::ClusterKey;
+use topograph_management::registry::Registry;
+use topograph_reconcile::class::API_VERSION;
 
 /// Watcher timing.
 #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 use topograph_api::object::{ObjectExt, group_of};
 
-use crate::class::template_refs;
+use topograph_reconcile::class::template_refs;
 
 /// `(namespace, name)`.
 pub type Name = (String, String);

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use topograph_queue::{Job, Queue, QueueError};
 
-use crate::cluster::reconcile_cluster;
-use crate::engine::DesiredStateEngine;
-use crate::keys::ClusterKey;
 use crate::metrics::Metrics;
-use crate::registry::Registry;
+use topograph_management::keys::ClusterKey;
+use topograph_management::registry::Registry;
+use topograph_reconcile::engine::DesiredStateEngine;
+use topograph_reconcile::reconcile_cluster;
 
 /// What every reconciler of a process shares.
 pub struct Context<Q> {
@@ -198,8 +198,8 @@ async fn keep_lease<Q: Queue>(queue: &Q, job: &Job, every: Duration) -> QueueErr
     }
 }
 
-fn is_gone(e: &crate::ReconcileError) -> bool {
-    matches!(e, crate::ReconcileError::ClusterNotFound(_))
+fn is_gone(e: &topograph_reconcile::ReconcileError) -> bool {
+    matches!(e, topograph_reconcile::ReconcileError::ClusterNotFound(_))
 }
 
 async fn ack<Q: Queue>(context: &Context<Q>, job: &Job) {
@@ -270,7 +270,7 @@ mod tests {
         let context = Context {
             queue: queue.clone(),
             registry: Arc::new(Registry::fixed([])),
-            engine: Arc::new(crate::engine::InProcess),
+            engine: Arc::new(topograph_reconcile::engine::InProcess),
             metrics: Arc::new(Metrics::new()),
             reconcile_timeout: Duration::from_secs(1),
             lease_renewal: Duration::from_millis(300),

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 use tonic::Status;
 use topograph_api::object::ObjectExt;
-use topograph_applier::ManagementCluster;
-use topograph_applier::keys::ClusterKey;
+use topograph_management::ManagementCluster;
+use topograph_management::keys::ClusterKey;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 

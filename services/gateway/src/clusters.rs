@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use tonic::Status;
 use topograph_api::object::ObjectExt;
-use topograph_applier::ManagementCluster;
+use topograph_management::ManagementCluster;
 use topograph_proto::gateway::v1 as pb;
 
 use crate::objects::{
@@ -55,7 +55,7 @@ pub async fn list_in(
     selector: &str,
 ) -> Result<Vec<Value>, Status> {
     let what = format!("listing {kind}s");
-    let to_status = |e| {
+    let to_status = |e: topograph_management::Error| {
         let status = api_status(&what, e);
         if status.code() == tonic::Code::InvalidArgument && !selector.is_empty() {
             invalid(vec![Violation::new("label_selector", status.message())])

@@ -38,7 +38,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
-use topograph_applier::registry::Registry;
+use topograph_management::registry::Registry;
 use topograph_proto::gateway::v1::gateway_service_server::GatewayServiceServer;
 use topograph_telemetry::rpc::{RpcLayer, RpcMetrics};
 use tower::ServiceBuilder;
@@ -95,7 +95,7 @@ pub struct GatewayConfig {
     /// Validation and defaulting.
     pub admission: Arc<dyn Admission>,
     /// Desired states for Plan and Impact (the same engine the appliers use).
-    pub engine: Arc<dyn topograph_applier::engine::DesiredStateEngine>,
+    pub engine: Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
     /// The tenants.
     pub tenants: Arc<TenantStore>,
     /// Where registrations are written.

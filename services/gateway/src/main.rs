@@ -15,13 +15,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use topograph_applier::ManagementCluster;
-use topograph_applier::registry::{Registry, Source};
 use topograph_gateway::admission::{Admission, InProcess, RenderService};
 use topograph_gateway::tenant_source::{TenantSource, keep_reloading};
 use topograph_gateway::{
     Gateway, GatewayConfig, Jobs, Limits, QueueJobs, Registration, TenantStore, Tls,
 };
+use topograph_management::ManagementCluster;
+use topograph_management::registry::{Registry, Source};
 use topograph_queue::QueueConfig;
 use topograph_queue::memory::MemoryQueue;
 use topograph_queue::redis::RedisQueue;
@@ -207,18 +207,18 @@ async fn run(args: Args) -> Result<(), String> {
     // Plan and Impact render through the same engine as the appliers; admission and
     // the plans share one balanced channel to the render service.
     let (engine, admission): (
-        Arc<dyn topograph_applier::engine::DesiredStateEngine>,
+        Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
         Arc<dyn Admission>,
     ) = if args.render == "in-process" {
         (
-            Arc::new(topograph_applier::engine::InProcess),
+            Arc::new(topograph_reconcile::engine::InProcess),
             Arc::new(InProcess),
         )
     } else {
         let channel = topograph_proto::balance::channel(&args.render, Default::default())
             .map_err(|e| format!("render service address: {e}"))?;
         (
-            Arc::new(topograph_applier::engine::RenderService::new(
+            Arc::new(topograph_reconcile::engine::RenderService::new(
                 channel.clone(),
             )),
             Arc::new(RenderService::new(channel)),

@@ -1,7 +1,7 @@
 //! `Plan` and `Impact`: the proposed objects go through exactly what Apply does to them
 //! (authorisation, merge onto the stored objects, admission and defaulting), then the
 //! applier's reconcile runs on a dry-run client of the management cluster
-//! ([`topograph_applier::plan`]): the answer is what applying and reconciling would
+//! ([`topograph_reconcile::plan`]): the answer is what applying and reconciling would
 //! write, and nothing is written.
 //!
 //! Impact streams one item per Cluster of the proposed class, in namespace/name order,
@@ -13,9 +13,9 @@ use std::pin::Pin;
 use futures::Stream;
 use serde_json::Value;
 use tonic::Status;
-use topograph_applier::ReconcileError;
-use topograph_applier::plan::{self, PlannedObject};
 use topograph_proto::gateway::v1 as pb;
+use topograph_reconcile::ReconcileError;
+use topograph_reconcile::plan::{self, PlannedObject};
 
 use crate::apply::prepare;
 use crate::state::State;

@@ -12,8 +12,8 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use tonic::Status;
-use topograph_applier::ManagementCluster;
-use topograph_applier::registry::SECRET_LABEL;
+use topograph_management::ManagementCluster;
+use topograph_management::registry::SECRET_LABEL;
 use topograph_proto::gateway::v1 as pb;
 
 use crate::state::State;

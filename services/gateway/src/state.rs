@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tonic::Status;
-use topograph_applier::ManagementCluster;
-use topograph_applier::ReconcileError;
-use topograph_applier::keys::ClusterKey;
-use topograph_applier::registry::Registry;
+use topograph_management::ManagementCluster;
+use topograph_management::keys::ClusterKey;
+use topograph_management::registry::Registry;
 use topograph_queue::Queue;
+use topograph_reconcile::ReconcileError;
 
 use crate::admission::Admission;
 use crate::objects::{API_VERSION, class_of};
@@ -62,7 +62,7 @@ pub struct State {
     /// Validation and defaulting.
     pub admission: Arc<dyn Admission>,
     /// Desired states, for Plan and Impact.
-    pub engine: Arc<dyn topograph_applier::engine::DesiredStateEngine>,
+    pub engine: Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
     /// Where registrations are written.
     pub registration: Registration,
     /// Becomes true when the server shuts down: open watches end then, or the server
@@ -107,7 +107,8 @@ impl State {
 }
 
 /// A gRPC status for a failed API server request about `what`.
-pub fn api_status(what: &str, e: ReconcileError) -> Status {
+pub fn api_status(what: &str, e: impl Into<ReconcileError>) -> Status {
+    let e = e.into();
     match &e {
         ReconcileError::Api(kube::Error::Api(s)) => {
             let message = format!("{what}: {}", s.message);
@@ -128,8 +129,8 @@ pub fn api_status(what: &str, e: ReconcileError) -> Status {
 }
 
 /// Whether the API server answered `code`.
-pub fn is_code(e: &ReconcileError, code: u16) -> bool {
-    matches!(e, ReconcileError::Api(kube::Error::Api(s)) if s.code == code)
+pub fn is_code(e: &topograph_management::Error, code: u16) -> bool {
+    matches!(e, topograph_management::Error::Api(kube::Error::Api(s)) if s.code == code)
 }
 
 /// The Clusters (anywhere on the management cluster) using ClusterClass

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
-use topograph_applier::ManagementCluster;
+use topograph_management::ManagementCluster;
 
 use crate::tenancy::{TenantStore, Tenants};
 

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 use tonic::{Code, Request};
-use topograph_applier::registry::Registry;
 use topograph_gateway::admission::InProcess;
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_gateway::{
     Gateway, GatewayConfig, Limits, QueueJobs, Registration, TenantStore, Tenants, Tls,
 };
+use topograph_management::registry::Registry;
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_queue::QueueConfig;
@@ -42,7 +42,7 @@ async fn start() -> (String, tokio::sync::oneshot::Sender<()>) {
             MemoryQueue::new(QueueConfig::default()),
         ))),
         admission: Arc::new(InProcess),
-        engine: Arc::new(topograph_applier::engine::InProcess),
+        engine: Arc::new(topograph_reconcile::engine::InProcess),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),

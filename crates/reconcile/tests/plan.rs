@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 use support::{Env, V1BETA1};
 use topograph_api::object::ObjectExt;
-use topograph_applier::engine::InProcess;
-use topograph_applier::plan::{ImpactItem, Plan, clean, impact, plan_cluster};
+use topograph_reconcile::engine::InProcess;
+use topograph_reconcile::plan::{ImpactItem, Plan, clean, impact, plan_cluster};
 
 type Key = (String, String, String);
 
@@ -52,7 +52,7 @@ fn actual(before: &[Value], after: &[Value]) -> [BTreeSet<Key>; 3] {
 }
 
 fn planned(plan: &Plan) -> [BTreeSet<Key>; 3] {
-    let keys = |list: &[topograph_applier::plan::PlannedObject]| {
+    let keys = |list: &[topograph_reconcile::plan::PlannedObject]| {
         list.iter()
             .map(|o| (o.kind.clone(), o.namespace.clone(), o.name.clone()))
             .collect()

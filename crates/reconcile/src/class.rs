@@ -10,9 +10,9 @@ use serde_json::{Map, Value, json};
 use topograph_api::model::{ClusterClass, ObjectRef};
 use topograph_api::object::ObjectExt;
 
-use crate::api::ManagementCluster;
 use crate::conditions::{self, Condition};
 use crate::error::ReconcileError;
+use topograph_management::ManagementCluster;
 
 /// The API version of Cluster API objects the applier reads and writes.
 pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";

@@ -16,15 +16,15 @@ use clap::Args;
 use serde_json::Value;
 use tokio::sync::watch;
 use topograph_api::object::ObjectExt;
-use topograph_applier::ManagementCluster;
 use topograph_applier::lease::LocalLease;
 use topograph_applier::metrics::Metrics;
-use topograph_applier::registry::Registry;
 use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
 use topograph_gateway::{
     Gateway, GatewayConfig, Limits, QueueJobs, Registration, TenantStore, Tenants,
 };
+use topograph_management::ManagementCluster;
+use topograph_management::registry::Registry;
 use topograph_queue::{MemoryQueue, QueueConfig};
 
 use crate::client::Client;
@@ -113,8 +113,8 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     };
     // Cluster API's CRDs, and the providers' for the example's kinds (more kinds can be
     // added later with `kubectl apply` of CRDs against the in-memory server).
-    let mut seed = topograph_applier::crds::cluster_api();
-    seed.extend(topograph_applier::crds::for_objects(&examples));
+    let mut seed = topograph_management::crds::cluster_api();
+    seed.extend(topograph_management::crds::for_objects(&examples));
     let server = topograph_kube::Server::start(topograph_kube::Config {
         simulate_providers: Some(Duration::from_millis(args.provider_delay_ms)),
         seed,
@@ -146,7 +146,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         registry: registry.clone(),
         jobs: Arc::new(QueueJobs(queue.clone())),
         admission: Arc::new(topograph_gateway::admission::InProcess),
-        engine: Arc::new(topograph_applier::engine::InProcess),
+        engine: Arc::new(topograph_reconcile::engine::InProcess),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),
@@ -161,7 +161,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         queue,
         Arc::new(LocalLease),
         registry,
-        Arc::new(topograph_applier::engine::InProcess),
+        Arc::new(topograph_reconcile::engine::InProcess),
         Arc::new(Metrics::new()),
         ServiceConfig {
             workers: args.workers,

@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
 
-use crate::api::ManagementCluster;
 use crate::time;
+use topograph_management::ManagementCluster;
 
 /// The component Events are reported by.
 pub const COMPONENT: &str = "topology/cluster-controller";

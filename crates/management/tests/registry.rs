@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use topograph_applier::ManagementCluster;
-use topograph_applier::registry::{Changes, Registry, SECRET_LABEL, Source};
 use topograph_kube::{Config, RunningServer, Server};
+use topograph_management::ManagementCluster;
+use topograph_management::registry::{Changes, Registry, SECRET_LABEL, Source};
 
 async fn server() -> RunningServer {
     Server::start(Config::default()).await.unwrap()

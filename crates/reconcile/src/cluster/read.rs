@@ -11,9 +11,9 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::labels;
 use topograph_engine::wire::{self, read_ref};
 
-use crate::api::ManagementCluster;
 use crate::class::{API_VERSION, template_refs};
 use crate::error::ReconcileError;
+use topograph_management::ManagementCluster;
 
 /// A current MachineDeployment and what belongs to it.
 #[derive(Clone, Debug)]
@@ -51,9 +51,9 @@ async fn get_ref(
     } else {
         r.namespace.as_str()
     };
-    cluster
+    Ok(cluster
         .get(&r.api_version, &r.kind, namespace, &r.name)
-        .await
+        .await?)
 }
 
 async fn health_check(
@@ -61,11 +61,9 @@ async fn health_check(
     target: Option<&Value>,
 ) -> Result<Option<Value>, ReconcileError> {
     match target {
-        Some(t) => {
-            cluster
-                .get(API_VERSION, "MachineHealthCheck", t.namespace(), t.name())
-                .await
-        }
+        Some(t) => Ok(cluster
+            .get(API_VERSION, "MachineHealthCheck", t.namespace(), t.name())
+            .await?),
         None => Ok(None),
     }
 }

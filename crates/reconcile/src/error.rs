@@ -27,12 +27,11 @@ impl ReconcileError {
     }
 }
 
-/// The API server's answer was 409 Conflict: the object changed since it was read.
-pub(crate) fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
-}
-
-/// The API server's answer was 404 Not Found.
-pub(crate) fn is_not_found(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 404)
+impl From<topograph_management::Error> for ReconcileError {
+    fn from(e: topograph_management::Error) -> Self {
+        match e {
+            topograph_management::Error::Api(e) => ReconcileError::Api(e),
+            topograph_management::Error::Invalid(message) => ReconcileError::Invalid(message),
+        }
+    }
 }

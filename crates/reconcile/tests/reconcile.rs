@@ -85,7 +85,7 @@ async fn creates_the_topology_from_scratch_then_converges_to_zero_writes() {
     env.converge("dev").await;
     let before = env.server.counts();
     let again = env.reconcile("dev").await.unwrap();
-    assert_eq!(again, topograph_applier::Outcome::default());
+    assert_eq!(again, topograph_reconcile::Outcome::default());
     let after = env.server.counts();
     assert_eq!(
         after.writes(),
@@ -702,7 +702,7 @@ async fn a_conflict_is_retried_with_a_fresh_read() {
         .await;
     let before = env.server.counts();
     let stored =
-        topograph_applier::apply_intent(&env.api, &stale, &json!({"spec": {"replicas": 4}}))
+        topograph_reconcile::apply_intent(&env.api, &stale, &json!({"spec": {"replicas": 4}}))
             .await
             .unwrap()
             .expect("written");

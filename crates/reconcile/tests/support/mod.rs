@@ -6,9 +6,10 @@
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
-use topograph_applier::engine::InProcess;
-use topograph_applier::{ManagementCluster, Outcome, crds, reconcile_cluster};
 use topograph_kube::{Config, RunningServer, Server};
+use topograph_management::{ManagementCluster, crds};
+use topograph_reconcile::engine::InProcess;
+use topograph_reconcile::{Outcome, reconcile_cluster};
 
 pub const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
 pub const NS: &str = "default";

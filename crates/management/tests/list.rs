@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
-use topograph_applier::{ManagementCluster, ReconcileError, crds};
 use topograph_kube::{Config, Server};
+use topograph_management::{Error, ManagementCluster, crds};
 
 const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
 
@@ -86,7 +86,7 @@ async fn selector_strings_list_across_namespaces_or_in_one() {
         .list_selected(V1BETA1, "Cluster", "", "env in prod")
         .await
     {
-        Err(ReconcileError::Api(kube::Error::Api(status))) => assert_eq!(status.code, 400),
+        Err(Error::Api(kube::Error::Api(status))) => assert_eq!(status.code, 400),
         other => panic!("a malformed selector must be refused by the server: {other:?}"),
     }
 

@@ -24,7 +24,7 @@ use serde_json::Value;
 use topograph_api::object::{GroupVersion, ObjectExt};
 
 use crate::dry_run::{ObjectKey, Overlay, Refusal, Touched};
-use crate::error::{ReconcileError, is_not_found};
+use crate::error::{Error, is_not_found};
 
 /// How many mutating requests were made, by verb.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -179,24 +179,23 @@ impl ManagementCluster {
         &self,
         object: &Value,
         write: impl FnOnce(&mut Overlay) -> Result<T, Refusal>,
-    ) -> Option<Result<T, ReconcileError>> {
+    ) -> Option<Result<T, Error>> {
         let overlay = self.overlay.as_ref()?;
         let Ok(mut overlay) = overlay.lock() else {
-            return Some(Err(ReconcileError::invalid("dry run state poisoned")));
+            return Some(Err(Error::invalid("dry run state poisoned")));
         };
         Some(write(&mut overlay).map_err(|refusal| refused(object, refusal)))
     }
 
     /// Connects with the current context of a kubeconfig file.
-    pub async fn from_kubeconfig(path: &Path) -> Result<Self, ReconcileError> {
-        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-            ReconcileError::invalid(format!("reading kubeconfig {}: {e}", path.display()))
-        })?;
+    pub async fn from_kubeconfig(path: &Path) -> Result<Self, Error> {
+        let kubeconfig = Kubeconfig::read_from(path)
+            .map_err(|e| Error::invalid(format!("reading kubeconfig {}: {e}", path.display())))?;
         Self::from_kubeconfig_value(kubeconfig, REQUEST_TIMEOUT).await
     }
 
     /// Connects with the current context of a kubeconfig given as YAML text.
-    pub async fn from_kubeconfig_yaml(text: &str) -> Result<Self, ReconcileError> {
+    pub async fn from_kubeconfig_yaml(text: &str) -> Result<Self, Error> {
         Self::from_kubeconfig_yaml_with_request_timeout(text, REQUEST_TIMEOUT).await
     }
 
@@ -205,33 +204,33 @@ impl ManagementCluster {
     pub async fn from_kubeconfig_yaml_with_request_timeout(
         text: &str,
         request_timeout: Duration,
-    ) -> Result<Self, ReconcileError> {
+    ) -> Result<Self, Error> {
         let kubeconfig = Kubeconfig::from_yaml(text)
-            .map_err(|e| ReconcileError::invalid(format!("reading kubeconfig: {e}")))?;
+            .map_err(|e| Error::invalid(format!("reading kubeconfig: {e}")))?;
         Self::from_kubeconfig_value(kubeconfig, request_timeout).await
     }
 
     /// Connects as a process in a cluster would: the in-cluster service account, else
     /// `$KUBECONFIG` or `~/.kube/config`.
-    pub async fn infer() -> Result<Self, ReconcileError> {
+    pub async fn infer() -> Result<Self, Error> {
         let config = Config::infer()
             .await
-            .map_err(|e| ReconcileError::invalid(format!("no cluster configuration: {e}")))?;
+            .map_err(|e| Error::invalid(format!("no cluster configuration: {e}")))?;
         Self::from_config(config, REQUEST_TIMEOUT)
     }
 
     async fn from_kubeconfig_value(
         kubeconfig: Kubeconfig,
         request_timeout: Duration,
-    ) -> Result<Self, ReconcileError> {
+    ) -> Result<Self, Error> {
         let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
-            .map_err(|e| ReconcileError::invalid(format!("kubeconfig: {e}")))?;
+            .map_err(|e| Error::invalid(format!("kubeconfig: {e}")))?;
         Self::from_config(config, request_timeout)
     }
 
     /// A request client with `request_timeout` and a watch client without one.
-    fn from_config(mut config: Config, request_timeout: Duration) -> Result<Self, ReconcileError> {
+    fn from_config(mut config: Config, request_timeout: Duration) -> Result<Self, Error> {
         // A management cluster that went away must fail fast, not hold a worker.
         config.connect_timeout = Some(Duration::from_secs(3));
         let watch_client = Client::try_from(config.clone())?;
@@ -263,7 +262,7 @@ impl ManagementCluster {
         }
     }
 
-    async fn resolve(&self, api_version: &str, kind: &str) -> Result<Resolved, ReconcileError> {
+    async fn resolve(&self, api_version: &str, kind: &str) -> Result<Resolved, Error> {
         let key = (api_version.to_string(), kind.to_string());
         if let Ok(cache) = self.resources.lock()
             && let Some(found) = cache.get(&key)
@@ -271,7 +270,7 @@ impl ManagementCluster {
         {
             return Ok(found.resolved.clone());
         }
-        let gv = GroupVersion::parse(api_version).map_err(ReconcileError::invalid)?;
+        let gv = GroupVersion::parse(api_version).map_err(Error::invalid)?;
         let gvk = GroupVersionKind::gvk(&gv.group, &gv.version, kind);
         let found = match discovery::pinned_kind(&self.client, &gvk).await {
             Ok((resource, ApiCapabilities { scope, .. })) => {
@@ -300,13 +299,11 @@ impl ManagementCluster {
         api_version: &str,
         kind: &str,
         namespace: &str,
-    ) -> Result<Api<DynamicObject>, ReconcileError> {
+    ) -> Result<Api<DynamicObject>, Error> {
         self.api_opt(api_version, kind, namespace)
             .await?
             .ok_or_else(|| {
-                ReconcileError::invalid(format!(
-                    "the server does not serve {kind} in {api_version}"
-                ))
+                Error::invalid(format!("the server does not serve {kind} in {api_version}"))
             })
     }
 
@@ -315,7 +312,7 @@ impl ManagementCluster {
         api_version: &str,
         kind: &str,
         namespace: &str,
-    ) -> Result<Option<Api<DynamicObject>>, ReconcileError> {
+    ) -> Result<Option<Api<DynamicObject>>, Error> {
         Ok(self
             .resolve(api_version, kind)
             .await?
@@ -334,7 +331,7 @@ impl ManagementCluster {
         &self,
         api_version: &str,
         kind: &str,
-    ) -> Result<Option<Api<DynamicObject>>, ReconcileError> {
+    ) -> Result<Option<Api<DynamicObject>>, Error> {
         Ok(self
             .resolve(api_version, kind)
             .await?
@@ -344,7 +341,7 @@ impl ManagementCluster {
     /// Whether the server serves `kind` in `api_version` (its CRD is installed). A
     /// remembered "no" is checked again with the server first: whoever asks is about to
     /// refuse a request over it, and the CRD may have been installed a moment ago.
-    pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, ReconcileError> {
+    pub async fn serves(&self, api_version: &str, kind: &str) -> Result<bool, Error> {
         let key = (api_version.to_string(), kind.to_string());
         if let Ok(mut cache) = self.resources.lock()
             && cache.get(&key).is_some_and(|k| k.resolved.is_none())
@@ -361,7 +358,7 @@ impl ManagementCluster {
         kind: &str,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Value>, ReconcileError> {
+    ) -> Result<Option<Value>, Error> {
         if let Some(overlay) = &self.overlay {
             let key = ObjectKey {
                 group: GroupVersion::parse(api_version)
@@ -393,7 +390,7 @@ impl ManagementCluster {
         kind: &str,
         namespace: &str,
         labels: &[(&str, &str)],
-    ) -> Result<Vec<Value>, ReconcileError> {
+    ) -> Result<Vec<Value>, Error> {
         let selector = labels
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
@@ -405,7 +402,7 @@ impl ManagementCluster {
         match &self.overlay {
             Some(overlay) => match overlay.lock() {
                 Ok(overlay) => Ok(overlay.list(live, api_version, kind, namespace, labels)),
-                Err(_) => Err(ReconcileError::invalid("dry run state poisoned")),
+                Err(_) => Err(Error::invalid("dry run state poisoned")),
             },
             None => Ok(live),
         }
@@ -425,12 +422,12 @@ impl ManagementCluster {
         kind: &str,
         namespace: &str,
         selector: &str,
-    ) -> Result<Vec<Value>, ReconcileError> {
+    ) -> Result<Vec<Value>, Error> {
         if self.overlay.is_some() {
             if selector.is_empty() {
                 return self.list(api_version, kind, namespace, &[]).await;
             }
-            return Err(ReconcileError::invalid(format!(
+            return Err(Error::invalid(format!(
                 "a dry run cannot list {kind}s by the label selector {selector:?}; list by label pairs"
             )));
         }
@@ -444,7 +441,7 @@ impl ManagementCluster {
         kind: &str,
         namespace: &str,
         selector: &str,
-    ) -> Result<Vec<Value>, ReconcileError> {
+    ) -> Result<Vec<Value>, Error> {
         let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
             return Ok(Vec::new());
         };
@@ -453,7 +450,7 @@ impl ManagementCluster {
     }
 
     /// The object as a read sees it now (dry runs: with the overlay).
-    async fn current(&self, object: &Value) -> Result<Option<Value>, ReconcileError> {
+    async fn current(&self, object: &Value) -> Result<Option<Value>, Error> {
         self.get(
             object.api_version(),
             object.kind(),
@@ -465,7 +462,7 @@ impl ManagementCluster {
 
     /// Creates `object`; returns it as stored.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "create", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
-    pub async fn create(&self, object: &Value) -> Result<Value, ReconcileError> {
+    pub async fn create(&self, object: &Value) -> Result<Value, Error> {
         if self.overlay.is_some() {
             // As a real create would, refuse kinds the server does not serve.
             self.api(object.api_version(), object.kind(), object.namespace())
@@ -494,7 +491,7 @@ impl ManagementCluster {
     /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when
     /// someone else wrote in between.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "update", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
-    pub async fn replace(&self, object: &Value) -> Result<Value, ReconcileError> {
+    pub async fn replace(&self, object: &Value) -> Result<Value, Error> {
         if self.overlay.is_some() {
             self.writes.update.fetch_add(1, Ordering::Relaxed);
             let current = self.current(object).await?;
@@ -515,7 +512,7 @@ impl ManagementCluster {
 
     /// Replaces `object`'s status; 409 on a stale resourceVersion.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "update status", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
-    pub async fn replace_status(&self, object: &Value) -> Result<Value, ReconcileError> {
+    pub async fn replace_status(&self, object: &Value) -> Result<Value, Error> {
         if self.overlay.is_some() {
             self.writes.update.fetch_add(1, Ordering::Relaxed);
             let current = self.current(object).await?;
@@ -536,7 +533,7 @@ impl ManagementCluster {
 
     /// Applies a JSON merge patch (RFC 7386) to the object.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "patch", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
-    pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, ReconcileError> {
+    pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, Error> {
         if self.overlay.is_some() {
             self.writes.patch.fetch_add(1, Ordering::Relaxed);
             let current = self.current(of).await?;
@@ -557,11 +554,7 @@ impl ManagementCluster {
 
     /// Applies a JSON merge patch to the object's status subresource.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "patch status", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
-    pub async fn merge_patch_status(
-        &self,
-        of: &Value,
-        patch: &Value,
-    ) -> Result<Value, ReconcileError> {
+    pub async fn merge_patch_status(&self, of: &Value, patch: &Value) -> Result<Value, Error> {
         if self.overlay.is_some() {
             self.writes.patch.fetch_add(1, Ordering::Relaxed);
             let current = self.current(of).await?;
@@ -582,7 +575,7 @@ impl ManagementCluster {
 
     /// Deletes the object; one already gone is not an error.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
-    pub async fn delete(&self, object: &Value) -> Result<(), ReconcileError> {
+    pub async fn delete(&self, object: &Value) -> Result<(), Error> {
         if self.overlay.is_some() {
             self.writes.delete.fetch_add(1, Ordering::Relaxed);
             let current = self.current(object).await?;
@@ -611,7 +604,7 @@ impl ManagementCluster {
 
 /// The API server's answer for an overlay refusal, so callers handle dry runs and real
 /// writes alike (conflict retries, adoption on AlreadyExists).
-fn refused(object: &Value, refusal: Refusal) -> ReconcileError {
+fn refused(object: &Value, refusal: Refusal) -> Error {
     let (code, reason, message) = match refusal {
         Refusal::NotFound => (404, "NotFound", "not found"),
         Refusal::AlreadyExists => (409, "AlreadyExists", "already exists"),
@@ -621,7 +614,7 @@ fn refused(object: &Value, refusal: Refusal) -> ReconcileError {
             "the object has been modified; please apply your changes to the latest version and try again",
         ),
     };
-    ReconcileError::Api(kube::Error::Api(Box::new(kube::core::Status {
+    Error::Api(kube::Error::Api(Box::new(kube::core::Status {
         code,
         reason: reason.to_string(),
         message: format!(
@@ -633,14 +626,13 @@ fn refused(object: &Value, refusal: Refusal) -> ReconcileError {
     })))
 }
 
-fn to_value(object: DynamicObject) -> Result<Value, ReconcileError> {
-    serde_json::to_value(object)
-        .map_err(|e| ReconcileError::invalid(format!("encoding an object: {e}")))
+fn to_value(object: DynamicObject) -> Result<Value, Error> {
+    serde_json::to_value(object).map_err(|e| Error::invalid(format!("encoding an object: {e}")))
 }
 
-fn from_value(object: &Value) -> Result<DynamicObject, ReconcileError> {
+fn from_value(object: &Value) -> Result<DynamicObject, Error> {
     serde_json::from_value(object.clone()).map_err(|e| {
-        ReconcileError::invalid(format!(
+        Error::invalid(format!(
             "{} {}/{} is not a Kubernetes object: {e}",
             object.kind(),
             object.namespace(),

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use topograph_applier::engine::{DesiredStateEngine, InProcess, RenderService};
-use topograph_applier::{ManagementCluster, reconcile_cluster};
+use topograph_management::ManagementCluster;
+use topograph_reconcile::engine::{DesiredStateEngine, InProcess, RenderService};
+use topograph_reconcile::reconcile_cluster;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, ValueEnum)]

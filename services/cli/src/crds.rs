@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use topograph_applier::crds;
+use topograph_management::crds;
 
 use crate::inputs::{InputArgs, load_files};
 

@@ -5,9 +5,10 @@
 use serde_json::{Value, json};
 use topograph_api::object::{ObjectExt, group_of};
 
-use crate::api::ManagementCluster;
-use crate::error::{ReconcileError, is_conflict};
+use crate::error::ReconcileError;
 use crate::merge::{self, Change};
+use topograph_management::ManagementCluster;
+use topograph_management::error::{Error as ClientError, is_already_exists, is_conflict};
 
 /// How many times an update is retried after a 409 Conflict.
 pub const CONFLICT_RETRIES: usize = 5;
@@ -69,7 +70,7 @@ pub(crate) async fn update_with(
         }
         match cluster.replace(&want).await {
             Ok(stored) => return Ok(Some(stored)),
-            Err(ReconcileError::Api(e)) if is_conflict(&e) => {
+            Err(ClientError::Api(e)) if is_conflict(&e) => {
                 tracing::debug!(object = %current.name(), "conflict; reading the object again");
                 match cluster
                     .get(
@@ -91,7 +92,7 @@ pub(crate) async fn update_with(
                     }
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     }
     Err(ReconcileError::invalid(format!(
@@ -115,7 +116,7 @@ pub(crate) async fn create(
     let intent = topograph_api::managed::record(merge::intent(desired));
     match cluster.create(&intent).await {
         Ok(created) => Ok(created),
-        Err(ReconcileError::Api(e)) if is_already_exists(&e) => {
+        Err(ClientError::Api(e)) if is_already_exists(&e) => {
             let existing = cluster
                 .get(
                     desired.api_version(),
@@ -138,13 +139,9 @@ pub(crate) async fn create(
                 _ => Err(create_error(desired, &e)),
             }
         }
-        Err(ReconcileError::Api(e)) => Err(create_error(desired, &e)),
-        Err(other) => Err(other),
+        Err(ClientError::Api(e)) => Err(create_error(desired, &e)),
+        Err(other) => Err(other.into()),
     }
-}
-
-fn is_already_exists(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409 && s.reason == "AlreadyExists")
 }
 
 /// The existing object is part of the same Cluster's topology as `desired`.

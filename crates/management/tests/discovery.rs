@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use topograph_applier::ManagementCluster;
-use topograph_applier::crds;
 use topograph_kube::{Config, Server};
+use topograph_management::ManagementCluster;
+use topograph_management::crds;
 
 const WIDGET: &str = "example.topograph.io/v1alpha1";
 

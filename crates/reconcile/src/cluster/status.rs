@@ -10,9 +10,9 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::DesiredState;
 
 use super::read::Current;
-use crate::api::ManagementCluster;
 use crate::conditions::{self, Condition};
 use crate::error::ReconcileError;
+use topograph_management::ManagementCluster;
 
 /// The condition type.
 pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
@@ -152,6 +152,6 @@ pub(crate) async fn report(
     // Re-read is not needed: a merge patch of status does not carry a resourceVersion,
     // and the status fields written here are the topology's own.
     api.merge_patch_status(cluster, &json!({ "status": status }))
-        .await
-        .map(|_| ())
+        .await?;
+    Ok(())
 }

@@ -16,12 +16,12 @@ use topograph_api::field::FieldError;
 use topograph_api::model::Cluster;
 use topograph_api::object::{GroupVersion, ObjectExt};
 
-use crate::api::ManagementCluster;
 use crate::class::API_VERSION;
 use crate::cluster::reconcile_cluster;
-use crate::dry_run::{ObjectKey, Touched};
 use crate::engine::DesiredStateEngine;
 use crate::error::ReconcileError;
+use topograph_management::ManagementCluster;
+use topograph_management::dry_run::{ObjectKey, Touched};
 
 /// One object of a plan.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

@@ -20,12 +20,12 @@ pub(crate) mod write;
 use serde_json::Value;
 use topograph_api::object::ObjectExt;
 
-use crate::api::ManagementCluster;
 use crate::class::{self, API_VERSION};
 use crate::engine::{DesiredStateEngine, EngineInputs};
 use crate::error::ReconcileError;
 use crate::events;
 use status::Progress;
+use topograph_management::ManagementCluster;
 
 /// What one reconcile did: objects created, updated and deleted, and every write request
 /// it made (status and Events included).

@@ -1,0 +1,21 @@
+//! The management-cluster client: everything topograph knows about talking to a
+//! Kubernetes API server that holds Cluster API objects.
+//!
+//! * [`api`]: [`ManagementCluster`], the only door to an API server (discovery, reads,
+//!   writes, counted), live or dry-run.
+//! * [`dry_run`]: the in-memory overlay a dry-run client writes into.
+//! * [`registry`]: the management clusters a process serves, from kubeconfig files and
+//!   labelled Secrets.
+//! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
+//! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
+//! * [`error`]: what a request can fail with.
+
+pub mod api;
+pub mod crds;
+pub mod dry_run;
+pub mod error;
+pub mod keys;
+pub mod registry;
+
+pub use api::{ManagementCluster, WriteCounts};
+pub use error::Error;

@@ -1,0 +1,28 @@
+//! The reconcile core: keeps a management cluster's objects equal to what the topology
+//! engine says they should be.
+//!
+//! * [`class`] reconciles ClusterClasses (variables in status, `VariablesReady`,
+//!   ownerReferences on the templates a class references).
+//! * [`cluster`] reconciles one Cluster: reads it, its class and every object its topology
+//!   consists of, renders the desired state ([`engine`]) and writes the differences in
+//!   Cluster API's order, honouring upgrade sequencing, then reports the outcome on the
+//!   Cluster's status and as Events.
+//! * [`merge`] is the rule for updating an object from its desired state: fields the
+//!   desired state sets are enforced, everything else is left alone.
+//! * [`plan`] runs the same reconcile on a dry-run client: plans and impact.
+//!
+//! It talks to API servers only through `topograph_management::ManagementCluster`.
+
+pub mod class;
+pub mod cluster;
+pub mod conditions;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod merge;
+pub mod plan;
+mod time;
+
+pub use cluster::write::apply_intent;
+pub use cluster::{Outcome, reconcile_cluster};
+pub use error::ReconcileError;
