@@ -64,6 +64,24 @@ impl ErrorType {
         }
     }
 
+    /// The type whose [`ErrorType::reason`] is `reason`.
+    pub fn from_reason(reason: &str) -> Option<ErrorType> {
+        [
+            ErrorType::Required,
+            ErrorType::Invalid,
+            ErrorType::NotSupported,
+            ErrorType::Forbidden,
+            ErrorType::Duplicate,
+            ErrorType::Internal,
+            ErrorType::TypeInvalid,
+            ErrorType::TooLong,
+            ErrorType::TooMany,
+            ErrorType::NotFound,
+        ]
+        .into_iter()
+        .find(|t| t.reason() == reason)
+    }
+
     /// Whether Kubernetes leaves the bad value out of the printed error.
     pub fn omits_value(self) -> bool {
         matches!(

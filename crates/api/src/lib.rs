@@ -11,6 +11,7 @@
 //! * [`object`]: helpers for arbitrary objects kept as JSON (provider templates).
 //! * [`field`]: Kubernetes-style field errors.
 //! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
+//! * [`violation`]: one problem with one field of a request, as every door answers.
 
 pub mod duration;
 pub mod envsubst;
@@ -20,7 +21,9 @@ pub mod managed;
 pub mod model;
 pub mod object;
 pub mod v1beta1;
+pub mod violation;
 
 pub use duration::Duration;
 pub use field::{ErrorType, FieldError};
 pub use object::{ObjectExt, ObjectKey};
+pub use violation::Violation;

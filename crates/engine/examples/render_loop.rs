@@ -1,13 +1,14 @@
 //! Renders the quick-start example many times, for profilers that count instructions
 //! (`valgrind --tool=callgrind`, `perf stat -e instructions`), whose counts do not
 //! depend on what else the machine is doing. Usage: `render_loop [ITERATIONS]
-//! [--no-admission]`; the second form renders as the render service does once it has
-//! admitted the class and the Cluster itself.
+//! [--no-admission]`; the second form admits the class and the Cluster once and renders
+//! the admitted pair, as the render service does once its class cache is warm.
 
 use std::process::ExitCode;
 
 use topograph_api::load::{Input, LoadOptions, load};
-use topograph_engine::{ObjectStore, RenderOptions, render_with};
+use topograph_engine::admission::{admit_class, admit_cluster};
+use topograph_engine::{ObjectStore, admit_and_render, render};
 
 const CLASS: &str = include_str!("../../../examples/quick-start/clusterclass.yaml");
 const CLUSTER: &str = include_str!("../../../examples/quick-start/cluster.yaml");
@@ -17,9 +18,7 @@ fn main() -> ExitCode {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(100);
-    let options = RenderOptions {
-        admission_checks: !std::env::args().any(|a| a == "--no-admission"),
-    };
+    let admit_each_time = !std::env::args().any(|a| a == "--no-admission");
     let inputs = [
         Input {
             name: "class",
@@ -40,9 +39,26 @@ fn main() -> ExitCode {
         eprintln!("the example has no Cluster or ClusterClass");
         return ExitCode::FAILURE;
     };
+    let admitted_class = match admit_class(class.value.clone(), None, &[]) {
+        Ok(admitted) => admitted,
+        Err(errors) => {
+            eprintln!("the class is refused: {errors:?}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(admitted) = admit_cluster(&cluster.value, None, &[&admitted_class]).admitted else {
+        eprintln!("the Cluster is refused");
+        return ExitCode::FAILURE;
+    };
     let mut objects = 0;
     for _ in 0..iterations {
-        match render_with(&cluster.value, &class.value, &store, options) {
+        let rendered = if admit_each_time {
+            admit_and_render(&cluster.value, &class.value, &store)
+                .map_err(|e| topograph_engine::RenderError::from(e).to_string())
+        } else {
+            render(&admitted, &admitted_class, &store).map_err(|e| e.to_string())
+        };
+        match rendered {
             Ok(rendered) => objects += rendered.desired.objects().len(),
             Err(e) => {
                 eprintln!("{e}");

@@ -12,8 +12,14 @@
 //!   what a reconciler must hold back while an upgrade is sequenced;
 //! * [`wire`]: how Cluster API's own kinds and references are written (v1beta1).
 //!
-//! Start with [`render`]: it runs the whole flow for one Cluster.
+//! * [`admission`]: what Cluster API's webhooks make of a class or a Cluster, run once
+//!   before a render; [`render`] takes what it admitted;
+//! * [`service`]: the [`Engine`] every door calls (admit, render, plan), [`Local`] here
+//!   and the render service remotely; [`plan`] compares desired with current objects.
+//!
+//! Start with [`admit_and_render`]: admission, then the whole flow for one Cluster.
 
+pub mod admission;
 pub mod blueprint;
 pub mod current;
 pub mod desired;
@@ -22,6 +28,8 @@ mod go_text;
 pub mod labels;
 pub mod names;
 pub mod patches;
+pub mod plan;
+pub mod service;
 pub mod store;
 mod template_cache;
 pub mod upgrade;
@@ -31,8 +39,10 @@ pub mod wire;
 
 use topograph_api::model::{Cluster, ClusterClass};
 
+pub use admission::{Admitted, Refusal};
 pub use desired::DesiredState;
 pub use error::RenderError;
+pub use service::{Engine, Local};
 pub use store::ObjectStore;
 
 /// A render and how the class's patches shaped it.
@@ -44,77 +54,67 @@ pub struct Rendered {
     pub explanation: patches::Explanation,
 }
 
-/// Renders the desired state of `cluster`, whose class is `class`, reading templates
-/// and current objects from `store`.
-pub fn render(
+/// Admits `class` and `cluster` as the API server's webhooks would have, then renders:
+/// what a reconcile of these objects computes.
+pub fn admit_and_render(
     cluster: &Cluster,
     class: &ClusterClass,
     store: &ObjectStore,
-) -> Result<DesiredState, RenderError> {
-    render_explained(cluster, class, store).map(|r| r.desired)
+) -> Result<Rendered, Refusal> {
+    let class = admission::admit_class(class.clone(), None, &[])
+        .map_err(|errors| Refusal::class(class, errors))?;
+    render_admitting(cluster, &class, store)
 }
 
-/// How a render treats its inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RenderOptions {
-    /// Run Cluster API's admission first, as an API server with its webhooks would
-    /// have: validate the class, default and validate the Cluster. Turned off only to
-    /// reproduce what objects that bypassed admission do at reconcile time.
-    pub admission_checks: bool,
-}
-
-impl Default for RenderOptions {
-    fn default() -> Self {
-        RenderOptions {
-            admission_checks: true,
-        }
-    }
-}
-
-/// [`render`], also saying what each patch did.
-pub fn render_explained(
+/// Admits `cluster` against its admitted class, then renders it.
+pub fn render_admitting(
     cluster: &Cluster,
-    class: &ClusterClass,
+    class: &Admitted<ClusterClass>,
     store: &ObjectStore,
-) -> Result<Rendered, RenderError> {
-    render_with(cluster, class, store, RenderOptions::default())
-}
-
-/// What the API server's admission would make of the class and the Cluster: the class
-/// must be valid, the Cluster is defaulted (version, variables) and must be valid
-/// against its class.
-fn admit(cluster: &Cluster, class: &ClusterClass) -> Result<Cluster, RenderError> {
-    let problems = validate::validate_cluster_class(class, None, &[]);
-    if !problems.is_empty() {
-        return Err(RenderError {
-            messages: problems
-                .iter()
-                .map(|p| format!("ClusterClass {}/{}: {p}", class.namespace, class.name))
-                .collect(),
-        });
-    }
-    match validate::admit_cluster(cluster, None, &[class]) {
-        (Some(admitted), _) => Ok(admitted),
-        (None, validation) => Err(RenderError {
-            messages: validation.errors.iter().map(ToString::to_string).collect(),
-        }),
-    }
-}
-
-/// [`render_explained`] with explicit options.
-pub fn render_with(
-    cluster: &Cluster,
-    class: &ClusterClass,
-    store: &ObjectStore,
-    options: RenderOptions,
-) -> Result<Rendered, RenderError> {
-    let admitted;
-    let cluster = if options.admission_checks {
-        admitted = admit(cluster, class)?;
-        &admitted
-    } else {
-        cluster
+) -> Result<Rendered, Refusal> {
+    let admission = admission::admit_cluster(cluster, None, &[class]);
+    let Some(cluster) = admission.admitted else {
+        return Err(Refusal::Cluster(admission.errors));
     };
+    render(&cluster, class, store).map_err(Refusal::Render)
+}
+
+/// Renders the desired state of an admitted Cluster of an admitted class, reading
+/// templates and current objects from `store`. Admission defaulted and validated the
+/// Cluster's variables; they are used as they are.
+pub fn render(
+    cluster: &Admitted<Cluster>,
+    class: &Admitted<ClusterClass>,
+    store: &ObjectStore,
+) -> Result<Rendered, RenderError> {
+    render_inner(cluster, class, store, Variables::Admitted)
+}
+
+/// Renders objects that bypassed admission (written with the webhooks off, or before a
+/// class existed), as Cluster API's topology controller meets them at reconcile time:
+/// the class is taken as it is and the Cluster's variables are defaulted and validated
+/// here, before any patch runs.
+pub fn render_unadmitted(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    store: &ObjectStore,
+) -> Result<Rendered, RenderError> {
+    render_inner(cluster, class, store, Variables::Unchecked)
+}
+
+/// Whether admission has already defaulted and validated the variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variables {
+    Admitted,
+    Unchecked,
+}
+
+fn render_inner(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    store: &ObjectStore,
+    variables: Variables,
+) -> Result<Rendered, RenderError> {
     let blueprint = blueprint::Blueprint::resolve(class, store);
     let current = current::CurrentState::read(cluster, store);
     let (blueprint, current) = match (blueprint, current) {
@@ -137,8 +137,15 @@ pub fn render_with(
             cluster.key()
         )));
     };
-    let values = variables::resolve(topology, class, options.admission_checks)?;
-    let explanation = patches::apply(cluster, topology, &blueprint, &mut desired, &values.as_patch_values())
+    let resolved;
+    let values = match variables {
+        Variables::Admitted => variables::as_given(topology),
+        Variables::Unchecked => {
+            resolved = variables::resolve(topology, class)?;
+            resolved.as_patch_values()
+        }
+    };
+    let explanation = patches::apply(cluster, topology, &blueprint, &mut desired, &values)
         .map_err(|e| {
             RenderError::new(format!(
                 "error computing the desired state of the Cluster topology: failed to apply patches: {e}"

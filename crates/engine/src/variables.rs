@@ -1,8 +1,8 @@
 //! The Cluster's variable values as patches see them: defaulted from the class's
 //! definitions and validated, at the top level and in every override list, before
-//! any patch runs (as the topology controller does before each reconcile). When the
-//! same render has just admitted the Cluster, its values were validated there and are
-//! only defaulted here.
+//! any patch runs, as the topology controller does for objects that bypassed admission.
+//! An admitted Cluster's values were defaulted and validated by admission and are used
+//! as they are ([`as_given`]).
 
 use topograph_api::model::{ClusterClass, Topology, Variable};
 use topograph_variables::{Scope, default_variables, validate_variables};
@@ -32,15 +32,12 @@ fn resolve_scope(
     values: &[Variable],
     class: &ClusterClass,
     scope: Scope<'_>,
-    validate: bool,
     errors: &mut RenderError,
 ) -> Vec<Variable> {
     match default_variables(values, &class.variables, scope) {
         Ok(defaulted) => {
-            if validate {
-                for e in validate_variables(&defaulted, None, &class.variables, scope) {
-                    errors.push(e.to_string());
-                }
+            for e in validate_variables(&defaulted, None, &class.variables, scope) {
+                errors.push(e.to_string());
             }
             defaulted
         }
@@ -53,27 +50,27 @@ fn resolve_scope(
     }
 }
 
-/// Defaults every variable list of `topology` against `class`, and validates them unless
-/// `admitted` says admission has just validated these very values.
-pub fn resolve(
-    topology: &Topology,
-    class: &ClusterClass,
-    admitted: bool,
-) -> Result<Resolved, RenderError> {
-    let validate = !admitted;
+/// The values of an admitted Cluster's topology, as admission left them.
+pub fn as_given(topology: &Topology) -> Values<'_> {
+    Values {
+        cluster: &topology.variables,
+        control_plane: &topology.control_plane.variable_overrides,
+        machine_deployments: topology
+            .machine_deployments
+            .iter()
+            .map(|md| md.variable_overrides.as_slice())
+            .collect(),
+    }
+}
+
+/// Defaults and validates every variable list of `topology` against `class`.
+pub fn resolve(topology: &Topology, class: &ClusterClass) -> Result<Resolved, RenderError> {
     let mut errors = RenderError::default();
-    let cluster = resolve_scope(
-        &topology.variables,
-        class,
-        Scope::Cluster,
-        validate,
-        &mut errors,
-    );
+    let cluster = resolve_scope(&topology.variables, class, Scope::Cluster, &mut errors);
     let control_plane = resolve_scope(
         &topology.control_plane.variable_overrides,
         class,
         Scope::ControlPlane,
-        validate,
         &mut errors,
     );
     let machine_deployments = topology
@@ -84,7 +81,6 @@ pub fn resolve(
                 &md.variable_overrides,
                 class,
                 Scope::MachineDeployment(&md.name),
-                validate,
                 &mut errors,
             )
         })

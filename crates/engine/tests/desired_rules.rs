@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use topograph_api::load::{Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::{
-    DesiredState, ObjectStore, RenderError, RenderOptions, render, render_with,
+    DesiredState, ObjectStore, RenderError, admit_and_render, render_unadmitted,
 };
 
 const CLASS: &str = r#"
@@ -143,7 +143,9 @@ fn fixture(docs: &[&str]) -> Fixture {
 
 fn render_docs(docs: &[&str]) -> Result<DesiredState, RenderError> {
     let f = fixture(docs);
-    render(&f.cluster, &f.class, &f.store)
+    admit_and_render(&f.cluster, &f.class, &f.store)
+        .map(|r| r.desired)
+        .map_err(RenderError::from)
 }
 
 fn desired(docs: &[&str]) -> DesiredState {
@@ -577,16 +579,9 @@ fn health_checks() {
         vec!["ClusterClass ns/cc: spec.controlPlane.machineHealthCheck: Forbidden: can be only set if spec.controlPlane.machineInfrastructure is set".to_string()]
     );
     let f = fixture(&[&class, CLUSTER]);
-    let d = render_with(
-        &f.cluster,
-        &f.class,
-        &f.store,
-        RenderOptions {
-            admission_checks: false,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{e}"))
-    .desired;
+    let d = render_unadmitted(&f.cluster, &f.class, &f.store)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .desired;
     assert!(d.control_plane.health_check.is_none());
     assert!(d.control_plane.machine_template.is_none());
     assert_eq!(

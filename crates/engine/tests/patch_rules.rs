@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 use topograph_api::load::{Input, LoadOptions, load};
-use topograph_engine::{DesiredState, ObjectStore, RenderOptions, Rendered, render_with};
+use topograph_engine::{
+    DesiredState, ObjectStore, RenderError, Rendered, admit_and_render, render_unadmitted,
+};
 
 const CLASS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1
@@ -129,13 +131,12 @@ fn render_checked(
     ];
     let bundle = load(&inputs, &LoadOptions::default()).map_err(|e| format!("{e:?}"))?;
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
-    render_with(
-        &bundle.clusters[0].value,
-        &bundle.cluster_classes[0].value,
-        &store,
-        RenderOptions { admission_checks },
-    )
-    .map_err(|e| e.to_string())
+    let (cluster, class) = (&bundle.clusters[0].value, &bundle.cluster_classes[0].value);
+    if admission_checks {
+        admit_and_render(cluster, class, &store).map_err(|e| RenderError::from(e).to_string())
+    } else {
+        render_unadmitted(cluster, class, &store).map_err(|e| e.to_string())
+    }
 }
 
 /// Renders as a reconcile would, after admission.

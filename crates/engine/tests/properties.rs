@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use topograph_api::load::{Input, LoadOptions, load};
 use topograph_engine::names::dns1123_subdomain_problem;
-use topograph_engine::{ObjectStore, render};
+use topograph_engine::{ObjectStore, RenderError, admit_and_render};
 
 const CLASS: &str = include_str!("../../../examples/quick-start/clusterclass.yaml");
 
@@ -36,12 +36,13 @@ fn render_json(cluster: &str) -> Result<String, String> {
     ];
     let bundle = load(&inputs, &LoadOptions::default()).map_err(|e| format!("{e:?}"))?;
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
-    let desired = render(
+    let desired = admit_and_render(
         &bundle.clusters[0].value,
         &bundle.cluster_classes[0].value,
         &store,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| RenderError::from(e).to_string())?
+    .desired;
     serde_json::to_string(&desired.objects()).map_err(|e| e.to_string())
 }
 
@@ -91,7 +92,7 @@ proptest! {
         if let Ok(bundle) = load(&inputs, &LoadOptions::default()) {
             let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
             if let (Some(c), Some(cc)) = (bundle.clusters.first(), bundle.cluster_classes.first()) {
-                let _ = render(&c.value, &cc.value, &store);
+                let _ = admit_and_render(&c.value, &cc.value, &store);
             }
         }
     }

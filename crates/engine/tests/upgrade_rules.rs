@@ -11,7 +11,7 @@ use topograph_engine::upgrade::{
     self, ControlPlaneUpgrade, MachineDeploymentUpgrades, UPGRADE_STEP_ANNOTATION,
     UpgradeCondition, UpgradeTracker,
 };
-use topograph_engine::{DesiredState, ObjectStore, RenderError, render};
+use topograph_engine::{DesiredState, ObjectStore, RenderError, admit_and_render};
 
 const CLASS: &str = include_str!("../../../examples/quick-start/clusterclass.yaml");
 const CLUSTER: &str = include_str!("../../../examples/quick-start/cluster.yaml");
@@ -180,11 +180,13 @@ impl World {
             .collect();
         let bundle = load(&inputs, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
         let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
-        render(
+        admit_and_render(
             &bundle.clusters[0].value,
             &bundle.cluster_classes[0].value,
             &store,
         )
+        .map(|r| r.desired)
+        .map_err(RenderError::from)
     }
 
     fn desired(&self) -> DesiredState {

@@ -1,7 +1,13 @@
 //! gRPC contracts of the topograph services, generated from `proto/` at build time, and
-//! the client channels that balance calls over a service's instances ([`balance`]).
+//! what their clients and servers share: the channels that balance calls over a
+//! service's instances ([`balance`]), the render service as an engine ([`remote`]),
+//! the typed desired state ([`desired`]) and refusals as field violations
+//! ([`violations`]).
 
 pub mod balance;
+pub mod desired;
+pub mod remote;
+pub mod violations;
 
 /// `topograph.render.v1`: the render service.
 pub mod render {

@@ -4,7 +4,7 @@
 //! * [`class`] reconciles ClusterClasses (variables in status, `VariablesReady`,
 //!   ownerReferences on the templates a class references).
 //! * [`cluster`] reconciles one Cluster: reads it, its class and every object its topology
-//!   consists of, renders the desired state ([`engine`]) and writes the differences in
+//!   consists of, renders the desired state (`topograph_engine::Engine`: in process or the render service) and writes the differences in
 //!   Cluster API's order, honouring upgrade sequencing, then reports the outcome on the
 //!   Cluster's status and as Events.
 //! * [`merge`] is the rule for updating an object from its desired state: fields the
@@ -16,7 +16,6 @@
 pub mod class;
 pub mod cluster;
 pub mod conditions;
-pub mod engine;
 pub mod error;
 pub mod events;
 pub mod merge;

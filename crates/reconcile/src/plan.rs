@@ -18,8 +18,8 @@ use topograph_api::object::{GroupVersion, ObjectExt};
 
 use crate::class::API_VERSION;
 use crate::cluster::reconcile_cluster;
-use crate::engine::DesiredStateEngine;
 use crate::error::ReconcileError;
+use topograph_engine::Engine;
 use topograph_management::ManagementCluster;
 use topograph_management::dry_run::{ObjectKey, Touched};
 
@@ -68,7 +68,7 @@ impl Plan {
 /// defaulted) is applied.
 pub async fn plan_cluster(
     api: &ManagementCluster,
-    engine: &dyn DesiredStateEngine,
+    engine: &dyn Engine,
     proposed: &[Value],
     namespace: &str,
     name: &str,
@@ -106,7 +106,7 @@ pub struct ImpactItem {
 /// how many of those Clusters use the class.
 pub async fn impact(
     api: &ManagementCluster,
-    engine: &dyn DesiredStateEngine,
+    engine: &dyn Engine,
     proposed: &[Value],
     visible: impl Fn(&str) -> bool,
     mut each: impl FnMut(ImpactItem) -> bool,

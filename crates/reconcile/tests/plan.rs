@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 use support::{Env, V1BETA1};
 use topograph_api::object::ObjectExt;
-use topograph_reconcile::engine::InProcess;
+use topograph_engine::Local;
 use topograph_reconcile::plan::{ImpactItem, Plan, clean, impact, plan_cluster};
 
 type Key = (String, String, String);
@@ -68,7 +68,7 @@ fn planned(plan: &Plan) -> [BTreeSet<Key>; 3] {
 /// `proposed` for real, reconciles once and checks the plan named exactly what changed.
 async fn plan_then_check(env: &Env, proposed: Vec<Value>, name: &str) -> Plan {
     let writes = env.server.counts().writes();
-    let plan = plan_cluster(&env.api, &InProcess, &proposed, "default", name)
+    let plan = plan_cluster(&env.api, &Local, &proposed, "default", name)
         .await
         .unwrap();
     assert_eq!(
@@ -194,14 +194,14 @@ async fn removing_a_pool_plans_its_deletion_with_what_goes_with_it() {
 async fn a_converged_cluster_plans_nothing_and_a_bad_change_reports_the_error() {
     let env = Env::quick_start().await;
     env.converge("dev").await;
-    let plan = plan_cluster(&env.api, &InProcess, &[], "default", "dev")
+    let plan = plan_cluster(&env.api, &Local, &[], "default", "dev")
         .await
         .unwrap();
     assert!(plan.is_empty() && plan.errors.is_empty(), "{plan:?}");
     let mut cluster = env.cluster("dev").await;
     cluster["spec"]["topology"]["workers"]["machineDeployments"][0]["class"] = json!("nope");
     let writes = env.server.counts().writes();
-    let plan = plan_cluster(&env.api, &InProcess, &[cluster], "default", "dev")
+    let plan = plan_cluster(&env.api, &Local, &[cluster], "default", "dev")
         .await
         .unwrap();
     assert_eq!(env.server.counts().writes(), writes);
@@ -253,7 +253,7 @@ async fn impact_names_exactly_the_clusters_a_class_change_then_changes() {
     let mut items: Vec<ImpactItem> = Vec::new();
     let users = impact(
         &env.api,
-        &InProcess,
+        &Local,
         &proposed,
         |_| true,
         |item| {
@@ -341,7 +341,7 @@ async fn impact_names_the_clusters_that_block_a_class_change() {
     let mut items = Vec::new();
     impact(
         &env.api,
-        &InProcess,
+        &Local,
         &[changed],
         |_| true,
         |item| {

@@ -27,12 +27,13 @@ use topograph_applier::lease::{Lease, LocalLease, RedisLease};
 use topograph_applier::metrics::{Metrics, TimedEngine};
 use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
+use topograph_engine::{Engine, Local};
 use topograph_management::ManagementCluster;
 use topograph_management::registry::{Registry, Source};
+use topograph_proto::remote::RemoteEngine;
 use topograph_queue::memory::MemoryQueue;
 use topograph_queue::redis::RedisQueue;
 use topograph_queue::{Queue, QueueConfig};
-use topograph_reconcile::engine::{DesiredStateEngine, InProcess, RenderService};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -131,10 +132,10 @@ fn main() -> ExitCode {
 }
 
 async fn start(args: Args) -> Result<(), String> {
-    let engine: Arc<dyn DesiredStateEngine> = if args.render == "in-process" {
-        Arc::new(InProcess)
+    let engine: Arc<dyn Engine> = if args.render == "in-process" {
+        Arc::new(Local)
     } else {
-        Arc::new(RenderService::connect_lazy(&args.render).map_err(|e| e.to_string())?)
+        Arc::new(RemoteEngine::connect_lazy(&args.render)?)
     };
     let lease_time = Duration::from_secs(args.lease_seconds.max(3));
     let queue_config = QueueConfig {
@@ -189,12 +190,12 @@ async fn run<Q: Queue, L: Lease>(
     args: Args,
     queue: Arc<Q>,
     lease: Arc<L>,
-    engine: Arc<dyn DesiredStateEngine>,
+    engine: Arc<dyn Engine>,
     config: ServiceConfig,
 ) -> Result<(), String> {
     let metrics = Arc::new(Metrics::new());
     // Engine time by class, whichever engine renders.
-    let engine: Arc<dyn DesiredStateEngine> = Arc::new(TimedEngine::new(engine, metrics.clone()));
+    let engine: Arc<dyn Engine> = Arc::new(TimedEngine::new(engine, metrics.clone()));
     if let Some(addr) = args.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
             .await

@@ -20,9 +20,12 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::DesiredState;
 use topograph_queue::QueueStats;
 
+use serde_json::Value;
+use topograph_engine::Engine;
+use topograph_engine::admission::Verdict;
+use topograph_engine::service::{BoxFuture, Plan, RenderInputs, Unavailable};
 use topograph_management::api::WriteObserver;
 use topograph_reconcile::ReconcileError;
-use topograph_reconcile::engine::{BoxFuture, DesiredStateEngine, EngineInputs};
 
 /// Labels of the reconcile metrics.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -309,27 +312,53 @@ pub fn kube_failure_kind(e: &kube::Error) -> &'static str {
 /// Shared metrics.
 pub type SharedMetrics = Arc<Metrics>;
 
-/// An engine whose calls are timed by class into [`Metrics::render_duration`].
+/// An engine whose renders are timed by class into [`Metrics::render_duration`].
 pub struct TimedEngine {
-    inner: Arc<dyn DesiredStateEngine>,
+    inner: Arc<dyn Engine>,
     metrics: Arc<Metrics>,
 }
 
 impl TimedEngine {
     /// Times `inner`'s calls.
-    pub fn new(inner: Arc<dyn DesiredStateEngine>, metrics: Arc<Metrics>) -> Self {
+    pub fn new(inner: Arc<dyn Engine>, metrics: Arc<Metrics>) -> Self {
         TimedEngine { inner, metrics }
     }
 }
 
-impl DesiredStateEngine for TimedEngine {
-    fn desired_state<'a>(
+impl Engine for TimedEngine {
+    fn admit_class<'a>(
         &'a self,
-        inputs: EngineInputs<'a>,
+        class: &'a Value,
+        old: Option<&'a Value>,
+        clusters: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        self.inner.admit_class(class, old, clusters)
+    }
+
+    fn admit_cluster<'a>(
+        &'a self,
+        cluster: &'a Value,
+        old: Option<&'a Value>,
+        classes: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        self.inner.admit_cluster(cluster, old, classes)
+    }
+
+    fn plan<'a>(
+        &'a self,
+        desired: &'a [Value],
+        current: &'a [Value],
+    ) -> BoxFuture<'a, Result<Plan, Unavailable>> {
+        self.inner.plan(desired, current)
+    }
+
+    fn render<'a>(
+        &'a self,
+        inputs: RenderInputs<'a>,
     ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
         Box::pin(async move {
             let started = Instant::now();
-            let result = self.inner.desired_state(inputs).await;
+            let result = self.inner.render(inputs).await;
             self.metrics
                 .render_duration
                 .get_or_create(&RenderLabels {

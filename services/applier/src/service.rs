@@ -13,8 +13,8 @@ use crate::lease::Lease;
 use crate::metrics::Metrics;
 use crate::watch::{self, WatchConfig, Watchers};
 use crate::worker::{self, Context};
+use topograph_engine::Engine;
 use topograph_management::registry::Registry;
-use topograph_reconcile::engine::DesiredStateEngine;
 
 /// How a process runs.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ pub async fn run<Q: Queue, L: Lease>(
     queue: Arc<Q>,
     lease: Arc<L>,
     registry: Arc<Registry>,
-    engine: Arc<dyn DesiredStateEngine>,
+    engine: Arc<dyn Engine>,
     metrics: Arc<Metrics>,
     config: ServiceConfig,
     shutdown: signal::Receiver<bool>,

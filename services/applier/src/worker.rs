@@ -10,9 +10,9 @@ use tokio::sync::watch;
 use topograph_queue::{Job, Queue, QueueError};
 
 use crate::metrics::Metrics;
+use topograph_engine::Engine;
 use topograph_management::keys::ClusterKey;
 use topograph_management::registry::Registry;
-use topograph_reconcile::engine::DesiredStateEngine;
 use topograph_reconcile::reconcile_cluster;
 
 /// What every reconciler of a process shares.
@@ -22,7 +22,7 @@ pub struct Context<Q> {
     /// The management clusters.
     pub registry: Arc<Registry>,
     /// Where desired states come from.
-    pub engine: Arc<dyn DesiredStateEngine>,
+    pub engine: Arc<dyn Engine>,
     /// Metrics.
     pub metrics: Arc<Metrics>,
     /// Longest time one reconcile may take.
@@ -270,7 +270,7 @@ mod tests {
         let context = Context {
             queue: queue.clone(),
             registry: Arc::new(Registry::fixed([])),
-            engine: Arc::new(topograph_reconcile::engine::InProcess),
+            engine: Arc::new(topograph_engine::Local),
             metrics: Arc::new(Metrics::new()),
             reconcile_timeout: Duration::from_secs(1),
             lease_renewal: Duration::from_millis(300),

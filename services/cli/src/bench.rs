@@ -65,8 +65,8 @@ fn render_all(bundle: &Bundle, store: &ObjectStore) -> Result<u64, String> {
                     cluster.name
                 )
             })?;
-        let rendered = topograph_engine::render_explained(cluster, class, store)
-            .map_err(|e| format!("Cluster {}: {}", cluster.name, e.messages.join("; ")))?;
+        let rendered = topograph_engine::admit_and_render(cluster, class, store)
+            .map_err(|e| format!("Cluster {}: {}", cluster.name, e.messages().join("; ")))?;
         std::hint::black_box(rendered);
         n += 1;
     }

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use topograph_engine::{Engine, Local};
 use topograph_management::ManagementCluster;
-use topograph_reconcile::engine::{DesiredStateEngine, InProcess, RenderService};
+use topograph_proto::remote::RemoteEngine;
 use topograph_reconcile::reconcile_cluster;
 
 /// Output formats.
@@ -61,7 +62,7 @@ pub fn run(args: &ReconcileArgs) -> ExitCode {
         let remote = match args
             .render_service
             .as_deref()
-            .map(RenderService::connect_lazy)
+            .map(RemoteEngine::connect_lazy)
         {
             None => None,
             Some(Ok(remote)) => Some(remote),
@@ -70,9 +71,9 @@ pub fn run(args: &ReconcileArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let engine: &dyn DesiredStateEngine = match &remote {
+        let engine: &dyn Engine = match &remote {
             Some(remote) => remote,
-            None => &InProcess,
+            None => &Local,
         };
         match reconcile_cluster(&api, engine, namespace, name).await {
             Ok(outcome) => {

@@ -106,7 +106,7 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         };
         used_classes[class_index] = true;
         let class = &bundle.cluster_classes[class_index].value;
-        match topograph_engine::render_explained(cluster, class, &store) {
+        match topograph_engine::admit_and_render(cluster, class, &store) {
             Ok(rendered) => {
                 rendered_any = true;
                 if args.explain {
@@ -114,8 +114,8 @@ pub fn run(args: &RenderArgs) -> ExitCode {
                 }
                 objects.extend(rendered.desired.objects().into_iter().cloned());
             }
-            Err(errors) => {
-                for message in &errors.messages {
+            Err(refusal) => {
+                for message in &refusal.messages() {
                     eprintln!("{}: Cluster {}: {message}", loaded.source, cluster.key());
                 }
                 invalid = true;

@@ -145,8 +145,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     let gateway = Gateway::new(GatewayConfig {
         registry: registry.clone(),
         jobs: Arc::new(QueueJobs(queue.clone())),
-        admission: Arc::new(topograph_gateway::admission::InProcess),
-        engine: Arc::new(topograph_reconcile::engine::InProcess),
+        engine: Arc::new(topograph_engine::Local),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),
@@ -161,7 +160,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         queue,
         Arc::new(LocalLease),
         registry,
-        Arc::new(topograph_reconcile::engine::InProcess),
+        Arc::new(topograph_engine::Local),
         Arc::new(Metrics::new()),
         ServiceConfig {
             workers: args.workers,

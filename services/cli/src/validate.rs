@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use topograph_api::load::{Bundle, Loaded};
 use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::validate::{admit_cluster, validate_cluster_class};
+use topograph_engine::admission::{admit_class, admit_cluster};
 
 use crate::inputs::{EXIT_INVALID, InputArgs, load_files};
 
@@ -84,7 +84,10 @@ pub fn run(args: &ValidateArgs) -> ExitCode {
             .map(|c| &c.value)
             .filter(|c| uses(c, class))
             .collect();
-        for e in validate_cluster_class(class, before, &users) {
+        let errors = admit_class(class.clone(), before, &users)
+            .err()
+            .unwrap_or_default();
+        for e in errors {
             eprintln!(
                 "{source}: ClusterClass {}/{}: {e}",
                 class.namespace, class.name
@@ -99,7 +102,7 @@ pub fn run(args: &ValidateArgs) -> ExitCode {
     {
         checked += 1;
         let key = format!("{}/{}", cluster.namespace, cluster.name);
-        let (_, result) = admit_cluster(cluster, old_cluster(&old, cluster), &classes);
+        let result = admit_cluster(cluster, old_cluster(&old, cluster), &classes);
         for w in &result.warnings {
             eprintln!("warning: {source}: Cluster {key}: {w}");
         }

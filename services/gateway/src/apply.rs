@@ -23,7 +23,8 @@ use topograph_proto::gateway::v1::applied_object::Action;
 use crate::objects::{Role, class_of, role};
 use crate::state::{State, api_status, clusters_using, is_code};
 use crate::tenancy::Tenant;
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 const METHOD: &str = "Apply";
 
@@ -479,9 +480,10 @@ async fn admit(
                     _ => Vec::new(),
                 };
                 state
-                    .admission
+                    .engine
                     .admit_class(&item.object, item.stored.as_ref(), &users)
-                    .await?
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?
             }
             Role::Cluster => {
                 let mut classes = Vec::new();
@@ -508,9 +510,10 @@ async fn admit(
                     }
                 }
                 state
-                    .admission
+                    .engine
                     .admit_cluster(&item.object, item.stored.as_ref(), &classes)
-                    .await?
+                    .await
+                    .map_err(|e| Status::unavailable(e.to_string()))?
             }
         };
         let field = item.field();

@@ -9,7 +9,8 @@ use crate::objects::{API_VERSION, condition_state, conditions, generation, obser
 use crate::pagination::{fingerprint, page, paginate};
 use crate::state::{State, api_status, clusters_using, key_of};
 use crate::tenancy::Tenant;
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 fn required(field: &str, value: &str) -> Result<(), Status> {
     if value.is_empty() {

@@ -15,7 +15,8 @@ use crate::objects::{
 use crate::pagination::{fingerprint, page, paginate};
 use crate::state::{State, api_status, key_of};
 use crate::tenancy::{Scope, Tenant};
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 /// Kinds the topology creates whatever the class: Cluster API's own.
 const CAPI_OWNED_KINDS: &[&str] = &["MachineDeployment", "MachineHealthCheck", "MachinePool"];

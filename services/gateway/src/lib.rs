@@ -3,7 +3,8 @@
 //! * [`auth`] authenticates bearer tokens ([`tenancy`]) and spends per-tenant budgets
 //!   ([`ratelimit`]) in one tower layer; handlers authorise each management cluster
 //!   and namespace they touch through the tenant.
-//! * [`apply`] admits ([`admission`]: the render service or the engine in process)
+//! * [`apply`] admits (`topograph_engine::Engine`: the render service or the engine
+//!   in process)
 //!   and writes ClusterClasses, templates and Clusters, then queues the Clusters
 //!   concerned ([`state::Jobs`]).
 //! * [`clusters`] and [`classes`] read, list ([`pagination`]) and delete them.
@@ -13,7 +14,6 @@
 //!
 //! [`Gateway`] puts it together for the binary and for embedding in another process.
 
-pub mod admission;
 pub mod apply;
 pub mod auth;
 pub mod certificate;
@@ -28,7 +28,6 @@ pub mod service;
 pub mod state;
 pub mod tenancy;
 pub mod tenant_source;
-pub mod violations;
 pub mod watch;
 
 use std::future::Future;
@@ -45,7 +44,6 @@ use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 
-pub use crate::admission::Admission;
 pub use crate::state::{Jobs, QueueJobs, Registration};
 pub use crate::tenancy::{TenantStore, Tenants};
 
@@ -92,10 +90,9 @@ pub struct GatewayConfig {
     pub registry: Arc<Registry>,
     /// Where written Clusters are queued.
     pub jobs: Arc<dyn Jobs>,
-    /// Validation and defaulting.
-    pub admission: Arc<dyn Admission>,
-    /// Desired states for Plan and Impact (the same engine the appliers use).
-    pub engine: Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
+    /// Admission (validation and defaulting) and desired states for Plan and Impact:
+    /// the render service or the engine in process, as the appliers use it.
+    pub engine: Arc<dyn topograph_engine::Engine>,
     /// The tenants.
     pub tenants: Arc<TenantStore>,
     /// Where registrations are written.
@@ -121,7 +118,6 @@ impl Gateway {
         let state = Arc::new(state::State {
             registry: config.registry.clone(),
             jobs: config.jobs.clone(),
-            admission: config.admission.clone(),
             engine: config.engine.clone(),
             registration: config.registration.clone(),
             stopping: tokio::sync::watch::channel(false).0,

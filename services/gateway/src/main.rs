@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use topograph_gateway::admission::{Admission, InProcess, RenderService};
 use topograph_gateway::tenant_source::{TenantSource, keep_reloading};
 use topograph_gateway::{
     Gateway, GatewayConfig, Jobs, Limits, QueueJobs, Registration, TenantStore, Tls,
@@ -204,25 +203,14 @@ async fn run(args: Args) -> Result<(), String> {
     let registry = Arc::new(Registry::with_sources(sources));
     registry.refresh().await;
 
-    // Plan and Impact render through the same engine as the appliers; admission and
-    // the plans share one balanced channel to the render service.
-    let (engine, admission): (
-        Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
-        Arc<dyn Admission>,
-    ) = if args.render == "in-process" {
-        (
-            Arc::new(topograph_reconcile::engine::InProcess),
-            Arc::new(InProcess),
-        )
+    // Admission, Plan and Impact go through the same engine as the appliers: one
+    // balanced channel to the render service, or the engine in process.
+    let engine: Arc<dyn topograph_engine::Engine> = if args.render == "in-process" {
+        Arc::new(topograph_engine::Local)
     } else {
-        let channel = topograph_proto::balance::channel(&args.render, Default::default())
-            .map_err(|e| format!("render service address: {e}"))?;
-        (
-            Arc::new(topograph_reconcile::engine::RenderService::new(
-                channel.clone(),
-            )),
-            Arc::new(RenderService::new(channel)),
-        )
+        Arc::new(topograph_proto::remote::RemoteEngine::connect_lazy(
+            &args.render,
+        )?)
     };
     let jobs: Arc<dyn Jobs> = if args.redis == "memory" {
         Arc::new(QueueJobs(Arc::new(
@@ -277,7 +265,6 @@ async fn run(args: Args) -> Result<(), String> {
     let gateway = Gateway::new(GatewayConfig {
         registry,
         jobs,
-        admission,
         engine,
         tenants,
         registration,

@@ -9,7 +9,8 @@
 use sha2::{Digest, Sha256};
 use tonic::Status;
 
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 /// Page size when the request gives none.
 pub const DEFAULT_PAGE_SIZE: usize = 100;

@@ -20,7 +20,8 @@ use topograph_reconcile::plan::{self, PlannedObject};
 use crate::apply::prepare;
 use crate::state::State;
 use crate::tenancy::Tenant;
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 /// The stream Impact answers with.
 pub type ImpactStream = Pin<Box<dyn Stream<Item = Result<pb::ImpactItem, Status>> + Send>>;

@@ -18,7 +18,8 @@ use topograph_proto::gateway::v1 as pb;
 
 use crate::state::State;
 use crate::tenancy::Tenant;
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 /// How long the connection check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);

@@ -15,7 +15,6 @@ use topograph_management::registry::Registry;
 use topograph_queue::Queue;
 use topograph_reconcile::ReconcileError;
 
-use crate::admission::Admission;
 use crate::objects::{API_VERSION, class_of};
 
 /// A boxed future.
@@ -59,10 +58,8 @@ pub struct State {
     pub registry: Arc<Registry>,
     /// The job queue.
     pub jobs: Arc<dyn Jobs>,
-    /// Validation and defaulting.
-    pub admission: Arc<dyn Admission>,
-    /// Desired states, for Plan and Impact.
-    pub engine: Arc<dyn topograph_reconcile::engine::DesiredStateEngine>,
+    /// Admission (validation and defaulting), and desired states for Plan and Impact.
+    pub engine: Arc<dyn topograph_engine::Engine>,
     /// Where registrations are written.
     pub registration: Registration,
     /// Becomes true when the server shuts down: open watches end then, or the server
@@ -75,8 +72,8 @@ impl State {
     /// unknown name tells a tenant nothing it may not know.
     pub fn cluster(&self, name: &str) -> Result<Arc<ManagementCluster>, Status> {
         if name.is_empty() {
-            return Err(crate::violations::invalid(vec![
-                crate::violations::Violation::new(
+            return Err(topograph_proto::violations::invalid(vec![
+                topograph_api::Violation::new(
                     "management_cluster",
                     "Required value: a management cluster name",
                 ),

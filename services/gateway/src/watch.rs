@@ -26,7 +26,8 @@ use topograph_proto::gateway::v1 as pb;
 use crate::objects::{GROUP, conditions, group};
 use crate::state::State;
 use crate::tenancy::Tenant;
-use crate::violations::{Violation, invalid};
+use topograph_api::Violation;
+use topograph_proto::violations::invalid;
 
 /// The stream Watch answers with.
 pub type WatchStream = ReceiverStream<Result<pb::WatchEvent, Status>>;

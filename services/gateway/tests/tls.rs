@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
 use tonic::{Code, Request};
-use topograph_gateway::admission::InProcess;
 use topograph_gateway::tenancy::token_sha256_hex;
 use topograph_gateway::{
     Gateway, GatewayConfig, Limits, QueueJobs, Registration, TenantStore, Tenants, Tls,
@@ -41,8 +40,7 @@ async fn start() -> (String, tokio::sync::oneshot::Sender<()>) {
         jobs: Arc::new(QueueJobs(Arc::new(
             MemoryQueue::new(QueueConfig::default()),
         ))),
-        admission: Arc::new(InProcess),
-        engine: Arc::new(topograph_reconcile::engine::InProcess),
+        engine: Arc::new(topograph_engine::Local),
         tenants: Arc::new(TenantStore::new(tenants)),
         registration: Registration::default(),
         limits: Limits::default(),

@@ -14,15 +14,24 @@ use std::sync::{Arc, Mutex};
 use sha2::{Digest, Sha256};
 use topograph_api::field::FieldError;
 use topograph_api::model::ClusterClass;
+use topograph_engine::admission::{self, Admitted};
 
 /// A decoded class and what admission says about it on its own (no Clusters, no old
 /// version), which depends only on the class and so is cached with it.
 #[derive(Debug)]
 pub struct CachedClass {
-    /// The class.
+    /// The class as decoded (what `Default` reads, admitted or not).
     pub class: ClusterClass,
-    /// Its admission problems when created.
-    pub problems: Vec<FieldError>,
+    /// The admitted class, or its admission problems when created.
+    pub admitted: Result<Admitted<ClusterClass>, Vec<FieldError>>,
+}
+
+impl CachedClass {
+    /// Admits `class` and keeps both.
+    pub fn admit(class: ClusterClass) -> Self {
+        let admitted = admission::admit_class(class.clone(), None, &[]);
+        CachedClass { class, admitted }
+    }
 }
 
 type Key = ([u8; 32], String);
@@ -125,9 +134,9 @@ impl<K: Eq + Hash + Clone, V: Clone> Lru<K, V> {
         entries.map.insert(key, (tick, weight, value));
     }
 
-    /// How many entries are cached.
+    /// How many entries are cached (tests look).
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.entries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -146,7 +155,7 @@ mod tests {
                 name: name.to_string(),
                 ..ClusterClass::default()
             },
-            problems: Vec::new(),
+            admitted: Err(Vec::new()),
         })
     }
 

@@ -6,10 +6,6 @@
 //! message size limits. Metrics are served over plain HTTP on their own address.
 //! SIGTERM or SIGINT stops accepting, lets in-flight requests finish, and exits 0.
 
-mod cache;
-mod plan;
-mod service;
-
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,7 +20,7 @@ use tower::ServiceBuilder;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
 
-use crate::service::{Engine, RenderServer};
+use topograph_render::{Handlers, RenderServer};
 
 /// Rendering allocates and frees many small JSON values; mimalloc halves what the
 /// system allocator costs there (measured: 1.02 ms to 0.62 ms per quick-start render).
@@ -73,7 +69,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
     // (`topograph_render_grpc_requests_total`, ...).
     let mut rpc_metrics = RpcMetrics::new("topograph_render");
     // Engine time by class, beside the request metrics on the same endpoint.
-    let class_times = service::register_class_times(rpc_metrics.registry_mut());
+    let class_times = topograph_render::handlers::register_class_times(rpc_metrics.registry_mut());
     let metrics = Arc::new(rpc_metrics);
     if let Some(addr) = args.metrics_listen {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -91,7 +87,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
     let render = RenderServiceServer::new(RenderServer::new(
-        Engine::new(args.class_cache, args.response_cache_mb << 20).with_class_times(class_times),
+        Handlers::new(args.class_cache, args.response_cache_mb << 20).with_class_times(class_times),
         workers,
     ))
     .max_decoding_message_size(args.max_decoding_message_size)

@@ -21,10 +21,11 @@ use serde_json::Value;
 use topograph_api::object::ObjectExt;
 
 use crate::class::{self, API_VERSION};
-use crate::engine::{DesiredStateEngine, EngineInputs};
 use crate::error::ReconcileError;
 use crate::events;
 use status::Progress;
+use topograph_engine::Engine;
+use topograph_engine::service::RenderInputs;
 use topograph_management::ManagementCluster;
 
 /// What one reconcile did: objects created, updated and deleted, and every write request
@@ -58,7 +59,7 @@ impl Run<'_> {
 /// Reconciles the Cluster `namespace/name` once.
 pub async fn reconcile_cluster(
     api: &ManagementCluster,
-    engine: &dyn DesiredStateEngine,
+    engine: &dyn Engine,
     namespace: &str,
     name: &str,
 ) -> Result<Outcome, ReconcileError> {
@@ -89,10 +90,7 @@ pub async fn reconcile_cluster(
     }
 }
 
-async fn reconcile(
-    run: &mut Run<'_>,
-    engine: &dyn DesiredStateEngine,
-) -> Result<Progress, ReconcileError> {
+async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, ReconcileError> {
     let cluster = &run.cluster;
     if let Some(message) = status::paused(cluster) {
         return Ok(Progress::Paused(message));
@@ -126,14 +124,18 @@ async fn reconcile(
 
     let current = read::read(run.api, &c, &class).await?;
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
+    let inputs = RenderInputs {
+        cluster: &c,
+        cluster_object: &run.cluster,
+        class: &class,
+        class_object: &class_object,
+        objects: &current.engine_inputs,
+    };
+    // The worker's `reconcile` span declares a `class` field; the reconcile learns the
+    // class only here, once it read the Cluster.
+    tracing::Span::current().record("class", inputs.class_key().as_str());
     let desired = engine
-        .desired_state(EngineInputs {
-            cluster: &c,
-            cluster_object: &run.cluster,
-            class: &class,
-            class_object: &class_object,
-            objects: &current.engine_inputs,
-        })
+        .render(inputs)
         .await
         .map_err(ReconcileError::Render)?;
 

@@ -6,9 +6,9 @@
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
+use topograph_engine::Local;
 use topograph_kube::{Config, RunningServer, Server};
 use topograph_management::{ManagementCluster, crds};
-use topograph_reconcile::engine::InProcess;
 use topograph_reconcile::{Outcome, reconcile_cluster};
 
 pub const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
@@ -91,7 +91,7 @@ impl Env {
     /// the reconcile reports.
     pub async fn reconcile(&self, name: &str) -> Result<Outcome, String> {
         let before = self.server.counts().writes();
-        let result = reconcile_cluster(&self.api, &InProcess, NS, name).await;
+        let result = reconcile_cluster(&self.api, &Local, NS, name).await;
         let seen = self.server.counts().writes() - before;
         match result {
             Ok(outcome) => {

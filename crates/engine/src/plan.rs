@@ -10,10 +10,10 @@
 
 use std::collections::HashSet;
 
+use crate::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
 use serde_json::{Map, Value, json};
 use topograph_api::ObjectExt;
 use topograph_api::managed::{self, escape};
-use topograph_engine::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
 
 /// An object's identity: API group (the version does not matter), kind, namespace, name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

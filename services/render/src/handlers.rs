@@ -1,7 +1,7 @@
-//! The `topograph.render.v1.RenderService` handlers: decode the request's JSON objects,
-//! run the engine, encode the answer. Everything here is synchronous and CPU-bound;
-//! [`RenderServer`] runs it on the blocking pool, bounded by a semaphore so the async
-//! runtime stays free for I/O, health checks and metrics.
+//! The `topograph.render.v1.RenderService` handlers, plain functions of the decoded
+//! request: read the request's objects, run the engine's own admission and render
+//! functions (the ones the embedded engine runs), encode the answer. Everything here is
+//! synchronous and CPU-bound; `crate::server` runs it on the blocking pool.
 
 use std::sync::Arc;
 
@@ -10,57 +10,29 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use serde_json::Value;
-use tokio::sync::Semaphore;
-use tonic::{Code, Request, Response, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic::Status;
 use topograph_api::FieldError;
 use topograph_api::ObjectExt;
-use topograph_api::load::{Bundle, Input, LoadOptions, load};
-use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::validate::{admit_cluster, default_cluster, validate_cluster_class};
-use topograph_engine::{ObjectStore, RenderOptions};
+use topograph_api::Violation;
+use topograph_api::load::{Bundle, Input, LoadOptions, load, parse_documents};
+use topograph_api::model::Cluster;
+use topograph_engine::admission::{self, Verdict};
+use topograph_engine::validate::default_cluster;
+use topograph_engine::{ObjectStore, Refusal, plan};
 use topograph_proto::render::v1 as pb;
-use topograph_proto::render::v1::render_service_server::RenderService;
+use topograph_proto::violations::invalid;
 
 use crate::cache::{CachedClass, ClassCache, Lru, key, request_key};
-use crate::plan;
-
-/// A problem with the request: the request field (and object field) and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// `cluster`, `templates[2]`, `cluster.spec.topology.version`, ...
-    pub field: String,
-    /// What is wrong.
-    pub description: String,
-}
 
 fn violation(field: impl Into<String>, description: impl Into<String>) -> Violation {
-    Violation {
-        field: field.into(),
-        description: description.into(),
-    }
-}
-
-/// `INVALID_ARGUMENT` with a `google.rpc.BadRequest` listing `violations`.
-pub fn invalid(violations: Vec<Violation>) -> Status {
-    let message = match violations.as_slice() {
-        [one] => format!("{}: {}", one.field, one.description),
-        many => format!("{} problems with the request", many.len()),
-    };
-    let details = ErrorDetails::with_bad_request(
-        violations
-            .into_iter()
-            .map(|v| tonic_types::FieldViolation::new(v.field, v.description))
-            .collect::<Vec<_>>(),
-    );
-    Status::with_error_details(Code::InvalidArgument, message, details)
+    Violation::new(field, description)
 }
 
 /// Field errors about the object in request field `field`, as violations.
 fn field_violations(field: &str, errors: &[FieldError]) -> Vec<Violation> {
-    errors
-        .iter()
-        .map(|e| violation(format!("{field}.{}", e.path), e.to_string()))
+    Violation::from_field_errors(errors)
+        .into_iter()
+        .map(|v| v.prefixed(field))
         .collect()
 }
 
@@ -107,7 +79,11 @@ fn one_cluster(field: &str, bytes: &[u8]) -> Result<Cluster, Vec<Violation>> {
 }
 
 /// Exactly one ClusterClass in `bytes`, defaulted into `namespace`.
-fn one_class(field: &str, bytes: &[u8], namespace: &str) -> Result<ClusterClass, Vec<Violation>> {
+fn one_class(
+    field: &str,
+    bytes: &[u8],
+    namespace: &str,
+) -> Result<topograph_api::model::ClusterClass, Vec<Violation>> {
     if bytes.is_empty() {
         return Err(vec![violation(
             field,
@@ -121,6 +97,75 @@ fn one_class(field: &str, bytes: &[u8], namespace: &str) -> Result<ClusterClass,
     ) {
         (1, 0) => Ok(bundle.cluster_classes.remove(0).value),
         _ => Err(vec![violation(field, "must hold exactly one ClusterClass")]),
+    }
+}
+
+/// Exactly one object (JSON or YAML) in `bytes`, request field `field`.
+fn one_object(field: &str, bytes: &[u8]) -> Result<Value, Vec<Violation>> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| vec![violation(field, format!("not UTF-8 JSON: {e}"))])?;
+    let (mut docs, errors) = parse_documents(field, text);
+    if !errors.is_empty() {
+        return Err(errors
+            .into_iter()
+            .map(|e| violation(field, e.message))
+            .collect());
+    }
+    match docs.len() {
+        1 => Ok(docs.remove(0).value),
+        _ => Err(vec![violation(field, "must hold exactly one object")]),
+    }
+}
+
+/// A stored object of request field `field`, in `namespace` unless it names its own
+/// (everything one request carries lives in one namespace).
+fn stored(field: &str, bytes: &[u8], namespace: &str) -> Result<Value, Vec<Violation>> {
+    let mut object = one_object(field, bytes)?;
+    if object.namespace().is_empty() && !namespace.is_empty() {
+        topograph_api::object::set_at(
+            &mut object,
+            &["metadata", "namespace"],
+            Value::String(namespace.to_string()),
+        );
+    }
+    Ok(object)
+}
+
+/// A verdict as the wire carries it: admission's field errors with Kubernetes' detail,
+/// problems reading the object with their text alone.
+fn validate_response(verdict: Verdict) -> pb::ValidateResponse {
+    let violations: Vec<pb::FieldViolation> = if verdict.errors.is_empty() {
+        verdict
+            .violations
+            .into_iter()
+            .map(|v| pb::FieldViolation {
+                field: v.field,
+                message: v.description,
+                ..pb::FieldViolation::default()
+            })
+            .collect()
+    } else {
+        verdict
+            .errors
+            .iter()
+            .map(|e| pb::FieldViolation {
+                field: e.path.clone(),
+                r#type: e.error_type.reason().to_string(),
+                bad_value: e.bad_value.clone().unwrap_or_default(),
+                detail: e.detail.clone(),
+                message: e.to_string(),
+            })
+            .collect()
+    };
+    let admitted = violations.is_empty();
+    pb::ValidateResponse {
+        violations,
+        warnings: verdict.warnings,
+        object: if admitted {
+            serde_json::to_vec(&verdict.object).unwrap_or_default()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -183,9 +228,9 @@ pub fn register_class_times(registry: &mut Registry) -> ClassTimes {
     times
 }
 
-/// The engine behind the service, shared by all requests.
+/// What the handlers share across requests: the caches and the engine-time metric.
 #[derive(Debug)]
-pub struct Engine {
+pub struct Handlers {
     classes: ClassCache,
     responses: Lru<[u8; 32], Arc<pb::RenderResponse>>,
     times: Option<ClassTimes>,
@@ -199,18 +244,18 @@ struct RenderOutcome {
     explanation: topograph_engine::patches::Explanation,
 }
 
-impl Engine {
-    /// An engine caching up to `class_cache` parsed ClusterClasses and Render responses
+impl Handlers {
+    /// Handlers caching up to `class_cache` parsed ClusterClasses and Render responses
     /// up to `response_cache_bytes` of encoded size (0 turns either off).
     pub fn new(class_cache: usize, response_cache_bytes: usize) -> Self {
-        Engine {
+        Handlers {
             classes: ClassCache::new(class_cache),
             responses: Lru::new(response_cache_bytes),
             times: None,
         }
     }
 
-    /// The same engine, timing its runs by class into `times`.
+    /// The same handlers, timing engine runs by class into `times`.
     pub fn with_class_times(mut self, times: ClassTimes) -> Self {
         self.times = Some(times);
         self
@@ -232,9 +277,7 @@ impl Engine {
         if let Some(hit) = self.classes.get(&k) {
             return Ok(hit);
         }
-        let class = one_class(field, bytes, namespace)?;
-        let problems = validate_cluster_class(&class, None, &[]);
-        let cached = Arc::new(CachedClass { class, problems });
+        let cached = Arc::new(CachedClass::admit(one_class(field, bytes, namespace)?));
         self.classes.insert(k, cached.clone());
         Ok(cached)
     }
@@ -271,14 +314,21 @@ impl Engine {
                 ),
             )]);
         }
-        if !cached.problems.is_empty() {
-            return Err(field_violations(&at("cluster_class"), &cached.problems));
-        }
-        // Admission as the API server would run it, done here so the errors keep their
-        // field paths; the engine then renders the admitted Cluster.
-        let defaulted = match admit_cluster(&cluster, None, &[class]) {
-            (Some(admitted), _) => admitted,
-            (None, validation) => return Err(field_violations(&at("cluster"), &validation.errors)),
+        // Admission as the embedded engine runs it (`admit_and_render`), in steps so the
+        // class's verdict comes from the cache; refusals keep their field paths and
+        // carry the engine's own messages.
+        let admitted_class = match &cached.admitted {
+            Ok(admitted) => admitted,
+            Err(problems) => {
+                return Err(Refusal::class(class, problems.clone())
+                    .violations(&at("cluster_class"), &at("cluster")));
+            }
+        };
+        let admission = admission::admit_cluster(&cluster, None, &[admitted_class]);
+        let Some(admitted) = admission.admitted else {
+            return Err(
+                Refusal::Cluster(admission.errors).violations(&at("cluster_class"), &at("cluster"))
+            );
         };
 
         let mut inputs: Vec<(String, &[u8])> = Vec::new();
@@ -316,14 +366,7 @@ impl Engine {
                 .chain(current.objects.into_iter().map(|o| o.value)),
         );
         let started = std::time::Instant::now();
-        let rendered = topograph_engine::render_with(
-            &defaulted,
-            class,
-            &store,
-            RenderOptions {
-                admission_checks: false,
-            },
-        );
+        let rendered = topograph_engine::render(&admitted, admitted_class, &store);
         if let Some(times) = &self.times {
             let result = if rendered.is_ok() { "ok" } else { "error" };
             times
@@ -333,12 +376,8 @@ impl Engine {
                 })
                 .observe(started.elapsed().as_secs_f64());
         }
-        let rendered = rendered.map_err(|e| {
-            e.messages
-                .into_iter()
-                .map(|m| violation(at("cluster"), m))
-                .collect::<Vec<_>>()
-        })?;
+        let rendered = rendered
+            .map_err(|e| Refusal::Render(e).violations(&at("cluster_class"), &at("cluster")))?;
         Ok(RenderOutcome {
             desired: rendered.desired.objects().into_iter().cloned().collect(),
             desired_state: rendered.desired,
@@ -400,18 +439,18 @@ impl Engine {
                 object: s.object,
             })
             .collect();
-        let desired_state = serde_json::to_vec(&outcome.desired_state)
-            .map_err(|e| Status::internal(format!("encoding the desired state: {e}")))?;
         Ok(pb::RenderResponse {
             objects: desired.iter().map(encode).collect::<Result<_, _>>()?,
             delete,
             changes,
             skipped,
-            desired_state,
+            desired: Some(topograph_proto::desired::to_message(&outcome.desired_state)),
         })
     }
 
-    /// `Validate`.
+    /// `Validate`: the embedded engine's admission over stored objects
+    /// ([`admission::admit_class_object`], [`admission::admit_cluster_object`]), so
+    /// the verdict, warnings included, is the one the embedded mode gives.
     pub fn validate(&self, request: &pb::ValidateRequest) -> Result<pb::ValidateResponse, Status> {
         if request.object.is_empty() {
             return Err(invalid(vec![violation(
@@ -419,79 +458,48 @@ impl Engine {
                 "Required value: a ClusterClass or a Cluster (JSON)",
             )]));
         }
-        let object =
-            load_named(&[("object".to_string(), &request.object)], None).map_err(invalid)?;
-        let namespace = object
-            .clusters
-            .first()
-            .map(|c| c.value.namespace.clone())
-            .or(object
-                .cluster_classes
-                .first()
-                .map(|c| c.value.namespace.clone()))
-            .unwrap_or_default();
-        let load_list = |field: &str, items: &[Vec<u8>]| {
-            let inputs: Vec<(String, &[u8])> = items
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (format!("{field}[{i}]"), b.as_slice()))
-                .collect();
-            load_named(&inputs, Some(&namespace))
-        };
+        let object = one_object("object", &request.object).map_err(invalid)?;
+        let namespace = object.namespace().to_string();
         let old = if request.old_object.is_empty() {
-            Bundle::default()
+            None
         } else {
-            load_named(
-                &[("old_object".to_string(), &request.old_object)],
-                Some(&namespace),
-            )
-            .map_err(invalid)?
+            Some(stored("old_object", &request.old_object, &namespace).map_err(invalid)?)
         };
-        let classes = load_list("cluster_classes", &request.cluster_classes).map_err(invalid)?;
-        let clusters = load_list("clusters", &request.clusters).map_err(invalid)?;
-
-        let (violations, warnings) = match (
-            &object.cluster_classes[..],
-            &object.clusters[..],
-            object.objects.is_empty(),
-        ) {
-            ([class], [], true) => {
-                let class = &class.value;
-                let before = match (
-                    &old.cluster_classes[..],
-                    old.clusters.is_empty() && old.objects.is_empty(),
-                ) {
-                    ([], true) if request.old_object.is_empty() => None,
-                    ([o], true) => Some(&o.value),
-                    _ => {
-                        return Err(invalid(vec![violation(
-                            "old_object",
-                            "must hold exactly one ClusterClass, the object's stored version",
-                        )]));
-                    }
-                };
-                let users: Vec<&Cluster> = clusters.clusters.iter().map(|c| &c.value).collect();
-                (validate_cluster_class(class, before, &users), Vec::new())
+        let stored_list = |field: &str, items: &[Vec<u8>]| -> Result<Vec<Value>, Status> {
+            let mut out = Vec::with_capacity(items.len());
+            let mut violations = Vec::new();
+            for (i, bytes) in items.iter().enumerate() {
+                match stored(&format!("{field}[{i}]"), bytes, &namespace) {
+                    Ok(v) => out.push(v),
+                    Err(v) => violations.extend(v),
+                }
             }
-            ([], [cluster], true) => {
-                let cluster = &cluster.value;
-                let before = match (
-                    &old.clusters[..],
-                    old.cluster_classes.is_empty() && old.objects.is_empty(),
-                ) {
-                    ([], true) if request.old_object.is_empty() => None,
-                    ([o], true) => Some(&o.value),
-                    _ => {
-                        return Err(invalid(vec![violation(
-                            "old_object",
-                            "must hold exactly one Cluster, the object's stored version",
-                        )]));
-                    }
-                };
-                let candidates: Vec<&ClusterClass> =
-                    classes.cluster_classes.iter().map(|c| &c.value).collect();
-                let (_, result) = admit_cluster(cluster, before, &candidates);
-                (result.errors, result.warnings)
+            if violations.is_empty() {
+                Ok(out)
+            } else {
+                Err(invalid(violations))
+            }
+        };
+        let verdict = match (object.kind(), &old) {
+            ("ClusterClass", Some(o)) if o.kind() != "ClusterClass" => {
+                return Err(invalid(vec![violation(
+                    "old_object",
+                    "must hold exactly one ClusterClass, the object's stored version",
+                )]));
+            }
+            ("Cluster", Some(o)) if o.kind() != "Cluster" => {
+                return Err(invalid(vec![violation(
+                    "old_object",
+                    "must hold exactly one Cluster, the object's stored version",
+                )]));
+            }
+            ("ClusterClass", _) => {
+                let clusters = stored_list("clusters", &request.clusters)?;
+                admission::admit_class_object(&object, old.as_ref(), &clusters)
+            }
+            ("Cluster", _) => {
+                let classes = stored_list("cluster_classes", &request.cluster_classes)?;
+                admission::admit_cluster_object(&object, old.as_ref(), &classes)
             }
             _ => {
                 return Err(invalid(vec![violation(
@@ -500,19 +508,7 @@ impl Engine {
                 )]));
             }
         };
-        Ok(pb::ValidateResponse {
-            violations: violations
-                .iter()
-                .map(|e| pb::FieldViolation {
-                    field: e.path.clone(),
-                    r#type: e.error_type.reason().to_string(),
-                    bad_value: e.bad_value.clone().unwrap_or_default(),
-                    detail: e.detail.clone(),
-                    message: e.to_string(),
-                })
-                .collect(),
-            warnings,
-        })
+        Ok(validate_response(verdict))
     }
 
     /// `Default`.
@@ -599,94 +595,6 @@ fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
     )
 }
 
-/// The gRPC service: runs [`Engine`] calls on the blocking pool.
-#[derive(Debug, Clone)]
-pub struct RenderServer {
-    engine: Arc<Engine>,
-    workers: Arc<Semaphore>,
-}
-
-impl RenderServer {
-    /// A server running at most `workers` engine calls at once.
-    pub fn new(engine: Engine, workers: usize) -> Self {
-        RenderServer {
-            engine: Arc::new(engine),
-            workers: Arc::new(Semaphore::new(workers.max(1))),
-        }
-    }
-
-    async fn run<Req, Resp>(
-        &self,
-        request: Request<Req>,
-        work: fn(&Engine, &Req) -> Result<Resp, Status>,
-    ) -> Result<Response<Resp>, Status>
-    where
-        Req: Send + 'static,
-        Resp: Send + 'static,
-    {
-        let request = request.into_inner();
-        let permit = self
-            .workers
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| Status::unavailable("the server is shutting down"))?;
-        let engine = self.engine.clone();
-        // The permit moves into the blocking task, so a request whose caller went away
-        // still counts until the engine is done with it: the bound is on CPU work, not
-        // on waiting callers.
-        let task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            work(&engine, &request)
-        });
-        match task.await {
-            Ok(result) => result.map(Response::new),
-            Err(e) => {
-                tracing::error!(error = %e, "engine task failed");
-                Err(Status::internal(
-                    "the engine failed unexpectedly on this request",
-                ))
-            }
-        }
-    }
-}
-
-#[tonic::async_trait]
-impl RenderService for RenderServer {
-    async fn render(
-        &self,
-        request: Request<pb::RenderRequest>,
-    ) -> Result<Response<pb::RenderResponse>, Status> {
-        // A cached response needs no engine worker: answered here, it never queues
-        // behind renders that do.
-        if let Some(hit) = self.engine.cached_render(request.get_ref()) {
-            return Ok(Response::new((*hit).clone()));
-        }
-        self.run(request, Engine::render).await
-    }
-
-    async fn validate(
-        &self,
-        request: Request<pb::ValidateRequest>,
-    ) -> Result<Response<pb::ValidateResponse>, Status> {
-        self.run(request, Engine::validate).await
-    }
-
-    async fn default(
-        &self,
-        request: Request<pb::DefaultRequest>,
-    ) -> Result<Response<pb::DefaultResponse>, Status> {
-        self.run(request, Engine::default_cluster).await
-    }
-
-    async fn plan(
-        &self,
-        request: Request<pb::PlanRequest>,
-    ) -> Result<Response<pb::PlanResponse>, Status> {
-        self.run(request, Engine::plan).await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,8 +628,8 @@ mod tests {
 
     #[test]
     fn cached_renders_equal_fresh_ones_and_other_inputs_miss() {
-        let cached = Engine::new(4, 64 << 20);
-        let fresh = Engine::new(4, 0);
+        let cached = Handlers::new(4, 64 << 20);
+        let fresh = Handlers::new(4, 0);
         assert!(cached.cached_render(&request(2)).is_none());
         let first = cached.render(&request(2)).unwrap();
         let hit = cached.cached_render(&request(2)).expect("remembered");

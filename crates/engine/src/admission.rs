@@ -1,0 +1,295 @@
+//! Admission, once: what Cluster API's webhooks make of a ClusterClass or a Cluster, as
+//! the one step every door runs before anything renders (the CLI, the render service,
+//! the gateway's Apply and the applier's reconcile).
+//!
+//! An admitted object is an [`Admitted`]: only this module makes one, so
+//! [`crate::render`] can rely on what admission established instead of checking again
+//! — the class is valid, the Cluster is defaulted (version, variables and every override
+//! list) and its variables are valid against the class. The rules themselves live in
+//! [`crate::validate`]; this module decides what is admitted and phrases the verdicts.
+//!
+//! Two levels: typed ([`admit_class`], [`admit_cluster`]) for callers that decoded the
+//! objects, and over JSON objects ([`admit_class_object`], [`admit_cluster_object`]) for
+//! callers holding what an API server stores, where a stored object the engine cannot
+//! read (the old version, the Clusters using a class, the candidate classes) is left out
+//! of the check with a warning: it is the management cluster's business, not the
+//! request's.
+
+use std::ops::Deref;
+
+use serde_json::Value;
+use topograph_api::field::FieldError;
+use topograph_api::load::{Bundle, Input, LoadOptions, load};
+use topograph_api::model::{Cluster, ClusterClass};
+use topograph_api::object::ObjectExt;
+use topograph_api::violation::Violation;
+
+use crate::error::RenderError;
+use crate::validate;
+
+/// An object admission accepted, as admission left it (a Cluster defaulted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Admitted<T>(T);
+
+impl<T> Admitted<T> {
+    /// The admitted object.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> Deref for Admitted<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Admits a ClusterClass: `old` is the stored version on update, `clusters` the Clusters
+/// using it (what an update must stay compatible with).
+pub fn admit_class(
+    class: ClusterClass,
+    old: Option<&ClusterClass>,
+    clusters: &[&Cluster],
+) -> Result<Admitted<ClusterClass>, Vec<FieldError>> {
+    let problems = validate::validate_cluster_class(&class, old, clusters);
+    if problems.is_empty() {
+        Ok(Admitted(class))
+    } else {
+        Err(problems)
+    }
+}
+
+/// What admission made of a Cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterAdmission {
+    /// The defaulted Cluster, when nothing refused it.
+    pub admitted: Option<Admitted<Cluster>>,
+    /// Why it is refused.
+    pub errors: Vec<FieldError>,
+    /// What could not be checked, or was skipped on purpose.
+    pub warnings: Vec<String>,
+}
+
+/// Admits a Cluster: defaulted against its class (found in `classes` by its topology),
+/// then validated; `old` is the stored version on update.
+pub fn admit_cluster(
+    cluster: &Cluster,
+    old: Option<&Cluster>,
+    classes: &[&ClusterClass],
+) -> ClusterAdmission {
+    let (admitted, validation) = validate::admit_cluster(cluster, old, classes);
+    ClusterAdmission {
+        admitted: admitted.map(Admitted),
+        errors: validation.errors,
+        warnings: validation.warnings,
+    }
+}
+
+/// Why a render did not happen: its class or its Cluster was refused by admission, or
+/// the engine could not compute the desired state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// The ClusterClass `namespace/name` is not valid.
+    Class {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What is wrong, at paths inside the class.
+        errors: Vec<FieldError>,
+    },
+    /// The Cluster is refused, at paths inside it.
+    Cluster(Vec<FieldError>),
+    /// The desired state could not be computed.
+    Render(RenderError),
+}
+
+impl Refusal {
+    /// A refused class.
+    pub fn class(class: &ClusterClass, errors: Vec<FieldError>) -> Self {
+        Refusal::Class {
+            namespace: class.namespace.clone(),
+            name: class.name.clone(),
+            errors,
+        }
+    }
+
+    /// One message per problem, the texts a Cluster's `TopologyReconciled` condition
+    /// and the CLI report: a class's problems name the class.
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            Refusal::Class {
+                namespace,
+                name,
+                errors,
+            } => errors
+                .iter()
+                .map(|e| format!("ClusterClass {namespace}/{name}: {e}"))
+                .collect(),
+            Refusal::Cluster(errors) => errors.iter().map(ToString::to_string).collect(),
+            Refusal::Render(e) => e.messages.clone(),
+        }
+    }
+
+    /// The problems as violations of a request that carried the class in `class_field`
+    /// and the Cluster in `cluster_field`; each description is the matching
+    /// [`Refusal::messages`] text, so a remote caller reports exactly what an
+    /// in-process one does.
+    pub fn violations(&self, class_field: &str, cluster_field: &str) -> Vec<Violation> {
+        let messages = self.messages();
+        let fields: Vec<String> = match self {
+            Refusal::Class { errors, .. } => errors
+                .iter()
+                .map(|e| topograph_api::violation::prefix_path(class_field, &e.path))
+                .collect(),
+            Refusal::Cluster(errors) => errors
+                .iter()
+                .map(|e| topograph_api::violation::prefix_path(cluster_field, &e.path))
+                .collect(),
+            Refusal::Render(e) => vec![cluster_field.to_string(); e.messages.len()],
+        };
+        fields
+            .into_iter()
+            .zip(messages)
+            .map(|(field, description)| Violation::new(field, description))
+            .collect()
+    }
+}
+
+impl From<Refusal> for RenderError {
+    fn from(refusal: Refusal) -> Self {
+        RenderError {
+            messages: refusal.messages(),
+        }
+    }
+}
+
+/// What admission made of an object held as JSON.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Why it is refused, at paths inside the object; empty when it is admitted.
+    pub violations: Vec<Violation>,
+    /// The admission rules' errors among the violations, with Kubernetes' detail
+    /// (type, bad value); empty when the object could not even be read.
+    pub errors: Vec<FieldError>,
+    /// What it is admitted with.
+    pub warnings: Vec<String>,
+    /// The object to write: defaulted for a Cluster, as given otherwise.
+    pub object: Value,
+}
+
+impl Verdict {
+    fn refused(violations: Vec<Violation>, object: &Value) -> Self {
+        Verdict {
+            violations,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            object: object.clone(),
+        }
+    }
+}
+
+/// Reads objects the way every input is read (strict fields, defaults).
+fn load_values(named: &[(String, &Value)]) -> Result<Bundle, Vec<Violation>> {
+    let texts: Vec<(String, String)> = named
+        .iter()
+        .map(|(name, value)| (name.clone(), value.to_string()))
+        .collect();
+    let inputs: Vec<Input<'_>> = texts
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    load(&inputs, &LoadOptions::default()).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|e| Violation::new("", e.message))
+            .collect()
+    })
+}
+
+/// Stored objects, each read alone; one that cannot be read is left out with a warning.
+fn load_stored(values: &[Value], warnings: &mut Vec<String>) -> Bundle {
+    let mut bundle = Bundle::default();
+    for value in values {
+        let name = format!("{} {}/{}", value.kind(), value.namespace(), value.name());
+        match load_values(&[(name.clone(), value)]) {
+            Ok(b) => {
+                bundle.clusters.extend(b.clusters);
+                bundle.cluster_classes.extend(b.cluster_classes);
+            }
+            Err(problems) => warnings.push(format!(
+                "{name} is not readable and was not checked against: {}",
+                problems
+                    .into_iter()
+                    .map(|p| p.description)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        }
+    }
+    bundle
+}
+
+/// [`admit_class`] over JSON: `old` the stored version on update, `clusters` the
+/// Clusters using it, as an API server stores them.
+pub fn admit_class_object(class: &Value, old: Option<&Value>, clusters: &[Value]) -> Verdict {
+    let new = match load_values(&[("object".to_string(), class)]) {
+        Ok(mut b) if b.cluster_classes.len() == 1 => b.cluster_classes.remove(0).value,
+        Ok(_) => return Verdict::refused(vec![Violation::new("", "not a ClusterClass")], class),
+        Err(v) => return Verdict::refused(v, class),
+    };
+    let mut warnings = Vec::new();
+    let before: Option<ClusterClass> = old.and_then(|o| {
+        load_stored(std::slice::from_ref(o), &mut warnings)
+            .cluster_classes
+            .pop()
+            .map(|c| c.value)
+    });
+    let users = load_stored(clusters, &mut warnings);
+    let users: Vec<&Cluster> = users.clusters.iter().map(|c| &c.value).collect();
+    let errors = admit_class(new, before.as_ref(), &users)
+        .err()
+        .unwrap_or_default();
+    Verdict {
+        violations: Violation::from_field_errors(&errors),
+        errors,
+        warnings,
+        object: class.clone(),
+    }
+}
+
+/// [`admit_cluster`] over JSON: `old` the stored version on update, `classes` the
+/// ClusterClasses it may refer to, as an API server stores them. An admitted Cluster
+/// comes back defaulted.
+pub fn admit_cluster_object(cluster: &Value, old: Option<&Value>, classes: &[Value]) -> Verdict {
+    let new = match load_values(&[("object".to_string(), cluster)]) {
+        Ok(mut b) if b.clusters.len() == 1 => b.clusters.remove(0).value,
+        Ok(_) => return Verdict::refused(vec![Violation::new("", "not a Cluster")], cluster),
+        Err(v) => return Verdict::refused(v, cluster),
+    };
+    let mut warnings = Vec::new();
+    let before: Option<Cluster> = old.and_then(|o| {
+        load_stored(std::slice::from_ref(o), &mut warnings)
+            .clusters
+            .pop()
+            .map(|c| c.value)
+    });
+    let candidates = load_stored(classes, &mut warnings);
+    let candidates: Vec<&ClusterClass> = candidates
+        .cluster_classes
+        .iter()
+        .map(|c| &c.value)
+        .collect();
+    let admission = admit_cluster(&new, before.as_ref(), &candidates);
+    warnings.extend(admission.warnings);
+    Verdict {
+        violations: Violation::from_field_errors(&admission.errors),
+        errors: admission.errors,
+        warnings,
+        object: admission
+            .admitted
+            .map_or_else(|| cluster.clone(), |c| c.into_inner().document),
+    }
+}

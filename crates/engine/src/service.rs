@@ -1,0 +1,192 @@
+//! The engine as the rest of topograph calls it: one [`Engine`] trait — admit a class,
+//! admit a Cluster, render, plan — with the engine linked into the process ([`Local`])
+//! as one implementation and the render service over gRPC (in `topograph_proto`) as the
+//! other. Every door (the CLI, the gateway, the applier's reconcile) goes through it,
+//! so the embedded mode and the fleet give the same verdicts and the same objects.
+//!
+//! Inputs are the objects as an API server stores them (JSON), so a remote engine can
+//! carry them as they are; a render also takes them decoded, which the local engine
+//! uses instead of reading them again.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+use topograph_api::model::{Cluster, ClusterClass};
+use topograph_api::object::ObjectExt;
+
+use crate::admission::{self, Verdict};
+use crate::desired::DesiredState;
+use crate::store::ObjectStore;
+
+/// A boxed future, so engines can be chosen at run time.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The engine could not give an answer (a remote engine unreachable or answering
+/// something unreadable); this says nothing about the inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// What a desired state is computed from: the Cluster and its class (decoded, and as
+/// stored), and the templates and current objects read for it.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderInputs<'a> {
+    /// The Cluster.
+    pub cluster: &'a Cluster,
+    /// The Cluster object.
+    pub cluster_object: &'a Value,
+    /// Its class.
+    pub class: &'a ClusterClass,
+    /// The class object.
+    pub class_object: &'a Value,
+    /// Templates and current objects.
+    pub objects: &'a [Value],
+}
+
+impl RenderInputs<'_> {
+    /// `namespace/name` of the class, as spans and metrics name it.
+    pub fn class_key(&self) -> String {
+        format!(
+            "{}/{}",
+            self.class_object.namespace(),
+            self.class_object.name()
+        )
+    }
+}
+
+/// What it takes to go from current objects to desired ones, every object named.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// Desired objects that do not exist.
+    pub created: Vec<Value>,
+    /// Existing objects to change, each with the RFC 6902 operations that change it.
+    pub modified: Vec<(ObjectName, Value)>,
+    /// Owned objects to delete.
+    pub deleted: Vec<ObjectName>,
+}
+
+/// Which object: apiVersion, kind, namespace, name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectName {
+    /// `apiVersion` as the object has it.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl ObjectName {
+    /// The name of `object`.
+    pub fn of(object: &Value) -> Self {
+        ObjectName {
+            api_version: object.api_version().to_string(),
+            kind: object.kind().to_string(),
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+        }
+    }
+}
+
+/// Admission, rendering and planning, local or remote.
+pub trait Engine: Send + Sync {
+    /// Admits a ClusterClass; `old` is the stored version on update, `clusters` the
+    /// Clusters using it.
+    fn admit_class<'a>(
+        &'a self,
+        class: &'a Value,
+        old: Option<&'a Value>,
+        clusters: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>>;
+
+    /// Admits (defaults and validates) a Cluster; `old` is the stored version on
+    /// update, `classes` the ClusterClasses it may refer to.
+    fn admit_cluster<'a>(
+        &'a self,
+        cluster: &'a Value,
+        old: Option<&'a Value>,
+        classes: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>>;
+
+    /// Admits the class and the Cluster, then renders the desired state; the
+    /// messages say why there is none.
+    fn render<'a>(
+        &'a self,
+        inputs: RenderInputs<'a>,
+    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>>;
+
+    /// The way from `current` objects to `desired` ones.
+    fn plan<'a>(
+        &'a self,
+        desired: &'a [Value],
+        current: &'a [Value],
+    ) -> BoxFuture<'a, Result<Plan, Unavailable>>;
+}
+
+/// The engine linked into this process.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Local;
+
+/// [`Engine::plan`], computed here.
+pub fn plan(desired: &[Value], current: &[Value]) -> Plan {
+    let p = crate::plan::plan(desired, current);
+    Plan {
+        created: p.created.into_iter().cloned().collect(),
+        modified: p
+            .modified
+            .into_iter()
+            .map(|(object, patch)| (ObjectName::of(object), patch))
+            .collect(),
+        deleted: p.deleted.into_iter().map(ObjectName::of).collect(),
+    }
+}
+
+impl Engine for Local {
+    fn admit_class<'a>(
+        &'a self,
+        class: &'a Value,
+        old: Option<&'a Value>,
+        clusters: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        Box::pin(async move { Ok(admission::admit_class_object(class, old, clusters)) })
+    }
+
+    fn admit_cluster<'a>(
+        &'a self,
+        cluster: &'a Value,
+        old: Option<&'a Value>,
+        classes: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        Box::pin(async move { Ok(admission::admit_cluster_object(cluster, old, classes)) })
+    }
+
+    fn render<'a>(
+        &'a self,
+        inputs: RenderInputs<'a>,
+    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+        Box::pin(async move {
+            let store = ObjectStore::new(inputs.objects.iter().cloned());
+            crate::admit_and_render(inputs.cluster, inputs.class, &store)
+                .map(|rendered| rendered.desired)
+                .map_err(|refusal| refusal.messages())
+        })
+    }
+
+    fn plan<'a>(
+        &'a self,
+        desired: &'a [Value],
+        current: &'a [Value],
+    ) -> BoxFuture<'a, Result<Plan, Unavailable>> {
+        Box::pin(async move { Ok(plan(desired, current)) })
+    }
+}

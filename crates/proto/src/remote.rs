@@ -1,0 +1,270 @@
+//! The render service as a [`topograph_engine::Engine`]: the client side of
+//! `topograph.render.v1`, beside the generated code. Appliers and gateways that point at
+//! a render fleet use it exactly where the embedded mode uses the engine linked in, and
+//! get the same verdicts (the service runs the same admission and render functions;
+//! refusals come back as violations whose descriptions are the engine's own messages).
+
+use serde_json::Value;
+use tonic::transport::Channel;
+use topograph_api::Violation;
+use topograph_api::field::{ErrorType, FieldError};
+use topograph_engine::DesiredState;
+use topograph_engine::admission::Verdict;
+use topograph_engine::service::{BoxFuture, Engine, ObjectName, Plan, RenderInputs, Unavailable};
+
+use crate::balance;
+use crate::render::v1 as pb;
+use crate::render::v1::render_service_client::RenderServiceClient;
+
+/// The render service (`topograph.render.v1.RenderService`), over gRPC.
+#[derive(Clone, Debug)]
+pub struct RemoteEngine {
+    client: RenderServiceClient<Channel>,
+}
+
+impl RemoteEngine {
+    /// A client of the render service at `url`: `http://host:port`, `dns:///host:port`
+    /// (every replica the name resolves to) or a comma-separated list, calls balanced
+    /// over the replicas that answer ([`balance`]). Connections are made on first use
+    /// and re-made when they break. Call inside a Tokio runtime.
+    pub fn connect_lazy(url: &str) -> Result<Self, String> {
+        let channel = balance::channel(url, balance::Options::default())
+            .map_err(|e| format!("render service address: {e}"))?;
+        Ok(RemoteEngine::new(channel))
+    }
+
+    /// A client over `channel` (shared with other clients of the render service).
+    pub fn new(channel: Channel) -> Self {
+        RemoteEngine {
+            client: RenderServiceClient::new(channel),
+        }
+    }
+}
+
+/// A request carrying the current trace context, so the render service's spans join the
+/// caller's trace.
+fn traced<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    topograph_telemetry::trace::inject_metadata(request.metadata_mut());
+    request
+}
+
+fn encode(value: &Value) -> Vec<u8> {
+    // A serde_json::Value always serializes.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn unavailable(status: &tonic::Status) -> Unavailable {
+    Unavailable(format!(
+        "render service: {:?}: {}",
+        status.code(),
+        status.message()
+    ))
+}
+
+/// A refusal of the request by the render service: the violations about the object
+/// itself (request field `object`), relative to it. Violations about any other field
+/// mean the service could not read what this client sent: not a verdict on the object.
+fn refusal_of_object(status: &tonic::Status) -> Result<Vec<Violation>, Unavailable> {
+    let Some(violations) = crate::violations::of_status(status) else {
+        return Err(unavailable(status));
+    };
+    violations
+        .into_iter()
+        .map(|v| {
+            let relative = if v.field == "object" {
+                Some(String::new())
+            } else {
+                v.field.strip_prefix("object.").map(str::to_string)
+            };
+            match relative {
+                Some(field) => Ok(Violation::new(field, v.description)),
+                None => Err(Unavailable(format!(
+                    "render service refused the request: {}: {}",
+                    v.field, v.description
+                ))),
+            }
+        })
+        .collect()
+}
+
+impl RemoteEngine {
+    async fn validate(
+        &self,
+        object: &Value,
+        old: Option<&Value>,
+        cluster_classes: &[Value],
+        clusters: &[Value],
+    ) -> Result<Verdict, Unavailable> {
+        let request = pb::ValidateRequest {
+            object: encode(object),
+            old_object: old.map(encode).unwrap_or_default(),
+            cluster_classes: cluster_classes.iter().map(encode).collect(),
+            clusters: clusters.iter().map(encode).collect(),
+        };
+        let response = match self.client.clone().validate(traced(request)).await {
+            Ok(response) => response.into_inner(),
+            Err(status) => {
+                return Ok(Verdict {
+                    violations: refusal_of_object(&status)?,
+                    errors: Vec::new(),
+                    warnings: Vec::new(),
+                    object: object.clone(),
+                });
+            }
+        };
+        let admitted = if response.object.is_empty() {
+            object.clone()
+        } else {
+            serde_json::from_slice(&response.object).map_err(|e| {
+                Unavailable(format!(
+                    "render service: the admitted object is not JSON: {e}"
+                ))
+            })?
+        };
+        // Violations with a known Kubernetes reason are the admission rules' field
+        // errors; the others are problems reading the object.
+        let errors = response
+            .violations
+            .iter()
+            .filter_map(|v| {
+                Some(FieldError {
+                    path: v.field.clone(),
+                    error_type: ErrorType::from_reason(&v.r#type)?,
+                    bad_value: (!v.bad_value.is_empty()).then(|| v.bad_value.clone()),
+                    detail: v.detail.clone(),
+                })
+            })
+            .collect();
+        Ok(Verdict {
+            violations: response
+                .violations
+                .into_iter()
+                .map(|v| Violation::new(v.field, v.message))
+                .collect(),
+            errors,
+            warnings: response.warnings,
+            object: admitted,
+        })
+    }
+}
+
+/// The messages of a failed render: for a refusal, the descriptions of its violations,
+/// which are the texts the engine gives in process.
+fn render_messages(status: &tonic::Status) -> Vec<String> {
+    match crate::violations::of_status(status) {
+        Some(violations) => violations.into_iter().map(|v| v.description).collect(),
+        None => vec![unavailable(status).0],
+    }
+}
+
+fn object_name(name: Option<pb::ObjectName>) -> ObjectName {
+    let name = name.unwrap_or_default();
+    ObjectName {
+        api_version: name.api_version,
+        kind: name.kind,
+        namespace: name.namespace,
+        name: name.name,
+    }
+}
+
+fn json(field: &str, bytes: &[u8]) -> Result<Value, Unavailable> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| Unavailable(format!("render service: {field} is not JSON: {e}")))
+}
+
+impl Engine for RemoteEngine {
+    fn admit_class<'a>(
+        &'a self,
+        class: &'a Value,
+        old: Option<&'a Value>,
+        clusters: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        Box::pin(self.validate(class, old, &[], clusters))
+    }
+
+    fn admit_cluster<'a>(
+        &'a self,
+        cluster: &'a Value,
+        old: Option<&'a Value>,
+        classes: &'a [Value],
+    ) -> BoxFuture<'a, Result<Verdict, Unavailable>> {
+        Box::pin(self.validate(cluster, old, classes, &[]))
+    }
+
+    fn render<'a>(
+        &'a self,
+        inputs: RenderInputs<'a>,
+    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+        // The client side of the render call; the render service's span is its child.
+        let span = tracing::info_span!(
+            "render",
+            otel.kind = "client",
+            rpc.system = "grpc",
+            rpc.method = "/topograph.render.v1.RenderService/Render",
+            class = %inputs.class_key(),
+        );
+        let call = async move {
+            let request = pb::RenderRequest {
+                cluster_class: encode(inputs.class_object),
+                templates: Vec::new(),
+                cluster: encode(inputs.cluster_object),
+                current_objects: inputs.objects.iter().map(encode).collect(),
+            };
+            let response = self
+                .client
+                .clone()
+                .render(traced(request))
+                .await
+                .map_err(|s| render_messages(&s))?
+                .into_inner();
+            let desired = response.desired.ok_or_else(|| {
+                vec!["render service: the response carries no desired state".to_string()]
+            })?;
+            crate::desired::from_message(&desired).map_err(|e| {
+                vec![format!(
+                    "render service: the response's desired state is unreadable: {e}"
+                )]
+            })
+        };
+        Box::pin(tracing::Instrument::instrument(call, span))
+    }
+
+    fn plan<'a>(
+        &'a self,
+        desired: &'a [Value],
+        current: &'a [Value],
+    ) -> BoxFuture<'a, Result<Plan, Unavailable>> {
+        Box::pin(async move {
+            let request = pb::PlanRequest {
+                render: None,
+                desired: desired.iter().map(encode).collect(),
+                current: current.iter().map(encode).collect(),
+            };
+            let response = self
+                .client
+                .clone()
+                .plan(traced(request))
+                .await
+                .map_err(|s| unavailable(&s))?
+                .into_inner();
+            Ok(Plan {
+                created: response
+                    .created
+                    .iter()
+                    .map(|b| json("created", b))
+                    .collect::<Result<_, _>>()?,
+                modified: response
+                    .modified
+                    .into_iter()
+                    .map(|m| Ok((object_name(m.object), json("modified.patch", &m.patch)?)))
+                    .collect::<Result<_, Unavailable>>()?,
+                deleted: response
+                    .deleted
+                    .into_iter()
+                    .map(|n| object_name(Some(n)))
+                    .collect(),
+            })
+        })
+    }
+}
