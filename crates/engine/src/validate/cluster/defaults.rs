@@ -1,0 +1,111 @@
+//! The Cluster's mutating webhook: what it fills in before validation (a `v` before the
+//! version, the variables defaulted from the class's schemas), in the typed Cluster and
+//! in its document alike.
+
+use serde_json::{Value, json};
+use topograph_api::field::FieldError;
+use topograph_api::model::{Cluster, ClusterClass, Variable};
+use topograph_api::object::set_at;
+use topograph_variables::{Scope, default_variables};
+
+/// The mutating webhook: `v` before the version, then the variables (and every
+/// override list) defaulted from the class's schemas. The Cluster's document follows.
+pub fn default_cluster(
+    cluster: &Cluster,
+    class: Option<&ClusterClass>,
+) -> Result<Cluster, Vec<FieldError>> {
+    let mut out = cluster.clone();
+    let Some(topology) = out.topology.as_mut() else {
+        return Ok(out);
+    };
+    if !topology.version.is_empty() && !topology.version.starts_with('v') {
+        topology.version = format!("v{}", topology.version);
+        set_at(
+            &mut out.document,
+            &["spec", "topology", "version"],
+            json!(topology.version),
+        );
+    }
+    if topology.class.is_empty() {
+        return Err(vec![FieldError::required(
+            "spec.topology.class",
+            "class cannot be empty",
+        )]);
+    }
+    let Some(class) = class else {
+        return Ok(out);
+    };
+    let mut errors = Vec::new();
+    let mut defaulted = |values: &[Variable], scope: Scope<'_>| -> Option<Vec<Variable>> {
+        match default_variables(values, &class.variables, scope) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                errors.extend(e);
+                None
+            }
+        }
+    };
+    let top = defaulted(&topology.variables, Scope::Cluster);
+    let cp = defaulted(
+        &topology.control_plane.variable_overrides,
+        Scope::ControlPlane,
+    );
+    let mds: Vec<Option<Vec<Variable>>> = topology
+        .machine_deployments
+        .iter()
+        .map(|md| defaulted(&md.variable_overrides, Scope::MachineDeployment(&md.name)))
+        .collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let as_json = |values: &[Variable]| -> Value {
+        Value::Array(
+            values
+                .iter()
+                .map(|v| {
+                    let mut item = json!({"name": v.name, "value": v.value});
+                    if let Some(from) = &v.definition_from {
+                        item["definitionFrom"] = json!(from);
+                    }
+                    item
+                })
+                .collect(),
+        )
+    };
+    if let Some(top) = top
+        && (top != topology.variables || !top.is_empty())
+    {
+        if !top.is_empty() {
+            set_at(
+                &mut out.document,
+                &["spec", "topology", "variables"],
+                as_json(&top),
+            );
+        }
+        topology.variables = top;
+    }
+    if let Some(cp) = cp
+        && !cp.is_empty()
+    {
+        set_at(
+            &mut out.document,
+            &["spec", "topology", "controlPlane", "variables", "overrides"],
+            as_json(&cp),
+        );
+        topology.control_plane.variable_overrides = cp;
+    }
+    for (i, md) in mds.into_iter().enumerate() {
+        if let (Some(md), Some(slot)) = (md, topology.machine_deployments.get_mut(i))
+            && !md.is_empty()
+        {
+            if let Some(entry) = out
+                .document
+                .pointer_mut(&format!("/spec/topology/workers/machineDeployments/{i}"))
+            {
+                set_at(entry, &["variables", "overrides"], as_json(&md));
+            }
+            slot.variable_overrides = md;
+        }
+    }
+    Ok(out)
+}

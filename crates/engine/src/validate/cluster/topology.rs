@@ -1,0 +1,140 @@
+//! Rules about a Cluster's topology as a whole: its class and version, the control
+//! plane's metadata and health check, and the variables (with every override list)
+//! against the class's definitions.
+
+use topograph_api::field::FieldError;
+use topograph_api::model::{ClusterClass, HealthCheckOverride, Topology, Variable};
+use topograph_variables::{Scope, validate_variables};
+
+use super::super::cluster_class::health_check;
+use super::super::common;
+use super::version;
+
+/// The topology names its class, and its version is `v` and a semantic version (the
+/// mutating webhook adds a missing `v`).
+pub(super) fn class_and_version(topology: &Topology, errors: &mut Vec<FieldError>) {
+    if topology.class.is_empty() {
+        errors.push(FieldError::required(
+            "spec.topology.class",
+            "class cannot be empty",
+        ));
+    }
+    if !topology.version.starts_with('v') {
+        errors.push(FieldError::invalid(
+            "spec.topology.version",
+            &topology.version,
+            "version must start with v",
+        ));
+    } else if version(&topology.version).is_none() {
+        errors.push(FieldError::invalid(
+            "spec.topology.version",
+            &topology.version,
+            "version must be a valid semantic version",
+        ));
+    }
+}
+
+/// The control plane's labels and annotations must be valid.
+pub(super) fn control_plane_metadata(topology: &Topology, errors: &mut Vec<FieldError>) {
+    errors.extend(common::metadata(
+        &topology.control_plane.metadata.labels,
+        &topology.control_plane.metadata.annotations,
+        "spec.topology.controlPlane.metadata",
+    ));
+}
+
+/// On create, a class that does not exist (yet) is only a warning: the Cluster is
+/// reconciled once the class is created; until then the rest of the topology, which is
+/// checked against the class, goes unchecked.
+pub(super) fn class_not_found(
+    topology: &Topology,
+    class_namespace: &str,
+    warnings: &mut Vec<String>,
+) {
+    warnings.push(format!(
+        "Cluster refers to ClusterClass {class_namespace}/{}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster",
+        topology.class
+    ));
+}
+
+/// The control plane's health check override: allowed only where the class gives the
+/// control plane machines, and see [`health_check_override`].
+pub(super) fn control_plane_health_check(
+    topology: &Topology,
+    class: &ClusterClass,
+    errors: &mut Vec<FieldError>,
+) {
+    health_check_override(
+        topology.control_plane.health_check.as_ref(),
+        class.control_plane.health_check.is_some(),
+        class.control_plane.machine_infrastructure.is_some(),
+        "spec.topology.controlPlane.machineHealthCheck",
+        errors,
+    );
+}
+
+/// A health check override at `path`: forbidden where the class does not allow one
+/// (`class_allows`), a valid health check definition, and not switched on without a
+/// definition of its own when the class has none to fall back on (`class_defines`).
+pub(super) fn health_check_override(
+    check: Option<&HealthCheckOverride>,
+    class_defines: bool,
+    class_allows: bool,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    let Some(check) = check else { return };
+    if !class_allows {
+        errors.push(FieldError::forbidden(
+            path,
+            "can be only set if spec.controlPlane.machineInfrastructure is set in ClusterClass",
+        ));
+    }
+    health_check(&check.check, path, errors);
+    if check.enabled == Some(true) && check.check.is_zero() && !class_defines {
+        errors.push(FieldError::forbidden(
+            format!("{path}.enable"),
+            "cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
+        ));
+    }
+}
+
+/// Every variable list must be valid against the class's definitions; the same list of
+/// the old Cluster (a MachineDeployment's by its name) is there for transition rules.
+pub(super) fn variables(
+    topology: &Topology,
+    old: Option<&Topology>,
+    class: &ClusterClass,
+    errors: &mut Vec<FieldError>,
+) {
+    for (scope, values) in variable_lists(topology) {
+        let before = old.and_then(|o| {
+            variable_lists(o)
+                .find(|(s, _)| *s == scope)
+                .map(|(_, values)| values)
+        });
+        errors.extend(validate_variables(values, before, &class.variables, scope));
+    }
+}
+
+/// The variable lists that admission checks, with their scopes: the Cluster's, the
+/// control plane's overrides, then each MachineDeployment's overrides (MachinePools'
+/// overrides are not checked).
+pub(crate) fn variable_lists(
+    topology: &Topology,
+) -> impl Iterator<Item = (Scope<'_>, &[Variable])> {
+    [
+        (Scope::Cluster, topology.variables.as_slice()),
+        (
+            Scope::ControlPlane,
+            topology.control_plane.variable_overrides.as_slice(),
+        ),
+    ]
+    .into_iter()
+    .chain(topology.machine_deployments.iter().map(|md| {
+        (
+            Scope::MachineDeployment(md.name.as_str()),
+            md.variable_overrides.as_slice(),
+        )
+    }))
+}
