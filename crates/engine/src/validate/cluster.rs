@@ -253,7 +253,7 @@ pub fn validate_cluster(
     }
     if let Some(value) = cluster.metadata.annotations.get(UPGRADE_CONCURRENCY) {
         let path = format!("metadata.annotations[{UPGRADE_CONCURRENCY}]");
-        match crate::go_text::atoi(value) {
+        match topograph_gocompat::strconv::atoi(value) {
             Err(e) => errors.push(FieldError::invalid(
                 path,
                 value,
