@@ -91,63 +91,9 @@ impl ErrorType {
     }
 }
 
-/// Quotes `s` the way Go's `strconv.Quote` (and so `%q`) does: printable characters
-/// stay as they are, the rest become `\a`, `\n`, `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if is_go_printable(c) => out.push(c),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `strconv.IsPrint`, close enough for the characters found in field values:
-/// control characters, separators other than the ASCII space, format characters,
-/// private-use and unassigned code points are not printable.
-fn is_go_printable(c: char) -> bool {
-    let u = c as u32;
-    if u < 0x20 || (0x7f..0xa0).contains(&u) {
-        return false;
-    }
-    if c == ' ' {
-        return true;
-    }
-    if c.is_whitespace() {
-        return false;
-    }
-    !matches!(
-        u,
-        0xad | 0x600..=0x605
-            | 0x61c
-            | 0x6dd
-            | 0x70f
-            | 0x180e
-            | 0x200b..=0x200f
-            | 0x202a..=0x202e
-            | 0x2060..=0x206f
-            | 0xd800..=0xdfff
-            | 0xe000..=0xf8ff
-            | 0xfeff
-            | 0xfff0..=0xfffb
-            | 0xf0000..=0x10ffff
-    )
-}
+/// Field values are printed as Go's `%q` prints them (`strconv.Quote`), as in
+/// Kubernetes' texts; other crates quote the values they report through this name.
+pub use topograph_gocompat::strconv::quote as go_quote;
 
 /// One problem with one field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -249,13 +195,5 @@ mod tests {
         assert_eq!(e.to_string(), "v: Too many: 3: y");
         let e = FieldError::new("v", ErrorType::TypeInvalid, Some("1".into()), "z");
         assert_eq!(e.to_string(), "v: Invalid value: 1: z");
-    }
-
-    #[test]
-    fn quotes_like_go() {
-        assert_eq!(go_quote("a\"b\\"), "\"a\\\"b\\\\\"");
-        assert_eq!(go_quote("\u{1}\n"), "\"\\x01\\n\"");
-        assert_eq!(go_quote("héllo"), "\"héllo\"");
-        assert_eq!(go_quote("\u{feff}"), "\"\\ufeff\"");
     }
 }

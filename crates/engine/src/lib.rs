@@ -24,7 +24,6 @@ pub mod blueprint;
 pub mod current;
 pub mod desired;
 pub mod error;
-mod go_text;
 pub mod labels;
 pub mod names;
 pub mod patches;

@@ -4,6 +4,8 @@
 
 use std::fmt::{self, Display, Formatter, Write};
 
+use topograph_gocompat::strconv::quote;
+
 /// A parsed number literal, held in every form it fits (Go's "ideal constant").
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Number {
@@ -260,7 +262,7 @@ impl Display for Node {
                 f.write_str("{{end}}")
             }
             Node::Template { name, pipe, .. } => {
-                write!(f, "{{{{template {}", crate::fmt::quote(name))?;
+                write!(f, "{{{{template {}", quote(name))?;
                 if let Some(p) = pipe {
                     write!(f, " {p}")?;
                 }

@@ -5,6 +5,8 @@
 
 use std::rc::Rc;
 
+use topograph_gocompat::strconv::is_print;
+
 use crate::fmt::{sprint, sprintf, sprintln};
 use crate::funcs::{Ctx, FnError, FnResult, Param, Table, def};
 use crate::value::{MapKind, Value};
@@ -445,7 +447,7 @@ pub(crate) fn js_escape(s: &str) -> String {
             '=' => out.push_str("\\u003D"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
             c if (c as u32) < 0x80 => out.push(c),
-            c if crate::fmt::is_print(c) => out.push(c),
+            c if is_print(c) => out.push(c),
             c => out.push_str(&format!("\\u{:04X}", c as u32)),
         }
     }

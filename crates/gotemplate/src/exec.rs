@@ -7,6 +7,8 @@
 //! Values that Go holds as `interface{}` (map entries and slice elements of decoded
 //! JSON) are marked `boxed`, because several messages name `interface {}` for them.
 
+use topograph_gocompat::strconv::quote;
+
 use crate::ast::{self, Arg, BranchKind, Command, Node, Number, Pipe};
 use crate::fmt::sprint_value;
 use crate::funcs::{self, Ctx, FnError, FuncDef, Param};
@@ -148,7 +150,7 @@ impl<'t> Exec<'t> {
                 message: format!(
                     "template: {}: {} is an incomplete or empty template",
                     name,
-                    crate::fmt::quote(name)
+                    quote(name)
                 ),
             });
         };
@@ -176,7 +178,7 @@ impl<'t> Exec<'t> {
                     self.parse_name,
                     line,
                     col,
-                    crate::fmt::quote(self.tmpl_name),
+                    quote(self.tmpl_name),
                     at.context(),
                     msg
                 )
@@ -500,7 +502,7 @@ impl<'t> Exec<'t> {
     ) -> R<()> {
         self.at(At::Node(node));
         let Some(tree) = self.trees.get(name) else {
-            return Err(self.errorf(format!("template {} not defined", crate::fmt::quote(name))));
+            return Err(self.errorf(format!("template {} not defined", quote(name))));
         };
         if self.depth >= self.opts.limits.max_depth {
             return Err(self.limit(format!(
@@ -586,7 +588,7 @@ impl<'t> Exec<'t> {
             Arg::String { text, .. } => Ok(Rv::plain(Value::str(text.as_str()))),
             _ => Err(self.errorf(format!(
                 "can't evaluate command {}",
-                crate::fmt::quote(&first.to_string())
+                quote(&first.to_string())
             ))),
         }
     }
@@ -702,10 +704,7 @@ impl<'t> Exec<'t> {
         match &receiver.v {
             Value::Invalid => {
                 if self.opts.missing_key == MissingKey::Error {
-                    return Err(self.errorf(format!(
-                        "nil data; no entry for key {}",
-                        crate::fmt::quote(name)
-                    )));
+                    return Err(self.errorf(format!("nil data; no entry for key {}", quote(name))));
                 }
                 return Ok(Rv::invalid());
             }
@@ -741,10 +740,9 @@ impl<'t> Exec<'t> {
                     }),
                     None => match self.opts.missing_key {
                         MissingKey::Zero => Ok(Rv::invalid()),
-                        MissingKey::Error => Err(self.errorf(format!(
-                            "map has no entry for key {}",
-                            crate::fmt::quote(name)
-                        ))),
+                        MissingKey::Error => {
+                            Err(self.errorf(format!("map has no entry for key {}", quote(name))))
+                        }
                     },
                 }
             }
@@ -773,10 +771,7 @@ impl<'t> Exec<'t> {
     ) -> R<Rv> {
         self.at(At::Arg(ident));
         let Some((f, builtin)) = funcs::lookup(name, self.opts.functions) else {
-            return Err(self.errorf(format!(
-                "{} is not a defined function",
-                crate::fmt::quote(name)
-            )));
+            return Err(self.errorf(format!("{} is not a defined function", quote(name))));
         };
         self.eval_call(dot, f, builtin, node, name, args, final_, None)
     }

@@ -5,6 +5,8 @@
 //! Floats follow `strconv.FormatFloat`: `%v` is the shortest round-trip form in `%g`
 //! style with the exponent switch at 1e+06 / 1e-05.
 
+use topograph_gocompat::strconv::{self, is_print, quote};
+
 use crate::value::Value;
 
 /// Deepest nesting printed; maps can contain themselves through `set`, where Go
@@ -175,68 +177,6 @@ pub(crate) fn float_v(f: f64) -> String {
     format_float(f, 'g', -1)
 }
 
-/// Go's `unicode.IsPrint`, closely enough for quoting.
-pub(crate) fn is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() || c.is_whitespace() {
-        return false;
-    }
-    let u = c as u32;
-    !matches!(u,
-        0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E | 0x200B..=0x200F
-        | 0x202A..=0x202E | 0x2060..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB
-        | 0xE000..=0xF8FF | 0xFFFE | 0xFFFF | 0xF0000..=0x10FFFF)
-}
-
-/// `strconv.Quote` (or `QuoteToASCII` when `ascii`).
-pub(crate) fn quote_with(s: &str, q: char, ascii: bool) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        if c == q || c == '\\' {
-            out.push('\\');
-            out.push(c);
-            continue;
-        }
-        if ascii {
-            if (c as u32) < 0x80 && is_print(c) {
-                out.push(c);
-                continue;
-            }
-        } else if is_print(c) {
-            out.push(c);
-            continue;
-        }
-        match c {
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            _ => {
-                let u = c as u32;
-                if u < 0x20 || u == 0x7f {
-                    out.push_str(&format!("\\x{u:02x}"));
-                } else if u < 0x10000 {
-                    out.push_str(&format!("\\u{u:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{u:08x}"));
-                }
-            }
-        }
-    }
-    out.push(q);
-    out
-}
-
-pub(crate) fn quote(s: &str) -> String {
-    quote_with(s, '"', false)
-}
-
 /// Flags and sizes of one verb.
 #[derive(Clone, Copy, Default)]
 struct Spec {
@@ -308,7 +248,7 @@ impl Printer {
             self.pad(&q);
             return;
         }
-        let q = quote_with(s, '"', self.spec.plus);
+        let q = strconv::quote_with(s, '"', self.spec.plus);
         self.pad(&q);
     }
 
@@ -433,7 +373,7 @@ impl Printer {
                         .and_then(char::from_u32)
                         .unwrap_or('\u{FFFD}')
                 };
-                let q = quote_with(&c.to_string(), '\'', self.spec.plus);
+                let q = strconv::quote_rune(c, self.spec.plus);
                 self.pad(&q);
             }
             'U' => {

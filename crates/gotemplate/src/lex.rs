@@ -5,6 +5,8 @@
 //! The parser pulls items one at a time; a lexing error becomes an error item and
 //! the stream then ends, so which error wins (lexer or parser) matches Go.
 
+use topograph_gocompat::strconv::{is_print, quote};
+
 /// Kinds of items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum ItemType {
@@ -66,9 +68,9 @@ impl std::fmt::Display for Item {
             _ => {
                 if self.val.chars().count() > 10 {
                     let short: String = self.val.chars().take(10).collect();
-                    write!(f, "{}...", crate::fmt::quote(&short))
+                    write!(f, "{}...", quote(&short))
                 } else {
-                    f.write_str(&crate::fmt::quote(&self.val))
+                    f.write_str(&quote(&self.val))
                 }
             }
         }
@@ -151,7 +153,7 @@ fn char_u(c: Option<char>) -> String {
         None => "U+FFFFFFFF".to_string(),
         Some(c) => {
             let u = c as u32;
-            if crate::fmt::is_print(c) {
+            if is_print(c) {
                 format!("U+{u:04X} '{c}'")
             } else {
                 format!("U+{u:04X}")
@@ -481,9 +483,7 @@ impl<'a> Lexer<'a> {
                 }
                 Ok(self.this_item(ItemType::RightParen))
             }
-            Some(c) if c.is_ascii() && crate::fmt::is_print(c) => {
-                Ok(self.this_item(ItemType::Char))
-            }
+            Some(c) if c.is_ascii() && is_print(c) => Ok(self.this_item(ItemType::Char)),
             Some(c) => Ok(self.error(format!(
                 "unrecognized character in action: {}",
                 char_u(Some(c))
@@ -624,7 +624,7 @@ impl<'a> Lexer<'a> {
                 .get(self.start..self.pos)
                 .unwrap_or("")
                 .to_string();
-            return Ok(self.error(format!("bad number syntax: {}", crate::fmt::quote(&t))));
+            return Ok(self.error(format!("bad number syntax: {}", quote(&t))));
         }
         if let Some('+' | '-') = self.peek() {
             if !self.scan_number() || !self.input.get(..self.pos).is_some_and(|s| s.ends_with('i'))
@@ -634,7 +634,7 @@ impl<'a> Lexer<'a> {
                     .get(self.start..self.pos)
                     .unwrap_or("")
                     .to_string();
-                return Ok(self.error(format!("bad number syntax: {}", crate::fmt::quote(&t))));
+                return Ok(self.error(format!("bad number syntax: {}", quote(&t))));
             }
             return Ok(self.this_item(ItemType::Complex));
         }

@@ -1,6 +1,8 @@
 //! Go literal syntax: quoted strings (`strconv.Unquote`), character constants and
 //! number literals with Go's prefixes, underscores and "ideal constant" typing.
 
+use topograph_gocompat::strconv::quote;
+
 use crate::ast::Number;
 use crate::lex::ItemType;
 
@@ -317,7 +319,7 @@ pub(crate) fn number(text: &str, typ: ItemType) -> Result<Number, String> {
         n.float = n.uint as f64;
     } else if let Some(f) = parse_float(text) {
         if !text.contains(['.', 'e', 'E', 'p', 'P']) {
-            return Err(format!("integer overflow: {}", crate::fmt::quote(text)));
+            return Err(format!("integer overflow: {}", quote(text)));
         }
         n.is_float = true;
         n.float = f;
@@ -331,10 +333,7 @@ pub(crate) fn number(text: &str, typ: ItemType) -> Result<Number, String> {
         }
     }
     if !n.is_int && !n.is_uint && !n.is_float {
-        return Err(format!(
-            "illegal number syntax: {}",
-            crate::fmt::quote(text)
-        ));
+        return Err(format!("illegal number syntax: {}", quote(text)));
     }
     Ok(n)
 }

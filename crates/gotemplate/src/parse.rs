@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use topograph_gocompat::strconv::quote;
+
 use crate::ast::{Arg, BranchKind, Command, Decl, Node, Pipe};
 use crate::lex::{Item, ItemType, Lexer};
 use crate::literal;
@@ -193,7 +195,7 @@ impl<'a, 'f> Parser<'a, 'f> {
         if !is_empty_tree(&root) {
             return Err(self.errorf(format!(
                 "template: multiple definition of template {}",
-                crate::fmt::quote(name)
+                quote(name)
             )));
         }
         Ok(())
@@ -571,10 +573,9 @@ impl<'a, 'f> Parser<'a, 'f> {
             | Arg::Number { .. }
             | Arg::Nil { .. }
             | Arg::Dot { .. }) => {
-                return Err(self.errorf(format!(
-                    "unexpected . after term {}",
-                    crate::fmt::quote(&n.to_string())
-                )));
+                return Err(
+                    self.errorf(format!("unexpected . after term {}", quote(&n.to_string())))
+                );
             }
             n => Arg::Chain {
                 pos: chain_pos,
@@ -590,10 +591,7 @@ impl<'a, 'f> Parser<'a, 'f> {
         Ok(Some(match token.typ {
             ItemType::Identifier => {
                 if !(self.has_func)(&token.val) {
-                    return Err(self.errorf(format!(
-                        "function {} not defined",
-                        crate::fmt::quote(&token.val)
-                    )));
+                    return Err(self.errorf(format!("function {} not defined", quote(&token.val))));
                 }
                 Arg::Identifier {
                     pos,
@@ -606,9 +604,7 @@ impl<'a, 'f> Parser<'a, 'f> {
                 let idents: Vec<String> = token.val.split('.').map(str::to_string).collect();
                 let first = idents.first().cloned().unwrap_or_default();
                 if !self.vars.contains(&first) {
-                    return Err(
-                        self.errorf(format!("undefined variable {}", crate::fmt::quote(&first)))
-                    );
+                    return Err(self.errorf(format!("undefined variable {}", quote(&first))));
                 }
                 Arg::Variable { pos, idents }
             }

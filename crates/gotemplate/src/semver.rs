@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::LazyLock;
 
 use regex::Regex;
+use topograph_gocompat::strconv::quote;
 
 use crate::funcs::{FuncDef, Param, Table, def};
 use crate::value::Value;
@@ -94,7 +95,7 @@ fn parse_segment(s: &str) -> Result<u64, String> {
     s.parse::<u64>().map_err(|_| {
         format!(
             "error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
-            crate::fmt::quote(s)
+            quote(s)
         )
     })
 }

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use topograph_gocompat::json::UNEXPECTED_END;
+
 use crate::json::Json;
 use crate::schema::{Additional, Rule, Schema};
 use crate::value::{self, Numbers};
@@ -437,7 +439,7 @@ fn reference_error(r: &str) -> Option<String> {
 /// Reads a CRD schema (`None`: an empty request body).
 pub fn read(j: Option<&Json>) -> Result<Schema, Unusable> {
     let Some(j) = j else {
-        return Err(Unusable::Decode("unexpected end of JSON input".into()));
+        return Err(Unusable::Decode(UNEXPECTED_END.into()));
     };
     let mut dec = Decoder::default();
     let mut literals = Vec::new();

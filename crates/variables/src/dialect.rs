@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use topograph_api::field::go_quote;
+use topograph_gocompat::json::{UNEXPECTED_END, syntax_error};
 
 use crate::json::Json;
 use crate::schema::{Additional, Rule, Schema};
@@ -54,7 +55,7 @@ pub type Read = Result<(Schema, Vec<Problem>), String>;
 /// Reads a schema; `None` is an empty request body.
 pub fn read(j: Option<&Json>) -> Read {
     let Some(j) = j else {
-        return Err("unexpected end of JSON input".to_string());
+        return Err(UNEXPECTED_END.to_string());
     };
     let mut dec = Decoder::default();
     let mut node = Node::default();
@@ -447,10 +448,6 @@ fn not_json(j: &Json, raw: &str) -> Option<String> {
         return None;
     }
     let e = crate::json::parse(raw).err()?;
-    let quoted = raw.as_bytes().get(e.offset).map(|&c| go_quote_char(c));
-    let Some(q) = quoted else {
-        return Some("unexpected end of JSON input".to_string());
-    };
     let context = match e.message.as_str() {
         "invalid character after top-level value" => "after top-level value",
         "expected , or ]" => "after array element",
@@ -461,19 +458,7 @@ fn not_json(j: &Json, raw: &str) -> Option<String> {
         "invalid literal" => "in literal",
         _ => "looking for beginning of value",
     };
-    Some(format!("invalid character {q} {context}"))
-}
-
-/// Go's `quoteChar` in `encoding/json` error messages.
-fn go_quote_char(c: u8) -> String {
-    match c {
-        b'\'' => "'\\''".to_string(),
-        b'"' => "'\"'".to_string(),
-        _ => {
-            let q = go_quote(&char::from(c).to_string());
-            format!("'{}'", q.get(1..q.len() - 1).unwrap_or_default())
-        }
-    }
+    Some(syntax_error(raw.as_bytes().get(e.offset).copied(), context))
 }
 
 fn on(flag: Option<bool>) -> bool {

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use topograph_gocompat::json::write_string;
+
 use crate::json::Json;
 
 /// A decoded value. Objects are Go maps: one entry per key (a repeated key keeps its
@@ -280,28 +282,6 @@ pub fn json_float(f: f64) -> String {
 // ---------------------------------------------------------------------------------
 // JSON output.
 
-/// Writes a string as Go's `encoding/json` does (HTML characters escaped).
-pub fn json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// Go's `json.Marshal` of a decoded value: compact, object keys sorted.
 pub fn to_json(v: &Val) -> String {
     let mut out = String::new();
@@ -315,7 +295,7 @@ fn write_json(v: &Val, out: &mut String) {
         Val::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Val::Int(i) => out.push_str(&i.to_string()),
         Val::Float(f) => out.push_str(&json_float(*f)),
-        Val::Str(s) => json_string(s, out),
+        Val::Str(s) => write_string(out, s, true),
         Val::Arr(a) => {
             out.push('[');
             for (i, item) in a.iter().enumerate() {
@@ -332,7 +312,7 @@ fn write_json(v: &Val, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                json_string(k, out);
+                write_string(out, k, true);
                 out.push(':');
                 write_json(item, out);
             }
@@ -354,7 +334,7 @@ fn write_compact(j: &Json, out: &mut String) {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Num(n) => out.push_str(n),
-        Json::Str(s) => json_string(s, out),
+        Json::Str(s) => write_string(out, s, true),
         Json::Arr(a) => {
             out.push('[');
             for (i, item) in a.iter().enumerate() {
@@ -371,7 +351,7 @@ fn write_compact(j: &Json, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                json_string(k, out);
+                write_string(out, k, true);
                 out.push(':');
                 write_compact(item, out);
             }

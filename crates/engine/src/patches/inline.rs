@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use topograph_api::model::Patch;
 use topograph_api::object::ObjectExt;
 use topograph_api::v1beta1::{JsonPatch, PatchSelector};
+use topograph_gocompat::strconv::quote;
 
 use topograph_gotemplate::Data;
 
@@ -14,7 +15,6 @@ use super::json_patch::Operation;
 use super::request::{Item, field_path};
 use super::template_value::TemplateCache;
 use super::variable_path;
-use crate::go_text::quote;
 
 /// What a patch does to one item.
 #[derive(Debug)]

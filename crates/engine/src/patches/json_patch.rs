@@ -7,8 +7,7 @@
 //! `remove`); anything else is refused as the library refuses an unknown operation.
 
 use serde_json::Value;
-
-use crate::go_text;
+use topograph_gocompat::strconv;
 
 /// One operation of a JSON patch.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +89,7 @@ fn parent_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Option<&'a mut Value
         current = match current {
             Value::Object(map) => map.get_mut(token)?,
             Value::Array(items) => {
-                let index = go_text::atoi(token).ok()?;
+                let index = strconv::atoi(token).ok()?;
                 let len = items.len() as i64;
                 let index = if index < 0 { index + len } else { index };
                 usize::try_from(index).ok().and_then(|i| items.get_mut(i))?
@@ -114,7 +113,7 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
     let op = operation.op.as_str();
     let path = operation.path.as_str();
     let tokens = tokens(path);
-    let q_path = go_text::quote(path);
+    let q_path = strconv::quote(path);
     let missing_path = || {
         PatchError::Apply(match op {
             "replace" => format!(
@@ -160,7 +159,7 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
                     let index = if last == "-" {
                         len
                     } else {
-                        go_text::atoi(last).map_err(|e| {
+                        strconv::atoi(last).map_err(|e| {
                             PatchError::Apply(format!(
                                 "error in add for path: '{path}': value was not a proper array index: '{last}': {e}"
                             ))
@@ -173,7 +172,7 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
                     }
                 }
                 "replace" => {
-                    let slot = go_text::atoi(last)
+                    let slot = strconv::atoi(last)
                         .ok()
                         .map(|i| if i < 0 { i + len } else { i })
                         .and_then(|i| usize::try_from(i).ok())
@@ -188,7 +187,7 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
                     }
                 }
                 _ => {
-                    let index = go_text::atoi(last).map_err(|e| {
+                    let index = strconv::atoi(last).map_err(|e| {
                         PatchError::Apply(format!("error in remove for path: '{path}': {e}"))
                     })?;
                     let at = if index < 0 { index + len } else { index };

@@ -25,10 +25,10 @@ pub mod variable_path;
 use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
 use topograph_api::object::{ObjectExt, set_at};
+use topograph_gocompat::strconv::quote;
 
 use crate::blueprint::Blueprint;
 use crate::desired::DesiredState;
-use crate::go_text::quote;
 use inline::Outcome;
 pub use request::Values;
 use request::{Item, Target};

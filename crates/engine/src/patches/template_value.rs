@@ -5,9 +5,8 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use topograph_gocompat::strconv::quote;
 use topograph_gotemplate::{Data, Options, Template};
-
-use crate::go_text::quote;
 
 /// Parsed templates by text, so a template used for many items is parsed once.
 #[derive(Default)]

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use topograph_api::field::{ErrorType, FieldError};
 use topograph_api::model::{ClusterClass, ObjectRef};
 use topograph_api::v1beta1::{JsonPatch, PatchSelector};
+use topograph_gocompat::strconv::{atoi, quote};
 use topograph_gotemplate::Options;
 
 use super::builtin;
@@ -16,10 +17,6 @@ use super::inline::class_matches;
 /// Go's `json.MarshalIndent(v, "", "  ")`.
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-fn quoted(value: &str) -> Option<String> {
-    Some(topograph_api::field::go_quote(value))
 }
 
 fn json_patch_value(patch: &JsonPatch) -> Value {
@@ -219,7 +216,7 @@ fn validate_json_patch(
         errors.push(FieldError::new(
             format!("{path}.op"),
             ErrorType::NotSupported,
-            quoted(&shown()),
+            Some(quote(&shown())),
             "supported values: \"add\", \"remove\", \"replace\"",
         ));
     }
@@ -231,7 +228,7 @@ fn validate_json_patch(
         ));
     }
     for part in patch.path.split('/') {
-        let Ok(index) = crate::go_text::atoi(part) else {
+        let Ok(index) = atoi(part) else {
             continue;
         };
         if patch.op == "add" && index != 0 {

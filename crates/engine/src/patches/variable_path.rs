@@ -2,8 +2,7 @@
 //! variables a template sees, with Cluster API's error texts.
 
 use serde_json::{Map, Value};
-
-use crate::go_text;
+use topograph_gocompat::strconv;
 
 /// Why a path does not resolve.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,7 +28,7 @@ struct Segment<'a> {
 
 /// Splits `name[3]` into `name` and `3`; brackets must come as a pair.
 fn parse_segment(segment: &str) -> Result<Segment<'_>, String> {
-    let q_segment = go_text::quote(segment);
+    let q_segment = strconv::quote(segment);
     let (open, close) = (segment.find('['), segment.find(']'));
     match (open, close) {
         (None, None) => Ok(Segment {
@@ -38,7 +37,7 @@ fn parse_segment(segment: &str) -> Result<Segment<'_>, String> {
         }),
         (Some(open), Some(close)) if open < close => {
             let digits = &segment[open + 1..close];
-            let index = go_text::atoi(digits).map_err(|e| {
+            let index = strconv::atoi(digits).map_err(|e| {
                 format!("failed to parse array index in path segment {q_segment}: {e}")
             })?;
             let index = usize::try_from(index)
@@ -73,11 +72,11 @@ fn element<'a>(
     let Some(index) = segment.index else {
         return Ok(value);
     };
-    let q_full = go_text::quote(full);
+    let q_full = strconv::quote(full);
     let Value::Array(items) = value else {
         return Err(LookupError::Invalid(format!(
             "variable {q_full} is invalid: failed to get array {}: value doesn't contain array; it contains {}",
-            go_text::quote(segment.key),
+            strconv::quote(segment.key),
             type_name(value)
         )));
     };
@@ -99,12 +98,12 @@ fn child<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// Resolves `path` in `variables` and returns the value it points at.
 pub fn lookup(variables: &Map<String, Value>, path: &str) -> Result<Value, LookupError> {
-    let q_path = go_text::quote(path);
+    let q_path = strconv::quote(path);
     let mut segments = path.split('.');
     let first = segments.next().unwrap_or_default();
     let name = parse_segment(first)
         .map_err(|e| LookupError::Invalid(format!("variable {q_path} is invalid: {e}")))?;
-    let q_first = go_text::quote(first);
+    let q_first = strconv::quote(first);
     let Some(mut value) = variables.get(name.key) else {
         return Err(LookupError::NotFound(format!(
             "variable {q_first} does not exist"
@@ -118,7 +117,7 @@ pub fn lookup(variables: &Map<String, Value>, path: &str) -> Result<Value, Looku
         value = child(value, segment.key).ok_or_else(|| {
             LookupError::NotFound(format!(
                 "variable {q_path} does not exist: failed to lookup segment {}",
-                go_text::quote(segment.key)
+                strconv::quote(segment.key)
             ))
         })?;
         value = element(value, &segment, path)?;

@@ -35,12 +35,14 @@ pub fn int_or_percent(value: &IntOrString) -> Result<(), String> {
                 "invalid value for IntOrString: invalid type: string is not a percentage"
                     .to_string(),
             ),
-            Some(digits) => crate::go_text::atoi(digits).map(|_| ()).map_err(|e| {
-                format!(
-                    "invalid value for IntOrString: invalid value {}: {e}",
-                    topograph_api::field::go_quote(s)
-                )
-            }),
+            Some(digits) => topograph_gocompat::strconv::atoi(digits)
+                .map(|_| ())
+                .map_err(|e| {
+                    format!(
+                        "invalid value for IntOrString: invalid value {}: {e}",
+                        topograph_gocompat::strconv::quote(s)
+                    )
+                }),
         },
     }
 }

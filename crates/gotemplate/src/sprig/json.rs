@@ -3,7 +3,8 @@
 //! `fromJson` (numbers become float64; syntax errors worded as Go words them).
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+
+use topograph_gocompat::json::{self, UNEXPECTED_END, quote_char, syntax_error};
 
 use crate::value::Value;
 
@@ -33,32 +34,6 @@ fn float_json(f: f64) -> Result<String, String> {
         }
     }
     Ok(s)
-}
-
-fn string_json(out: &mut String, s: &str, escape_html: bool) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if escape_html => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 struct Encoder {
@@ -92,8 +67,10 @@ impl Encoder {
             Value::Uint64(u) => self.out.push_str(&u.to_string()),
             Value::Float64(f) => self.out.push_str(&float_json(*f)?),
             Value::Complex(..) => return Err("json: unsupported type: complex128".into()),
-            Value::Str(s) => string_json(&mut self.out, s, self.escape_html),
-            Value::Version(ver) => string_json(&mut self.out, &ver.to_string(), self.escape_html),
+            Value::Str(s) => json::write_string(&mut self.out, s, self.escape_html),
+            Value::Version(ver) => {
+                json::write_string(&mut self.out, &ver.to_string(), self.escape_html)
+            }
             Value::List(items, _) => {
                 if items.is_empty() {
                     self.out.push_str("[]");
@@ -122,7 +99,7 @@ impl Encoder {
                         self.out.push(',');
                     }
                     self.newline(depth + 1);
-                    string_json(&mut self.out, k, self.escape_html);
+                    json::write_string(&mut self.out, k, self.escape_html);
                     self.out.push(':');
                     if self.indent {
                         self.out.push(' ');
@@ -148,28 +125,10 @@ pub(crate) fn marshal(v: &Value, escape_html: bool, indent: bool) -> Result<Stri
     Ok(e.out)
 }
 
-/// Go's `quoteChar` for a byte in a syntax error.
-fn quote_char(c: u8) -> String {
-    match c {
-        b'\'' => "'\\''".into(),
-        b'"' => "'\"'".into(),
-        _ => {
-            let q = crate::fmt::quote(&char::from(c).to_string());
-            format!("'{}'", &q[1..q.len() - 1])
-        }
-    }
-}
-
-const EOF_MSG: &str = "unexpected end of JSON input";
-
 struct Decoder<'a> {
     b: &'a [u8],
     i: usize,
     depth: usize,
-}
-
-fn bad(c: u8, ctx: &str) -> String {
-    format!("invalid character {} {}", quote_char(c), ctx)
 }
 
 impl Decoder<'_> {
@@ -185,7 +144,7 @@ impl Decoder<'_> {
 
     fn value(&mut self) -> Result<Value, String> {
         self.ws();
-        let c = self.peek().ok_or(EOF_MSG)?;
+        let c = self.peek().ok_or(UNEXPECTED_END)?;
         match c {
             b'{' => self.object(),
             b'[' => self.array(),
@@ -194,7 +153,7 @@ impl Decoder<'_> {
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
             b'n' => self.literal("null", Value::Nil),
-            c => Err(bad(c, "looking for beginning of value")),
+            c => Err(syntax_error(Some(c), "looking for beginning of value")),
         }
     }
 
@@ -202,8 +161,8 @@ impl Decoder<'_> {
         for want in word.bytes() {
             let c = self.peek().unwrap_or(b' ');
             if c != want {
-                return Err(bad(
-                    c,
+                return Err(syntax_error(
+                    Some(c),
                     &format!("in literal {word} (expecting {})", quote_char(want)),
                 ));
             }
@@ -233,29 +192,31 @@ impl Decoder<'_> {
         loop {
             self.ws();
             match self.peek() {
-                None => return Err(EOF_MSG.into()),
                 Some(b'"') => {}
-                Some(c) => return Err(bad(c, "looking for beginning of object key string")),
+                c => {
+                    return Err(syntax_error(
+                        c,
+                        "looking for beginning of object key string",
+                    ));
+                }
             }
             let k = self.string()?;
             self.ws();
             match self.peek() {
-                None => return Err(EOF_MSG.into()),
                 Some(b':') => self.i += 1,
-                Some(c) => return Err(bad(c, "after object key")),
+                c => return Err(syntax_error(c, "after object key")),
             }
             let v = self.value()?;
             m.insert(k, v);
             self.ws();
             match self.peek() {
-                None => return Err(EOF_MSG.into()),
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
                     self.depth -= 1;
                     return Ok(Value::map(m));
                 }
-                Some(c) => return Err(bad(c, "after object key:value pair")),
+                c => return Err(syntax_error(c, "after object key:value pair")),
             }
         }
     }
@@ -274,14 +235,13 @@ impl Decoder<'_> {
             items.push(self.value()?);
             self.ws();
             match self.peek() {
-                None => return Err(EOF_MSG.into()),
                 Some(b',') => self.i += 1,
                 Some(b']') => {
                     self.i += 1;
                     self.depth -= 1;
                     return Ok(Value::list(items));
                 }
-                Some(c) => return Err(bad(c, "after array element")),
+                c => return Err(syntax_error(c, "after array element")),
             }
         }
     }
@@ -292,7 +252,7 @@ impl Decoder<'_> {
             let c = self.peek().unwrap_or(b' ');
             let d = (c as char)
                 .to_digit(16)
-                .ok_or_else(|| bad(c, "in \\u hexadecimal character escape"))?;
+                .ok_or_else(|| syntax_error(Some(c), "in \\u hexadecimal character escape"))?;
             v = v * 16 + d;
             self.i += 1;
         }
@@ -303,7 +263,7 @@ impl Decoder<'_> {
         self.i += 1;
         let mut out: Vec<u8> = Vec::new();
         loop {
-            let c = self.peek().ok_or(EOF_MSG)?;
+            let c = self.peek().ok_or(UNEXPECTED_END)?;
             match c {
                 b'"' => {
                     self.i += 1;
@@ -341,12 +301,12 @@ impl Decoder<'_> {
                                 char::from_u32(u).unwrap_or('\u{FFFD}')
                             }
                         }
-                        c => return Err(bad(c, "in string escape code")),
+                        c => return Err(syntax_error(Some(c), "in string escape code")),
                     };
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
-                c if c < 0x20 => return Err(bad(c, "in string literal")),
+                c if c < 0x20 => return Err(syntax_error(Some(c), "in string literal")),
                 c => {
                     out.push(c);
                     self.i += 1;
@@ -369,7 +329,7 @@ impl Decoder<'_> {
             self.i += 1;
             match self.peek().unwrap_or(b' ') {
                 b'0'..=b'9' => {}
-                c => return Err(bad(c, "in numeric literal")),
+                c => return Err(syntax_error(Some(c), "in numeric literal")),
             }
         }
         if self.peek() == Some(b'0') {
@@ -381,7 +341,12 @@ impl Decoder<'_> {
             self.i += 1;
             match self.peek().unwrap_or(b' ') {
                 b'0'..=b'9' => {}
-                c => return Err(bad(c, "after decimal point in numeric literal")),
+                c => {
+                    return Err(syntax_error(
+                        Some(c),
+                        "after decimal point in numeric literal",
+                    ));
+                }
             }
             self.digits();
         }
@@ -392,7 +357,7 @@ impl Decoder<'_> {
             }
             match self.peek().unwrap_or(b' ') {
                 b'0'..=b'9' => {}
-                c => return Err(bad(c, "in exponent of numeric literal")),
+                c => return Err(syntax_error(Some(c), "in exponent of numeric literal")),
             }
             self.digits();
         }
@@ -414,7 +379,7 @@ pub(crate) fn unmarshal(s: &str) -> Result<Value, String> {
     let v = d.value()?;
     d.ws();
     if let Some(c) = d.peek() {
-        return Err(bad(c, "after top-level value"));
+        return Err(syntax_error(Some(c), "after top-level value"));
     }
     // A number too large for float64 is a type error, reported after the syntax check.
     if let Some(text) = find_overflow(&v) {
@@ -453,7 +418,7 @@ mod tests {
 
     #[test]
     fn decode_errors_like_go() {
-        assert_eq!(unmarshal("").err().as_deref(), Some(EOF_MSG));
+        assert_eq!(unmarshal("").err().as_deref(), Some(UNEXPECTED_END));
         assert_eq!(
             unmarshal("{x").err().as_deref(),
             Some("invalid character 'x' looking for beginning of object key string")

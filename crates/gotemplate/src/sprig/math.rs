@@ -2,6 +2,8 @@
 //! `int64`), float functions, and the `*f` family, which Sprig computes in
 //! decimal (shopspring/decimal) so that `addf 1.1 2.2` is `3.3`.
 
+use topograph_gocompat::strconv;
+
 use super::{arg_int, arg_str, to_float64, to_int64};
 use crate::funcs::{FnError, FnResult, Param, Table, def};
 use crate::value::Value;
@@ -97,7 +99,8 @@ pub(crate) fn register(t: &mut Table) {
         ))
     });
     def(t, "atoi", &[Str], None, |_, a| {
-        Ok(Value::Int(atoi(arg_str(&a, 0))))
+        // Sprig drops `strconv.Atoi`'s error and keeps 0.
+        Ok(Value::Int(strconv::atoi(arg_str(&a, 0)).unwrap_or(0)))
     });
     def(t, "int64", &[Any], None, |_, a| {
         Ok(Value::Int64(a.first().map_or(0, to_int64)))
@@ -148,15 +151,6 @@ fn random_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u8(0);
     h.finish()
-}
-
-/// `strconv.Atoi`, with errors becoming 0 as Sprig wants.
-fn atoi(s: &str) -> i64 {
-    let b = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if b.is_empty() || !b.bytes().all(|c| c.is_ascii_digit()) {
-        return 0;
-    }
-    s.parse::<i64>().unwrap_or(0)
 }
 
 /// `strconv.ParseInt(s, 8, 64)`.
@@ -319,6 +313,5 @@ mod tests {
         let r = decimal_op(Some(&Value::Float64(10.0)), &[Value::Float64(3.0)], Op::Div);
         assert!(matches!(r, Ok(Value::Float64(f)) if f == 3.3333333333333335));
         assert_eq!(parse_octal("777"), Some(511));
-        assert_eq!(atoi("12a"), 0);
     }
 }

@@ -1,11 +1,13 @@
-//! Sprig's regular-expression functions over Go's RE2 syntax. Patterns are run by
-//! the `regex` crate (same RE2 family) after mapping Go's ASCII-only `\d \w \s \b`
-//! classes; syntax errors are worded as Go's `regexp` words them.
+//! Sprig's regular-expression functions over Go's RE2 syntax, with Go's match
+//! positions for `FindAll`, `Split` and `ReplaceAll`. Patterns get Go's meaning and
+//! Go's syntax errors from `topograph_gocompat::regexp`.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use regex::Regex;
+use topograph_gocompat::regexp;
+use topograph_gocompat::strconv::quote;
 
 use super::{arg_int, arg_str};
 use crate::funcs::{Ctx, FnError, FnResult, Param, Table, def};
@@ -19,206 +21,9 @@ static CACHE: LazyLock<Mutex<HashMap<String, Result<Regex, String>>>> =
 
 const CACHE_MAX: usize = 256;
 
-fn class_for(c: char, in_class: bool) -> Option<&'static str> {
-    let (open, body) = match c {
-        'd' => ("", "0-9"),
-        'w' => ("", "0-9A-Za-z_"),
-        's' => ("", "\\t\\n\\f\\r "),
-        'D' => ("^", "0-9"),
-        'W' => ("^", "0-9A-Za-z_"),
-        'S' => ("^", "\\t\\n\\f\\r "),
-        _ => return None,
-    };
-    if in_class {
-        if !open.is_empty() {
-            // Negated classes inside brackets: Rust's ASCII class syntax does it.
-            return Some(match c {
-                'D' => "[:^digit:]",
-                'W' => "[:^word:]",
-                _ => "[:^space:]",
-            });
-        }
-        return Some(body);
-    }
-    Some(match c {
-        'd' => "[0-9]",
-        'w' => "[0-9A-Za-z_]",
-        's' => "[\\t\\n\\f\\r ]",
-        'D' => "[^0-9]",
-        'W' => "[^0-9A-Za-z_]",
-        _ => "[^\\t\\n\\f\\r ]",
-    })
-}
-
-/// Go's syntax errors for the common mistakes, found left to right as Go finds them.
-fn go_syntax_error(p: &str) -> Option<String> {
-    let chars: Vec<char> = p.chars().collect();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let mut prev_repeat = false;
-    let mut can_repeat = false;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' => {
-                let Some(&e) = chars.get(i + 1) else {
-                    return Some("trailing backslash at end of expression: ``".into());
-                };
-                let ok = e.is_ascii_punctuation() || "afnrtvdDwWsSbBAzpPQEx0123456789".contains(e);
-                if !ok || e == '_' {
-                    return Some(format!("invalid escape sequence: `\\{e}`"));
-                }
-                i += 2;
-                can_repeat = true;
-                prev_repeat = false;
-                continue;
-            }
-            '(' => {
-                depth += 1;
-                can_repeat = false;
-                prev_repeat = false;
-                if chars.get(i + 1) == Some(&'?') {
-                    // Group flags or a name: `(?i)`, `(?:`, `(?P<n>`, `(?<n>`.
-                    let mut j = i + 2;
-                    while j < chars.len() && !matches!(chars[j], ')' | ':' | '>') {
-                        j += 1;
-                    }
-                    if chars.get(j) == Some(&')') {
-                        depth -= 1;
-                    }
-                    i = j + 1;
-                    continue;
-                }
-            }
-            ')' => {
-                if depth == 0 {
-                    return Some(format!("unexpected ): `{p}`"));
-                }
-                depth -= 1;
-                can_repeat = true;
-                prev_repeat = false;
-            }
-            '|' => {
-                can_repeat = false;
-                prev_repeat = false;
-            }
-            '[' => {
-                let start = i;
-                i += 1;
-                if chars.get(i) == Some(&'^') {
-                    i += 1;
-                }
-                if chars.get(i) == Some(&']') {
-                    i += 1;
-                }
-                while i < chars.len() && chars[i] != ']' {
-                    if chars[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if i >= chars.len() {
-                    let rest: String = chars[start..].iter().collect();
-                    return Some(format!("missing closing ]: `{rest}`"));
-                }
-                can_repeat = true;
-                prev_repeat = false;
-            }
-            '*' | '+' | '?' => {
-                let mut op: String = c.to_string();
-                if chars.get(i + 1) == Some(&'?') {
-                    op.push('?');
-                }
-                if prev_repeat {
-                    let start = i.saturating_sub(1);
-                    let text: String = chars[start..i + op.chars().count()].iter().collect();
-                    return Some(format!("invalid nested repetition operator: `{text}`"));
-                }
-                if !can_repeat {
-                    return Some(format!("missing argument to repetition operator: `{op}`"));
-                }
-                i += op.chars().count();
-                prev_repeat = true;
-                continue;
-            }
-            _ => {
-                can_repeat = true;
-                prev_repeat = false;
-            }
-        }
-        i += 1;
-    }
-    if depth > 0 {
-        return Some(format!("missing closing ): `{p}`"));
-    }
-    None
-}
-
-/// Rewrites Go-only syntax for the `regex` crate.
-fn translate(p: &str) -> String {
-    let mut out = String::with_capacity(p.len() + 8);
-    let mut it = p.chars().peekable();
-    let mut in_class = false;
-    let mut class_start = false;
-    while let Some(c) = it.next() {
-        match c {
-            '\\' => {
-                let Some(e) = it.next() else {
-                    out.push('\\');
-                    break;
-                };
-                if let Some(cls) = class_for(e, in_class) {
-                    out.push_str(cls);
-                } else if e == 'b' && !in_class {
-                    out.push_str("(?-u:\\b)");
-                } else if e == 'B' && !in_class {
-                    out.push_str("(?-u:\\B)");
-                } else {
-                    out.push('\\');
-                    out.push(e);
-                }
-                class_start = false;
-                continue;
-            }
-            '[' if !in_class => {
-                in_class = true;
-                class_start = true;
-                out.push('[');
-                if it.peek() == Some(&'^') {
-                    it.next();
-                    out.push('^');
-                }
-                if it.peek() == Some(&']') {
-                    it.next();
-                    out.push_str("\\]");
-                }
-                continue;
-            }
-            '[' if in_class => {
-                if it.peek() == Some(&':') {
-                    out.push('[');
-                } else {
-                    out.push_str("\\[");
-                }
-            }
-            ']' if in_class && !class_start => {
-                in_class = false;
-                out.push(']');
-            }
-            '&' | '~' | '-' if in_class => {
-                if c == '-' {
-                    out.push('-');
-                } else {
-                    out.push('\\');
-                    out.push(c);
-                }
-            }
-            _ => out.push(c),
-        }
-        class_start = false;
-    }
-    out
-}
+/// Go puts no bound on a compiled pattern; this one keeps a template's pattern from
+/// compiling into an arbitrarily large program.
+const SIZE_LIMIT: usize = 1 << 20;
 
 /// Compiles a Go pattern, or returns Go's error text.
 pub(crate) fn compile(p: &str) -> Result<Regex, String> {
@@ -227,15 +32,7 @@ pub(crate) fn compile(p: &str) -> Result<Regex, String> {
     {
         return r.clone();
     }
-    let r = match go_syntax_error(p) {
-        Some(e) => Err(format!("error parsing regexp: {e}")),
-        None => regex::RegexBuilder::new(&translate(p))
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|_| {
-                format!("error parsing regexp: invalid or unsupported Perl syntax: `{p}`")
-            }),
-    };
+    let r = regexp::compile(p, SIZE_LIMIT);
     if let Ok(mut cache) = CACHE.lock() {
         if cache.len() >= CACHE_MAX {
             cache.clear();
@@ -249,7 +46,7 @@ pub(crate) fn compile(p: &str) -> Result<Regex, String> {
 fn must_compile(p: &str) -> Result<Regex, FnError> {
     compile(p).map_err(|e| {
         let q = if p.contains('`') || p.chars().any(|c| c != '\t' && c.is_control()) {
-            crate::fmt::quote(p)
+            quote(p)
         } else {
             format!("`{p}`")
         };
@@ -413,28 +210,4 @@ fn find_all_strings(r: &Regex, s: &str, n: i64) -> Value {
             .map(|(a, b)| s.get(a..b).unwrap_or("").to_string())
             .collect(),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_errors() {
-        assert_eq!(
-            compile("(").err().as_deref(),
-            Some("error parsing regexp: missing closing ): `(`")
-        );
-        assert_eq!(
-            compile("a**").err().as_deref(),
-            Some("error parsing regexp: invalid nested repetition operator: `**`")
-        );
-        assert!(compile(r"^v1\.2[89]").is_ok());
-    }
-
-    #[test]
-    fn ascii_classes() {
-        let r = compile(r"\d+").ok();
-        assert!(r.is_some_and(|r| !r.is_match("\u{0663}")));
-    }
 }

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use topograph_gocompat::strconv::quote;
+
 use super::{arg_int, arg_str, go_lower, go_upper, is_go_space, slice_str, strval};
 use crate::funcs::{Ctx, FnError, FnResult, Param, Table, def};
 use crate::value::{MapKind, Value};
@@ -136,7 +138,7 @@ pub(crate) fn register(t: &mut Table) {
         let parts: Vec<String> = a
             .iter()
             .filter(|v| !v.is_nil())
-            .map(|v| crate::fmt::quote(&strval(v)))
+            .map(|v| quote(&strval(v)))
             .collect();
         s(parts.join(" "))
     });

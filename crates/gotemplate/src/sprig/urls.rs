@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use topograph_gocompat::strconv::quote;
+
 use super::arg_str;
 use crate::funcs::{FnError, Param, Table, def};
 use crate::value::Value;
@@ -33,7 +35,7 @@ fn unescape(s: &str) -> Result<String, String> {
                     let end = (i + 3).min(b.len());
                     return Err(format!(
                         "invalid URL escape {}",
-                        crate::fmt::quote(&String::from_utf8_lossy(&b[i..end]))
+                        quote(&String::from_utf8_lossy(&b[i..end]))
                     ));
                 }
             }
@@ -56,7 +58,7 @@ struct Url {
 }
 
 fn parse(raw: &str) -> Result<Url, String> {
-    let wrap = |e: String| format!("parse {}: {e}", crate::fmt::quote(raw));
+    let wrap = |e: String| format!("parse {}: {e}", quote(raw));
     let mut u = Url::default();
     let (rest, frag) = match raw.split_once('#') {
         Some((a, f)) => (a, Some(f)),

@@ -186,7 +186,7 @@ fn upgrade_concurrency(cluster: &Cluster, errors: &mut Vec<FieldError>) {
         return;
     };
     let path = format!("metadata.annotations[{UPGRADE_CONCURRENCY}]");
-    match crate::go_text::atoi(value) {
+    match topograph_gocompat::strconv::atoi(value) {
         Err(e) => errors.push(FieldError::invalid(
             path,
             value,

@@ -1,0 +1,12 @@
+//! Go standard-library behaviour that Cluster API's texts depend on, in one place.
+//!
+//! Error messages, `%q` output and template results are compared letter for letter with
+//! what Cluster API (a Go program) prints, so the crates that reproduce them share one
+//! implementation of each Go rule instead of keeping their own copies in step:
+//! [`strconv`] (quoting, `IsPrint`, `Atoi`), [`regexp`] (RE2 syntax errors and the
+//! translation to the `regex` crate) and [`json`] (`encoding/json` string escaping and
+//! syntax-error texts).
+
+pub mod json;
+pub mod regexp;
+pub mod strconv;
