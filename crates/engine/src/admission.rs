@@ -232,23 +232,49 @@ fn load_stored(values: &[Value], warnings: &mut Vec<String>) -> Bundle {
     bundle
 }
 
+fn classes(bundle: Bundle) -> Vec<ClusterClass> {
+    bundle
+        .cluster_classes
+        .into_iter()
+        .map(|c| c.value)
+        .collect()
+}
+
+fn clusters(bundle: Bundle) -> Vec<Cluster> {
+    bundle.clusters.into_iter().map(|c| c.value).collect()
+}
+
+/// The object under admission, exactly one `what` (`take` picks those from what was
+/// read), and its stored version when that can be read; a refusal otherwise.
+fn read_with_old<T>(
+    object: &Value,
+    old: Option<&Value>,
+    what: &str,
+    take: fn(Bundle) -> Vec<T>,
+    warnings: &mut Vec<String>,
+) -> Result<(T, Option<T>), Verdict> {
+    let mut read = match load_values(&[("object".to_string(), object)]) {
+        Ok(bundle) => take(bundle),
+        Err(v) => return Err(Verdict::refused(v, object)),
+    };
+    if read.len() != 1 {
+        let problem = Violation::new("", format!("not a {what}"));
+        return Err(Verdict::refused(vec![problem], object));
+    }
+    let before = old.and_then(|o| take(load_stored(std::slice::from_ref(o), warnings)).pop());
+    Ok((read.remove(0), before))
+}
+
 /// [`admit_class`] over JSON: `old` the stored version on update, `clusters` the
 /// Clusters using it, as an API server stores them.
-pub fn admit_class_object(class: &Value, old: Option<&Value>, clusters: &[Value]) -> Verdict {
-    let new = match load_values(&[("object".to_string(), class)]) {
-        Ok(mut b) if b.cluster_classes.len() == 1 => b.cluster_classes.remove(0).value,
-        Ok(_) => return Verdict::refused(vec![Violation::new("", "not a ClusterClass")], class),
-        Err(v) => return Verdict::refused(v, class),
-    };
+pub fn admit_class_object(class: &Value, old: Option<&Value>, users: &[Value]) -> Verdict {
     let mut warnings = Vec::new();
-    let before: Option<ClusterClass> = old.and_then(|o| {
-        load_stored(std::slice::from_ref(o), &mut warnings)
-            .cluster_classes
-            .pop()
-            .map(|c| c.value)
-    });
-    let users = load_stored(clusters, &mut warnings);
-    let users: Vec<&Cluster> = users.clusters.iter().map(|c| &c.value).collect();
+    let (new, before) = match read_with_old(class, old, "ClusterClass", classes, &mut warnings) {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let users = clusters(load_stored(users, &mut warnings));
+    let users: Vec<&Cluster> = users.iter().collect();
     let errors = admit_class(new, before.as_ref(), &users)
         .err()
         .unwrap_or_default();
@@ -263,25 +289,14 @@ pub fn admit_class_object(class: &Value, old: Option<&Value>, clusters: &[Value]
 /// [`admit_cluster`] over JSON: `old` the stored version on update, `classes` the
 /// ClusterClasses it may refer to, as an API server stores them. An admitted Cluster
 /// comes back defaulted.
-pub fn admit_cluster_object(cluster: &Value, old: Option<&Value>, classes: &[Value]) -> Verdict {
-    let new = match load_values(&[("object".to_string(), cluster)]) {
-        Ok(mut b) if b.clusters.len() == 1 => b.clusters.remove(0).value,
-        Ok(_) => return Verdict::refused(vec![Violation::new("", "not a Cluster")], cluster),
-        Err(v) => return Verdict::refused(v, cluster),
-    };
+pub fn admit_cluster_object(cluster: &Value, old: Option<&Value>, candidates: &[Value]) -> Verdict {
     let mut warnings = Vec::new();
-    let before: Option<Cluster> = old.and_then(|o| {
-        load_stored(std::slice::from_ref(o), &mut warnings)
-            .clusters
-            .pop()
-            .map(|c| c.value)
-    });
-    let candidates = load_stored(classes, &mut warnings);
-    let candidates: Vec<&ClusterClass> = candidates
-        .cluster_classes
-        .iter()
-        .map(|c| &c.value)
-        .collect();
+    let (new, before) = match read_with_old(cluster, old, "Cluster", clusters, &mut warnings) {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let candidates = classes(load_stored(candidates, &mut warnings));
+    let candidates: Vec<&ClusterClass> = candidates.iter().collect();
     let admission = admit_cluster(&new, before.as_ref(), &candidates);
     warnings.extend(admission.warnings);
     Verdict {
