@@ -103,87 +103,106 @@ impl Default for Metrics {
     }
 }
 
+/// Registers `metric` under `name` and hands it back for the [`Metrics`] field.
+fn registered<M: prometheus_client::registry::Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 impl Metrics {
     /// Registers the metrics.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("topograph_applier");
-        let reconciles = Family::<ResultLabels, Counter>::default();
-        registry.register(
+        let reconciles = registered(
+            &mut registry,
             "reconciles",
             "Cluster reconciles by result",
-            reconciles.clone(),
+            Family::<ResultLabels, Counter>::default(),
         );
-        let duration = Histogram::new(exponential_buckets(0.001, 2.0, 16));
-        registry.register(
+        let duration = registered(
+            &mut registry,
             "reconcile_duration_seconds",
             "Time of one Cluster reconcile",
-            duration.clone(),
+            Histogram::new(exponential_buckets(0.001, 2.0, 16)),
         );
-        let writes = Counter::default();
-        registry.register(
+        let writes = registered(
+            &mut registry,
             "writes",
             "Write requests made by reconciles",
-            writes.clone(),
+            Counter::default(),
         );
-        let watch_events = Family::<WatchLabels, Counter>::default();
-        registry.register(
+        let watch_events = registered(
+            &mut registry,
             "watch_events",
             "Changes seen by the watchers, by management cluster",
-            watch_events.clone(),
+            Family::<WatchLabels, Counter>::default(),
         );
-        let object_writes = Family::<WriteLabels, Counter>::default();
-        registry.register(
+        let object_writes = registered(
+            &mut registry,
             "object_writes",
             "Writes sent to management clusters by kind and verb",
-            object_writes.clone(),
+            Family::<WriteLabels, Counter>::default(),
         );
-        let management_cluster_errors = Family::<ErrorLabels, Counter>::default();
-        registry.register(
+        let management_cluster_errors = registered(
+            &mut registry,
             "management_cluster_errors",
             "Failures talking to management clusters, by kind of failure",
-            management_cluster_errors.clone(),
+            Family::<ErrorLabels, Counter>::default(),
         );
         // 10 ms to about 80 s: the quiet period (500 ms) and the maximum delay (10 s)
         // are the expected range; beyond is a watcher falling behind.
-        let watch_lag = Family::<WatchLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.01, 2.0, 14))
-        });
-        registry.register(
+        let watch_lag = registered(
+            &mut registry,
             "watch_lag_seconds",
             "Time from a Cluster's first unqueued change to its hand-over to the queue",
-            watch_lag.clone(),
+            Family::<WatchLabels, Histogram>::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.01, 2.0, 14))
+            }),
         );
         // 500 µs to about 16 s.
-        let render_duration = Family::<RenderLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new(exponential_buckets(0.0005, 2.0, 16))
-        });
-        registry.register(
+        let render_duration = registered(
+            &mut registry,
             "render_duration_seconds",
             "Time of one desired state from the engine, by ClusterClass",
-            render_duration.clone(),
+            Family::<RenderLabels, Histogram>::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+            }),
         );
-        let queue_depth = Gauge::default();
-        registry.register("queue_depth", "Cluster keys waiting", queue_depth.clone());
-        let queue_delayed = Gauge::default();
-        registry.register(
+        let queue_depth = registered(
+            &mut registry,
+            "queue_depth",
+            "Cluster keys waiting",
+            Gauge::default(),
+        );
+        let queue_delayed = registered(
+            &mut registry,
             "queue_delayed",
             "Cluster keys waiting for a retry",
-            queue_delayed.clone(),
+            Gauge::default(),
         );
-        let queue_in_flight = Gauge::default();
-        registry.register(
+        let queue_in_flight = registered(
+            &mut registry,
             "queue_in_flight",
             "Cluster keys being reconciled",
-            queue_in_flight.clone(),
+            Gauge::default(),
         );
-        let queue_oldest_seconds = Gauge::<f64, AtomicU64>::default();
-        registry.register(
+        let queue_oldest_seconds = registered(
+            &mut registry,
             "queue_oldest_job_age_seconds",
             "Age of the oldest waiting key",
-            queue_oldest_seconds.clone(),
+            Gauge::<f64, AtomicU64>::default(),
         );
-        let queue_retries = Gauge::default();
-        registry.register("queue_retries", "Retries scheduled", queue_retries.clone());
+        let queue_retries = registered(
+            &mut registry,
+            "queue_retries",
+            "Retries scheduled",
+            Gauge::default(),
+        );
         Metrics {
             reconciles,
             duration,

@@ -319,6 +319,16 @@ fn print_conditions(conditions: &[pb::Condition]) {
     }
 }
 
+/// Prints `value` as the structured output asked for; false for text output, which
+/// each command prints its own way.
+fn printed_structured(value: &Value, output: Output) -> bool {
+    if output == Output::Text {
+        return false;
+    }
+    print_value(value, output);
+    true
+}
+
 fn print_value(value: &Value, output: Output) {
     match output {
         Output::Yaml => match serde_saphyr::to_string(value) {
@@ -423,8 +433,7 @@ async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {
                 .await?
                 .into_inner();
             let cluster = parse_json(&response.cluster);
-            if args.output != Output::Text {
-                print_value(&cluster, args.output);
+            if printed_structured(&cluster, args.output) {
                 return Ok(());
             }
             println!(
@@ -454,8 +463,7 @@ async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {
                 .await?
                 .into_inner();
             let class = parse_json(&response.cluster_class);
-            if args.output != Output::Text {
-                print_value(&class, args.output);
+            if printed_structured(&class, args.output) {
                 return Ok(());
             }
             println!("ClusterClass {}/{}", args.namespace, args.name);
@@ -528,8 +536,7 @@ async fn list(client: &Client, mc: &str, args: &ListArgs) -> Result<(), Failure>
         }
         page_token = next;
     }
-    if args.output != Output::Text {
-        print_value(&json!(rows), args.output);
+    if printed_structured(&json!(rows), args.output) {
         return Ok(());
     }
     match args.kind {

@@ -118,6 +118,19 @@ impl GatewayServer {
     pub fn new(state: Arc<State>) -> Self {
         GatewayServer { state }
     }
+
+    /// What every method does: find the caller's tenant, record it and the request's
+    /// target on the span, and hand the request to `handler`.
+    async fn serve<R: Target, T>(
+        &self,
+        request: Request<R>,
+        handler: impl AsyncFnOnce(&State, &Tenant, R) -> Result<T, Status>,
+    ) -> Result<Response<T>, Status> {
+        let tenant = traced(caller(&request)?, &request);
+        handler(&self.state, &tenant, request.into_inner())
+            .await
+            .map(Response::new)
+    }
 }
 
 #[tonic::async_trait]
@@ -126,80 +139,56 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ApplyRequest>,
     ) -> Result<Response<pb::ApplyResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        apply::apply(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, apply::apply).await
     }
 
     async fn get_cluster(
         &self,
         request: Request<pb::GetClusterRequest>,
     ) -> Result<Response<pb::GetClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        clusters::get(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, clusters::get).await
     }
 
     async fn list_clusters(
         &self,
         request: Request<pb::ListClustersRequest>,
     ) -> Result<Response<pb::ListClustersResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        clusters::list(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, clusters::list).await
     }
 
     async fn delete_cluster(
         &self,
         request: Request<pb::DeleteClusterRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        clusters::delete(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, clusters::delete).await
     }
 
     async fn get_cluster_class(
         &self,
         request: Request<pb::GetClusterClassRequest>,
     ) -> Result<Response<pb::GetClusterClassResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        classes::get(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, classes::get).await
     }
 
     async fn list_cluster_classes(
         &self,
         request: Request<pb::ListClusterClassesRequest>,
     ) -> Result<Response<pb::ListClusterClassesResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        classes::list(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, classes::list).await
     }
 
     async fn delete_cluster_class(
         &self,
         request: Request<pb::DeleteClusterClassRequest>,
     ) -> Result<Response<pb::DeleteResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        classes::delete(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, classes::delete).await
     }
 
     async fn plan(
         &self,
         request: Request<pb::PlanRequest>,
     ) -> Result<Response<pb::PlanResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        plan::plan(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, plan::plan).await
     }
 
     type ImpactStream = plan::ImpactStream;
@@ -208,10 +197,7 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::ImpactRequest>,
     ) -> Result<Response<Self::ImpactStream>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        plan::impact(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, plan::impact).await
     }
 
     type WatchStream = watch::WatchStream;
@@ -220,40 +206,31 @@ impl GatewayService for GatewayServer {
         &self,
         request: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        watch::watch(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, watch::watch).await
     }
 
     async fn register_management_cluster(
         &self,
         request: Request<pb::RegisterManagementClusterRequest>,
     ) -> Result<Response<pb::RegisterManagementClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        registration::register(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, registration::register).await
     }
 
     async fn list_management_clusters(
         &self,
         request: Request<pb::ListManagementClustersRequest>,
     ) -> Result<Response<pb::ListManagementClustersResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        registration::list(&self.state, &tenant)
-            .await
-            .map(Response::new)
+        self.serve(request, async |state, tenant, _| {
+            registration::list(state, tenant).await
+        })
+        .await
     }
 
     async fn unregister_management_cluster(
         &self,
         request: Request<pb::UnregisterManagementClusterRequest>,
     ) -> Result<Response<pb::UnregisterManagementClusterResponse>, Status> {
-        let tenant = traced(caller(&request)?, &request);
-        registration::unregister(&self.state, &tenant, request.into_inner())
-            .await
-            .map(Response::new)
+        self.serve(request, registration::unregister).await
     }
 }
 

@@ -54,6 +54,31 @@ fn text(value: Option<&Value>) -> String {
         .to_string()
 }
 
+/// What one watch event means to a tracker.
+enum Seen {
+    /// An object as listed or changed; true when it came with the first listing.
+    Object(Value, bool),
+    /// An object deleted.
+    Gone(Value),
+    /// Nothing to look at (the listing's start or end).
+    Nothing,
+}
+
+/// Reads a watch event, noting in `started` when the first listing is complete (both
+/// trackers tell objects that existed before the watch from new ones this way).
+fn seen(started: &mut bool, event: Event<Value>) -> Seen {
+    match event {
+        Event::Init => Seen::Nothing,
+        Event::InitDone => {
+            *started = true;
+            Seen::Nothing
+        }
+        Event::InitApply(o) => Seen::Object(o, !*started),
+        Event::Apply(o) => Seen::Object(o, false),
+        Event::Delete(o) => Seen::Gone(o),
+    }
+}
+
 /// Turns the Events of a namespace into reconcile events, once each.
 #[derive(Debug, Default)]
 pub struct EventTracker {
@@ -71,15 +96,9 @@ impl EventTracker {
         filter: &Filter,
         include_existing: bool,
     ) -> Vec<pb::WatchEvent> {
-        let (object, initial) = match event {
-            Event::Init => return Vec::new(),
-            Event::InitDone => {
-                self.started = true;
-                return Vec::new();
-            }
-            Event::InitApply(o) => (o, !self.started),
-            Event::Apply(o) => (o, false),
-            Event::Delete(_) => return Vec::new(),
+        let (object, initial) = match seen(&mut self.started, event) {
+            Seen::Object(o, initial) => (o, initial),
+            Seen::Gone(_) | Seen::Nothing => return Vec::new(),
         };
         let involved = object.get("involvedObject").cloned().unwrap_or(Value::Null);
         let namespace = text(involved.get("namespace"));
@@ -138,19 +157,14 @@ impl ConditionTracker {
         filter: &Filter,
         include_existing: bool,
     ) -> Vec<pb::WatchEvent> {
-        let (object, initial) = match event {
-            Event::Init => return Vec::new(),
-            Event::InitDone => {
-                self.started = true;
-                return Vec::new();
-            }
-            Event::InitApply(o) => (o, !self.started),
-            Event::Apply(o) => (o, false),
-            Event::Delete(o) => {
+        let (object, initial) = match seen(&mut self.started, event) {
+            Seen::Object(o, initial) => (o, initial),
+            Seen::Gone(o) => {
                 self.known
                     .remove(&(o.namespace().to_string(), o.name().to_string()));
                 return Vec::new();
             }
+            Seen::Nothing => return Vec::new(),
         };
         if !filter.matches(object.namespace(), object.name()) {
             return Vec::new();
