@@ -2,12 +2,11 @@
 //! to v1beta1): names, labels and annotations, selectors, health checks, optional
 //! infrastructure, name reuse, template rotation.
 
+mod common;
+
+use common::{Fixture, load_fixture};
 use serde_json::{Value, json};
-use topograph_api::load::{Input, LoadOptions, load};
-use topograph_api::model::{Cluster, ClusterClass};
-use topograph_engine::{
-    DesiredState, ObjectStore, RenderError, admit_and_render, render_unadmitted,
-};
+use topograph_engine::{DesiredState, RenderError, admit_and_render, render_unadmitted};
 
 const CLASS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1
@@ -49,11 +48,6 @@ spec:
         infrastructure:
           ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate, name: workers}
 ---
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: DockerClusterTemplate
-metadata: {name: infra, namespace: ns}
-spec: {template: {spec: {loadBalancer: {}}}}
----
 apiVersion: controlplane.cluster.x-k8s.io/v1beta1
 kind: KubeadmControlPlaneTemplate
 metadata: {name: cp, namespace: ns}
@@ -80,16 +74,6 @@ metadata:
     keep-me: "1"
   ownerReferences: [{apiVersion: cluster.x-k8s.io/v1beta1, kind: ClusterClass, name: cc, uid: x}]
 spec: {template: {spec: {image: cp}}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: DockerMachineTemplate
-metadata: {name: workers, namespace: ns}
-spec: {template: {spec: {image: worker}}}
----
-apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
-kind: KubeadmConfigTemplate
-metadata: {name: boot, namespace: ns}
-spec: {template: {spec: {joinConfiguration: {}}}}
 "#;
 
 const CLUSTER: &str = r#"
@@ -119,26 +103,10 @@ spec:
         name: md-1
 "#;
 
-struct Fixture {
-    cluster: Cluster,
-    class: ClusterClass,
-    store: ObjectStore,
-}
-
+/// Loads `docs` with the shared templates.
 fn fixture(docs: &[&str]) -> Fixture {
-    let inputs: Vec<Input<'_>> = docs
-        .iter()
-        .map(|text| Input {
-            name: "t.yaml",
-            text,
-        })
-        .collect();
-    let bundle = load(&inputs, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
-    Fixture {
-        cluster: bundle.clusters[0].value.clone(),
-        class: bundle.cluster_classes[0].value.clone(),
-        store: ObjectStore::new(bundle.objects.into_iter().map(|o| o.value)),
-    }
+    let named: Vec<(&str, &str)> = docs.iter().map(|text| ("t.yaml", *text)).collect();
+    load_fixture(&named).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 fn render_docs(docs: &[&str]) -> Result<DesiredState, RenderError> {

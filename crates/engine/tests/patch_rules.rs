@@ -2,11 +2,11 @@
 //! values, builtin variables, overrides, copy-back rules, and every error text of the
 //! section, each asserted in full as a Cluster's condition would carry it.
 
+mod common;
+
+use common::load_fixture;
 use serde_json::{Value, json};
-use topograph_api::load::{Input, LoadOptions, load};
-use topograph_engine::{
-    DesiredState, ObjectStore, RenderError, Rendered, admit_and_render, render_unadmitted,
-};
+use topograph_engine::{DesiredState, RenderError, Rendered, admit_and_render, render_unadmitted};
 
 const CLASS: &str = r#"
 apiVersion: cluster.x-k8s.io/v1beta1
@@ -53,11 +53,6 @@ spec:
           list: {type: array, items: {type: string}}
   patches: PATCHES
 ---
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: DockerClusterTemplate
-metadata: {name: infra, namespace: ns}
-spec: {template: {spec: {loadBalancer: {}}}}
----
 apiVersion: controlplane.cluster.x-k8s.io/v1beta1
 kind: KubeadmControlPlaneTemplate
 metadata: {name: cp, namespace: ns}
@@ -70,16 +65,6 @@ apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: DockerMachineTemplate
 metadata: {name: cp-machines, namespace: ns}
 spec: {template: {spec: {image: cp}}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: DockerMachineTemplate
-metadata: {name: workers, namespace: ns}
-spec: {template: {spec: {image: worker}}}
----
-apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
-kind: KubeadmConfigTemplate
-metadata: {name: boot, namespace: ns}
-spec: {template: {spec: {joinConfiguration: {}}}}
 "#;
 
 const CLUSTER: &str = r#"
@@ -119,23 +104,13 @@ fn render_checked(
 ) -> Result<Rendered, String> {
     let class = CLASS.replace("PATCHES", &patches.replace('\n', "\n  "));
     let cluster = CLUSTER.replace("VARIABLES", variables);
-    let inputs = [
-        Input {
-            name: "class.yaml",
-            text: &class,
-        },
-        Input {
-            name: "cluster.yaml",
-            text: &cluster,
-        },
-    ];
-    let bundle = load(&inputs, &LoadOptions::default()).map_err(|e| format!("{e:?}"))?;
-    let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
-    let (cluster, class) = (&bundle.clusters[0].value, &bundle.cluster_classes[0].value);
+    let f = load_fixture(&[("class.yaml", &class), ("cluster.yaml", &cluster)])
+        .map_err(|e| format!("{e:?}"))?;
     if admission_checks {
-        admit_and_render(cluster, class, &store).map_err(|e| RenderError::from(e).to_string())
+        admit_and_render(&f.cluster, &f.class, &f.store)
+            .map_err(|e| RenderError::from(e).to_string())
     } else {
-        render_unadmitted(cluster, class, &store).map_err(|e| e.to_string())
+        render_unadmitted(&f.cluster, &f.class, &f.store).map_err(|e| e.to_string())
     }
 }
 

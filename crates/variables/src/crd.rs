@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use topograph_gocompat::json::UNEXPECTED_END;
 
+use crate::godecode;
 use crate::json::Json;
 use crate::schema::{Additional, Rule, Schema};
 use crate::value::{self, Numbers};
@@ -26,44 +27,12 @@ pub enum Unusable {
 
 const PROPS: &str = "JSONSchemaProps";
 
-#[derive(Default)]
-struct Decoder {
-    stack: Vec<&'static str>,
-    strct: &'static str,
-    err: Option<String>,
-}
+/// Marks the `JSONSchemaProps` reader's [`godecode::Decoder`].
+struct Props;
 
-fn kind(j: &Json) -> &'static str {
-    match j {
-        Json::Null => "null",
-        Json::Bool(_) => "bool",
-        Json::Num(_) => "number",
-        Json::Str(_) => "string",
-        Json::Arr(_) => "array",
-        Json::Obj(_) => "object",
-    }
-}
+type Decoder = godecode::Decoder<Props>;
 
 impl Decoder {
-    fn fail_what(&mut self, what: String, go_type: &str) {
-        if self.err.is_some() {
-            return;
-        }
-        self.err = Some(if self.stack.is_empty() {
-            format!("json: cannot unmarshal {what} into Go value of type {go_type}")
-        } else {
-            format!(
-                "json: cannot unmarshal {what} into Go struct field {}.{} of type {go_type}",
-                self.strct,
-                self.stack.join(".")
-            )
-        });
-    }
-
-    fn fail(&mut self, j: &Json, go_type: &str) {
-        self.fail_what(kind(j).to_string(), go_type);
-    }
-
     fn string(&mut self, j: &Json, go_type: &str) -> Option<String> {
         match j {
             Json::Str(s) => Some(s.clone()),

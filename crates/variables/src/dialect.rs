@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use topograph_api::field::go_quote;
 use topograph_gocompat::json::{UNEXPECTED_END, syntax_error};
 
+use crate::godecode;
 use crate::json::Json;
 use crate::schema::{Additional, Rule, Schema};
 use crate::value::{self, Numbers};
@@ -105,25 +106,10 @@ struct Node<'a> {
     rules: Option<Vec<Rule>>,
 }
 
-/// Go's decoder state for error messages: the innermost struct type and the JSON
-/// names of the struct fields on the way there (map keys and indices are not named).
-#[derive(Default)]
-struct Decoder {
-    stack: Vec<&'static str>,
-    strct: &'static str,
-    err: Option<String>,
-}
+/// Marks the `capiSchema` reader's [`godecode::Decoder`].
+struct Capi;
 
-fn kind(j: &Json) -> String {
-    match j {
-        Json::Null => "null".into(),
-        Json::Bool(_) => "bool".into(),
-        Json::Num(_) => "number".into(),
-        Json::Str(_) => "string".into(),
-        Json::Arr(_) => "array".into(),
-        Json::Obj(_) => "object".into(),
-    }
-}
+type Decoder = godecode::Decoder<Capi>;
 
 /// Go's case-insensitive match of a JSON key to a field name.
 fn key_is(key: &str, name: &str) -> bool {
@@ -131,25 +117,6 @@ fn key_is(key: &str, name: &str) -> bool {
 }
 
 impl Decoder {
-    fn fail_what(&mut self, what: String, go_type: &str) {
-        if self.err.is_some() {
-            return;
-        }
-        self.err = Some(if self.stack.is_empty() {
-            format!("json: cannot unmarshal {what} into Go value of type {go_type}")
-        } else {
-            format!(
-                "json: cannot unmarshal {what} into Go struct field {}.{} of type {go_type}",
-                self.strct,
-                self.stack.join(".")
-            )
-        });
-    }
-
-    fn fail(&mut self, j: &Json, go_type: &str) {
-        self.fail_what(kind(j), go_type);
-    }
-
     fn string(&mut self, j: &Json, out: &mut String) {
         match j {
             Json::Str(s) => *out = s.clone(),

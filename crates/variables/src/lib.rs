@@ -16,6 +16,7 @@ pub mod definitions;
 pub mod dialect;
 mod fieldpath;
 pub mod formats;
+mod godecode;
 mod goregex;
 pub mod json;
 pub mod labels;

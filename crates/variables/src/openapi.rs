@@ -454,54 +454,29 @@ impl Validator {
         if let Some(e) = range_capacity(&EVal::of(data), type_name, format, "Checked", path) {
             res.add(e);
         }
-        let mut multiple = Outcome::default();
-        if let Some(m) = s.multiple_of {
-            if let Some(e) = range_capacity(&EVal::Float(m), type_name, format, "MultipleOf", path)
-            {
-                multiple.add(e);
-                if let Some(e) = multiple_of_float(path, f, m, data) {
-                    multiple.add(e);
-                }
-            } else if let Some(e) = multiple_of_native(path, data, m) {
-                multiple.add(e);
-            }
-        }
-        let mut minimum = Outcome::default();
-        if let Some(min) = s.minimum {
-            let excl = s.exclusive_minimum;
-            if let Some(e) = range_capacity(
-                &EVal::Float(min),
-                type_name,
-                format,
-                "Minimum boundary",
-                path,
-            ) {
-                minimum.add(e);
-                if let Some(e) = bound_float(path, f, min, excl, false, data) {
-                    minimum.add(e);
-                }
-            } else if let Some(e) = bound_native(path, data, min, excl, false) {
-                minimum.add(e);
-            }
-        }
-        let mut maximum = Outcome::default();
-        if let Some(max) = s.maximum {
-            let excl = s.exclusive_maximum;
-            if let Some(e) = range_capacity(
-                &EVal::Float(max),
-                type_name,
-                format,
-                "Maximum boundary",
-                path,
-            ) {
-                maximum.add(e);
-                if let Some(e) = bound_float(path, f, max, excl, true, data) {
-                    maximum.add(e);
-                }
-            } else if let Some(e) = bound_native(path, data, max, excl, true) {
-                maximum.add(e);
-            }
-        }
+        let capacity = |limit: f64, what: &str| {
+            range_capacity(&EVal::Float(limit), type_name, format, what, path)
+        };
+        let multiple = s.multiple_of.map_or_else(Outcome::default, |m| {
+            limit_check(
+                capacity(m, "MultipleOf"),
+                || multiple_of_float(path, f, m, data),
+                || multiple_of_native(path, data, m),
+            )
+        });
+        let [minimum, maximum] = [
+            (s.minimum, s.exclusive_minimum, "Minimum boundary", false),
+            (s.maximum, s.exclusive_maximum, "Maximum boundary", true),
+        ]
+        .map(|(limit, excl, what, upper)| {
+            limit.map_or_else(Outcome::default, |l| {
+                limit_check(
+                    capacity(l, what),
+                    || bound_float(path, f, l, excl, upper, data),
+                    || bound_native(path, data, l, excl, upper),
+                )
+            })
+        });
         res.merge(multiple);
         res.merge(minimum);
         res.merge(maximum);
@@ -517,28 +492,10 @@ impl Validator {
             }
         }
         let size = items.len() as i64;
-        if let Some(min) = s.min_items
-            && size < min
-        {
-            result.add(failure(
-                Code::MinItems,
-                path,
-                EVal::Int(size),
-                format!("{path} in {IN} should have at least {min} items"),
-            ));
+        if let Some(p) = too_few(Code::MinItems, path, size, s.min_items, "items") {
+            result.add(p);
         }
-        if let Some(max) = s.max_items
-            && size > max
-        {
-            let mut p = failure(
-                Code::MaxItems,
-                path,
-                EVal::Int(size),
-                format!("{path} in {IN} should have at most {max} items"),
-            );
-            if let Problem::Failure(f) = &mut p {
-                f.valid = Some(max);
-            }
+        if let Some(p) = too_many(Code::MaxItems, path, size, s.max_items, "items") {
             result.add(p);
         }
         if s.unique_items {
@@ -583,28 +540,11 @@ impl Validator {
         map: &std::collections::BTreeMap<String, Val>,
     ) -> Outcome {
         let n = map.len() as i64;
-        if let Some(min) = s.min_properties
-            && n < min
-        {
-            return Outcome::err(failure(
-                Code::TooFewProperties,
-                path,
-                EVal::Int(n),
-                format!("{path} in {IN} should have at least {min} properties"),
-            ));
-        }
-        if let Some(max) = s.max_properties
-            && n > max
-        {
-            let mut p = failure(
-                Code::TooManyProperties,
-                path,
-                EVal::Int(n),
-                format!("{path} in {IN} should have at most {max} properties"),
-            );
-            if let Problem::Failure(f) = &mut p {
-                f.valid = Some(max);
-            }
+        // Go returns at the first count that is off.
+        let what = "properties";
+        let off = too_few(Code::TooFewProperties, path, n, s.min_properties, what)
+            .or_else(|| too_many(Code::TooManyProperties, path, n, s.max_properties, what));
+        if let Some(p) = off {
             return Outcome::err(p);
         }
         let mut res = Outcome::default();
@@ -753,6 +693,53 @@ fn bound_message(path: &str, limit: &str, exclusive: bool, upper: bool) -> Strin
         (false, true) => "greater than",
     };
     format!("{path} in {IN} should be {rel} {limit}")
+}
+
+/// `minItems` and `minProperties`: `n` of `what` where at least `min` are wanted.
+fn too_few(code: Code, path: &str, n: i64, min: Option<i64>, what: &str) -> Option<Problem> {
+    let min = min.filter(|&min| n < min)?;
+    Some(failure(
+        code,
+        path,
+        EVal::Int(n),
+        format!("{path} in {IN} should have at least {min} {what}"),
+    ))
+}
+
+/// `maxItems` and `maxProperties`: `n` of `what` where at most `max` are allowed; the
+/// failure carries `max` as its valid count.
+fn too_many(code: Code, path: &str, n: i64, max: Option<i64>, what: &str) -> Option<Problem> {
+    let max = max.filter(|&max| n > max)?;
+    let mut p = failure(
+        code,
+        path,
+        EVal::Int(n),
+        format!("{path} in {IN} should have at most {max} {what}"),
+    );
+    if let Problem::Failure(f) = &mut p {
+        f.valid = Some(max);
+    }
+    Some(p)
+}
+
+/// One numeric limit (`multipleOf`, `minimum`, `maximum`): a limit the value's type
+/// cannot hold is reported (`overflow`), and kube-openapi then still compares the value
+/// as a float64; a limit it can hold is compared in the value's own type.
+fn limit_check(
+    overflow: Option<Problem>,
+    in_float: impl FnOnce() -> Option<Problem>,
+    native: impl FnOnce() -> Option<Problem>,
+) -> Outcome {
+    let mut out = Outcome::default();
+    if let Some(e) = overflow {
+        out.add(e);
+        if let Some(e) = in_float() {
+            out.add(e);
+        }
+    } else if let Some(e) = native() {
+        out.add(e);
+    }
+    out
 }
 
 fn bound_float(

@@ -296,28 +296,8 @@ fn write_json(v: &Val, out: &mut String) {
         Val::Int(i) => out.push_str(&i.to_string()),
         Val::Float(f) => out.push_str(&json_float(*f)),
         Val::Str(s) => write_string(out, s, true),
-        Val::Arr(a) => {
-            out.push('[');
-            for (i, item) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(item, out);
-            }
-            out.push(']');
-        }
-        Val::Obj(m) => {
-            out.push('{');
-            for (i, (k, item)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, k, true);
-                out.push(':');
-                write_json(item, out);
-            }
-            out.push('}');
-        }
+        Val::Arr(a) => write_list(out, ['[', ']'], a, write_json),
+        Val::Obj(m) => write_object(out, m.iter().map(|(k, v)| (k.as_str(), v)), write_json),
     }
 }
 
@@ -335,29 +315,39 @@ fn write_compact(j: &Json, out: &mut String) {
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Num(n) => out.push_str(n),
         Json::Str(s) => write_string(out, s, true),
-        Json::Arr(a) => {
-            out.push('[');
-            for (i, item) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_compact(item, out);
-            }
-            out.push(']');
-        }
-        Json::Obj(m) => {
-            out.push('{');
-            for (i, (k, item)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, k, true);
-                out.push(':');
-                write_compact(item, out);
-            }
-            out.push('}');
-        }
+        Json::Arr(a) => write_list(out, ['[', ']'], a, write_compact),
+        Json::Obj(m) => write_object(out, m.iter().map(|(k, v)| (k.as_str(), v)), write_compact),
     }
+}
+
+/// Items between `brackets`, comma-separated with no spaces, as Go's compact output
+/// writes arrays and objects alike.
+fn write_list<I: IntoIterator>(
+    out: &mut String,
+    [open, close]: [char; 2],
+    items: I,
+    mut write: impl FnMut(I::Item, &mut String),
+) {
+    out.push(open);
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(item, out);
+    }
+    out.push(close);
+}
+
+fn write_object<'a, T: 'a>(
+    out: &mut String,
+    members: impl IntoIterator<Item = (&'a str, &'a T)>,
+    write: fn(&T, &mut String),
+) {
+    write_list(out, ['{', '}'], members, |(k, v), out| {
+        write_string(out, k, true);
+        out.push(':');
+        write(v, out);
+    });
 }
 
 #[cfg(test)]

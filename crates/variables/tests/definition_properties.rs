@@ -9,24 +9,15 @@ use topograph_variables::definitions::{RawDefinition, validate};
 use topograph_variables::json::Json;
 use topograph_variables::validate_definitions;
 
-fn leaf() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        (-1e6f64..1e6).prop_map(Value::from),
-        "[a-c0-9%.:' -]{0,6}".prop_map(Value::String),
-    ]
-}
+mod common;
 
 fn value() -> impl Strategy<Value = Value> {
-    leaf().prop_recursive(3, 16, 3, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
-            prop::collection::btree_map("[a-c]", inner, 0..3)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    common::nested(
+        common::leaf(any::<i64>(), "[a-c0-9%.:' -]{0,6}"),
+        16,
+        3,
+        "[a-c]",
+    )
 }
 
 const RULES: &[&str] = &[
@@ -108,14 +99,7 @@ fn schema() -> impl Strategy<Value = Value> {
         )),
         value().prop_map(|v| ("required", v)),
     ];
-    let node = prop::collection::vec(keyword, 0..5).prop_map(|kws| {
-        let mut m = Map::new();
-        for (k, v) in kws {
-            m.insert(k.to_string(), v);
-        }
-        Value::Object(m)
-    });
-    node.prop_recursive(3, 24, 3, |inner| {
+    common::node(keyword).prop_recursive(3, 24, 3, |inner| {
         (
             inner.clone(),
             prop::collection::btree_map("[a-c]|metadata", inner.clone(), 0..3),

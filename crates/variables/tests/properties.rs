@@ -9,26 +9,13 @@ use topograph_variables::{check, default_value, validate_value};
 
 const PATH: &str = "spec.topology.variables[v]";
 
-fn leaf() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        // Beyond 2^53 Go's float64 reading loses digits, so re-defaulting would differ.
-        (-(1i64 << 53)..(1i64 << 53)).prop_map(Value::from),
-        (-1e6f64..1e6).prop_map(Value::from),
-        "[a-c0-9%.: -]{0,6}".prop_map(Value::String),
-    ]
-}
+mod common;
 
 /// Arbitrary JSON values with keys that often collide with schema properties.
 fn value() -> impl Strategy<Value = Value> {
-    leaf().prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-d]", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    // Beyond 2^53 Go's float64 reading loses digits, so re-defaulting would differ.
+    let ints = -(1i64 << 53)..(1i64 << 53);
+    common::nested(common::leaf(ints, "[a-c0-9%.: -]{0,6}"), 24, 4, "[a-d]")
 }
 
 const RULES: &[&str] = &[
@@ -76,14 +63,7 @@ fn schema() -> impl Strategy<Value = Value> {
             .prop_map(|r| ("x-kubernetes-validations", json!([{"rule": r}]))),
         value().prop_map(|v| ("maxProperties", v)),
     ];
-    let node = prop::collection::vec(keyword, 0..5).prop_map(|kws| {
-        let mut m = Map::new();
-        for (k, v) in kws {
-            m.insert(k.to_string(), v);
-        }
-        Value::Object(m)
-    });
-    node.prop_recursive(3, 24, 3, |inner| {
+    common::node(keyword).prop_recursive(3, 24, 3, |inner| {
         (
             inner.clone(),
             prop::collection::btree_map("[a-d]", inner.clone(), 0..3),

@@ -173,35 +173,40 @@ fn validate_selector(
             "selector is enabled but matches neither the controlPlane ref nor the controlPlane machineInfrastructure ref",
         ));
     }
-    if let Some(names) = md_names {
-        let classes: Vec<_> = class
-            .machine_deployments
-            .iter()
-            .map(|md| (md.class.as_str(), &md.bootstrap, &md.infrastructure))
-            .collect();
-        validate_worker_names(
-            &names,
-            &classes,
-            selector,
-            &format!("{path}.matchResources.machineDeploymentClass.names"),
+    let md_classes = class
+        .machine_deployments
+        .iter()
+        .map(|md| (md.class.as_str(), &md.bootstrap, &md.infrastructure));
+    let mp_classes = class
+        .machine_pools
+        .iter()
+        .map(|mp| (mp.class.as_str(), &mp.bootstrap, &mp.infrastructure));
+    // (selected names, the classes they may match, field, kind named in errors)
+    let workers = [
+        (
+            md_names,
+            md_classes.collect::<Vec<_>>(),
+            "machineDeploymentClass",
             "MachineDeployment",
-            errors,
-        );
-    }
-    if let Some(names) = mp_names {
-        let classes: Vec<_> = class
-            .machine_pools
-            .iter()
-            .map(|mp| (mp.class.as_str(), &mp.bootstrap, &mp.infrastructure))
-            .collect();
-        validate_worker_names(
-            &names,
-            &classes,
-            selector,
-            &format!("{path}.matchResources.machinePoolClass.names"),
+        ),
+        (
+            mp_names,
+            mp_classes.collect(),
+            "machinePoolClass",
             "MachinePool",
-            errors,
-        );
+        ),
+    ];
+    for (names, classes, field, what) in workers {
+        if let Some(names) = names {
+            validate_worker_names(
+                &names,
+                &classes,
+                selector,
+                &format!("{path}.matchResources.{field}.names"),
+                what,
+                errors,
+            );
+        }
     }
 }
 
