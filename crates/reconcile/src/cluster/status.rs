@@ -2,7 +2,9 @@
 //! (spec 7.5, in both the v1beta1 and the v1beta2 condition lists),
 //! `status.observedGeneration`, and the provisioning phase of seed 003 (`Pending` until
 //! the Cluster references its infrastructure, `Provisioning` until the object that
-//! provides the control plane endpoint is ready, then `Provisioned`).
+//! provides the control plane endpoint is ready, then `Provisioned`). The phase is the
+//! one that follows from what the reconcile just wrote, so a fresh Cluster's second
+//! reconcile has nothing left to write.
 
 use serde_json::{Value, json};
 use topograph_api::model::ClusterClass;
@@ -67,8 +69,10 @@ fn is_ready(object: &Value) -> bool {
         || flag(&["status", "initialization", "controlPlaneInitialized"])
 }
 
-/// The provisioning phase: the endpoint comes from the InfrastructureCluster, or from
-/// the ControlPlane when the class has no infrastructure (seed 004).
+/// The provisioning phase once a reconcile has written the topology: the endpoint comes
+/// from the InfrastructureCluster, or from the ControlPlane when the class has no
+/// infrastructure (seed 004). A provider object missing before the writes was just
+/// created (and the Cluster now references it): provisioning, not yet ready.
 pub(crate) fn phase(class: &ClusterClass, current: &Current) -> Option<String> {
     let provider = if class.infrastructure.is_some() {
         current.infrastructure_cluster.as_ref()
@@ -77,7 +81,7 @@ pub(crate) fn phase(class: &ClusterClass, current: &Current) -> Option<String> {
     };
     Some(
         match provider {
-            None => "Pending",
+            None => "Provisioning",
             Some(object) if is_ready(object) => "Provisioned",
             Some(_) => "Provisioning",
         }
