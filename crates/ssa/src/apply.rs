@@ -25,7 +25,7 @@ use crate::managed::{
     normalize_time, read_managed_fields, same_ownership, sort_entries, write_managed_fields,
 };
 use crate::schema::{Schema, Type};
-use crate::typed::{compare, ensure_named, field_set, merge, remove};
+use crate::typed::{check_applied, compare, ensure_named, field_set, merge, remove};
 use crate::value;
 
 /// Fields kube-apiserver never records in a manager's entry: the type, the
@@ -88,6 +88,10 @@ pub enum ApplyError {
     /// The request is wrong (400 Bad Request), kube-apiserver's text.
     #[error("{0}")]
     BadRequest(String),
+    /// The configuration does not fit its schema: a set or map-list item without
+    /// its key, or twice (kube-apiserver answers 500 with this text).
+    #[error("{0}")]
+    Invalid(String),
     /// The live object's managed fields cannot be read (500, as kube-apiserver).
     #[error("failed to decode managed fields: {0}")]
     ManagedFields(ManagedFieldsError),
@@ -99,7 +103,7 @@ impl ApplyError {
         match self {
             ApplyError::Conflicts(_) => Conflicts::CODE,
             ApplyError::BadRequest(_) => 400,
-            ApplyError::ManagedFields(_) => 500,
+            ApplyError::Invalid(_) | ApplyError::ManagedFields(_) => 500,
         }
     }
 }
@@ -151,6 +155,20 @@ pub fn apply(
     )
 }
 
+/// `namespace/name; group/version, Kind=kind`, as kube-apiserver names an object in
+/// its merge errors.
+fn describe(o: &Value) -> String {
+    let text = |p: &str| o.pointer(p).and_then(Value::as_str).unwrap_or("");
+    let api_version = text("/apiVersion");
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    format!(
+        "{}/{}; {group}/{version}, Kind={}",
+        text("/metadata/namespace"),
+        text("/metadata/name"),
+        text("/kind")
+    )
+}
+
 fn without_managed_fields(v: &Value) -> Value {
     let mut v = v.clone();
     if let Some(Value::Object(meta)) = v.get_mut("metadata") {
@@ -186,9 +204,17 @@ fn prune(merged: &Value, owned: &FieldSet, last: &FieldSet, ty: &Type) -> Value 
     let owned = ensure_named(owned, ty);
     let merged_set = ensure_named(&field_set(merged, ty), ty);
     let pruned_set = ensure_named(&field_set(&pruned, ty), ty);
-    let pruned = remove(merged, &merged_set.difference(&pruned_set.union(&owned)), ty);
+    let pruned = remove(
+        merged,
+        &merged_set.difference(&pruned_set.union(&owned)),
+        ty,
+    );
     let pruned_set = ensure_named(&field_set(&pruned, ty), ty);
-    remove(merged, &merged_set.difference(&pruned_set).intersection(&last), ty)
+    remove(
+        merged,
+        &merged_set.difference(&pruned_set).intersection(&last),
+        ty,
+    )
 }
 
 /// Applies with every option.
@@ -206,17 +232,30 @@ pub fn apply_with(
         .pointer("/metadata/managedFields")
         .is_some_and(|v| !v.is_null())
     {
-        return Err(ApplyError::BadRequest("metadata.managedFields must be nil".into()));
+        return Err(ApplyError::BadRequest(
+            "metadata.managedFields must be nil".into(),
+        ));
     }
-    let patch_version = intent.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let patch_version = intent
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if patch_version != o.api_version {
         return Err(ApplyError::BadRequest(format!(
             "Incorrect version specified in apply patch. Specified patch version: {patch_version}, expected: {}",
             o.api_version
         )));
     }
+    if let Err(why) = check_applied(intent, o.schema.root()) {
+        return Err(ApplyError::Invalid(format!(
+            "failed to create typed patch object ({}): {why}",
+            describe(intent)
+        )));
+    }
     if live.is_some_and(|l| !l.is_object()) {
-        return Err(ApplyError::BadRequest("the live object must be a JSON object".into()));
+        return Err(ApplyError::BadRequest(
+            "the live object must be a JSON object".into(),
+        ));
     }
     let before = match live {
         Some(l) => read_managed_fields(l).map_err(ApplyError::ManagedFields)?,
@@ -241,7 +280,10 @@ pub fn apply_with(
     };
     let previous = managers.remove(&id);
     let mut fields = field_set(&intent, ty);
-    let mut last = previous.as_ref().map(|p| p.fields.clone()).unwrap_or_default();
+    let mut last = previous
+        .as_ref()
+        .map(|p| p.fields.clone())
+        .unwrap_or_default();
     if let Some(ignored) = o.ignored {
         fields = fields.recursive_difference(ignored);
         last = last.recursive_difference(ignored);
@@ -355,7 +397,11 @@ pub fn update(
 }
 
 /// [`update`] with every option.
-pub fn update_with(old: Option<&Value>, new: &Value, o: &UpdateOptions<'_>) -> Vec<ManagedFieldsEntry> {
+pub fn update_with(
+    old: Option<&Value>,
+    new: &Value,
+    o: &UpdateOptions<'_>,
+) -> Vec<ManagedFieldsEntry> {
     try_update(old, new, o).unwrap_or_default()
 }
 

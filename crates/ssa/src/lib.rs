@@ -26,9 +26,8 @@ mod typed;
 mod value;
 
 pub use apply::{
-    ApplyError, ApplyOptions, Applied, UpdateOptions, apply, apply_with, fields_of,
-    never_managed, reset_fields_main_resource, reset_fields_status_subresource, try_update,
-    update, update_with,
+    Applied, ApplyError, ApplyOptions, UpdateOptions, apply, apply_with, fields_of, never_managed,
+    reset_fields_main_resource, reset_fields_status_subresource, try_update, update, update_with,
 };
 pub use conflict::{Conflict, Conflicts, StatusCause};
 pub use fieldset::{FieldSet, FieldsV1Error, Path, PathElement};

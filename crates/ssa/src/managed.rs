@@ -116,7 +116,10 @@ impl ManagedFieldsEntry {
         if !self.manager.is_empty() {
             m.insert("manager".into(), Value::String(self.manager.clone()));
         }
-        m.insert("operation".into(), Value::String(self.operation.as_str().into()));
+        m.insert(
+            "operation".into(),
+            Value::String(self.operation.as_str().into()),
+        );
         if !self.api_version.is_empty() {
             m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
         }
@@ -150,11 +153,17 @@ impl ManagedFieldsEntry {
         let operation = match string("operation")?.as_deref() {
             Some("Apply") => Operation::Apply,
             Some("Update") => Operation::Update,
-            _ => return Err(ManagedFieldsError::Invalid("operation must be `Apply` or `Update`".into())),
+            _ => {
+                return Err(ManagedFieldsError::Invalid(
+                    "operation must be `Apply` or `Update`".into(),
+                ));
+            }
         };
         let api_version = string("apiVersion")?.unwrap_or_default();
         if api_version.is_empty() {
-            return Err(ManagedFieldsError::Invalid("apiVersion must not be empty".into()));
+            return Err(ManagedFieldsError::Invalid(
+                "apiVersion must not be empty".into(),
+            ));
         }
         let fields_type = string("fieldsType")?.unwrap_or_default();
         match fields_type.as_str() {
@@ -181,7 +190,8 @@ impl ManagedFieldsEntry {
         };
         let fields = match m.get("fieldsV1") {
             None => FieldSet::new(),
-            Some(f) => FieldSet::from_fields_v1(f).map_err(|e| ManagedFieldsError::Fields { index, error: e })?,
+            Some(f) => FieldSet::from_fields_v1(f)
+                .map_err(|e| ManagedFieldsError::Fields { index, error: e })?,
         };
         Ok(ManagedFieldsEntry {
             manager: string("manager")?.unwrap_or_default(),
@@ -282,7 +292,13 @@ pub(crate) fn same_ownership(a: &[ManagedFieldsEntry], b: &[ManagedFieldsEntry])
     let key = |es: &[ManagedFieldsEntry]| {
         let mut v: Vec<(Identity, String, String)> = es
             .iter()
-            .map(|e| (e.identity(), e.api_version.clone(), e.fields.to_fields_v1_string()))
+            .map(|e| {
+                (
+                    e.identity(),
+                    e.api_version.clone(),
+                    e.fields.to_fields_v1_string(),
+                )
+            })
             .collect();
         v.sort();
         v
@@ -298,7 +314,13 @@ pub(crate) fn cmp_identity_text(a: &Identity, b: &Identity) -> Ordering {
 /// fractions and offsets allowed).
 pub fn parse_rfc3339(t: &str) -> Option<i64> {
     let b = t.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let n = |r: std::ops::Range<usize>| -> Option<i64> {
@@ -310,7 +332,12 @@ pub fn parse_rfc3339(t: &str) -> Option<i64> {
     };
     let (year, month, day) = (n(0..4)?, n(5..7)?, n(8..10)?);
     let (hour, minute, second) = (n(11..13)?, n(14..16)?, n(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
         return None;
     }
     let mut rest = &t[19..];
@@ -371,7 +398,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 #[cfg(test)]
@@ -394,7 +429,9 @@ mod tests {
         let obj = |e: Value| json!({"metadata": {"managedFields": [e]}});
         let err = |e: Value| read_managed_fields(&obj(e)).unwrap_err().to_string();
         assert_eq!(
-            err(json!({"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"})),
+            err(
+                json!({"manager": "m", "operation": "Patch", "apiVersion": "v1", "fieldsType": "FieldsV1"})
+            ),
             "operation must be `Apply` or `Update`"
         );
         assert_eq!(
@@ -406,7 +443,9 @@ mod tests {
             "missing fieldsType in managed fields entry 0"
         );
         assert_eq!(
-            err(json!({"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV2"})),
+            err(
+                json!({"manager": "m", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV2"})
+            ),
             "invalid fieldsType \"FieldsV2\" in managed fields entry 0"
         );
         assert!(read_managed_fields(&json!({"metadata": {"managedFields": 3}})).is_err());

@@ -160,7 +160,8 @@ impl Schema {
                     .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
             })
             .and_then(|v| v.pointer("/schema/openAPIV3Schema"));
-        let schema = per_version.or_else(|| spec.and_then(|s| s.pointer("/validation/openAPIV3Schema")));
+        let schema =
+            per_version.or_else(|| spec.and_then(|s| s.pointer("/validation/openAPIV3Schema")));
         match schema {
             Some(s) => Schema::from_crd_schema(s),
             None => Err(SchemaError {
@@ -177,7 +178,11 @@ fn flag(schema: &Value, name: &str) -> bool {
 
 fn convert(schema: &Value, at: &str) -> Result<Type, SchemaError> {
     let err = |message: &str| SchemaError {
-        path: if at.is_empty() { ".".to_string() } else { at.to_string() },
+        path: if at.is_empty() {
+            ".".to_string()
+        } else {
+            at.to_string()
+        },
         message: message.to_string(),
     };
     let Value::Object(s) = schema else {
@@ -189,7 +194,8 @@ fn convert(schema: &Value, at: &str) -> Result<Type, SchemaError> {
     let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
     let ty = s.get("type").and_then(Value::as_str);
     let is_object = ty == Some("object")
-        || (ty.is_none() && (s.contains_key("properties") || s.contains_key("additionalProperties")));
+        || (ty.is_none()
+            && (s.contains_key("properties") || s.contains_key("additionalProperties")));
     let is_array = ty == Some("array") || (ty.is_none() && s.contains_key("items"));
     if is_object {
         let mut m = MapType {
@@ -201,14 +207,19 @@ fn convert(schema: &Value, at: &str) -> Result<Type, SchemaError> {
                 return Err(err("properties must be an object"));
             };
             for (name, sub) in props {
-                m.fields
-                    .insert(name.clone(), convert(sub, &format!("{at}.properties.{name}"))?);
+                m.fields.insert(
+                    name.clone(),
+                    convert(sub, &format!("{at}.properties.{name}"))?,
+                );
             }
         }
         match s.get("additionalProperties") {
             Some(Value::Bool(true)) => m.elements = Some(Box::new(Type::Deduced)),
             Some(sub @ Value::Object(_)) => {
-                m.elements = Some(Box::new(convert(sub, &format!("{at}.additionalProperties"))?))
+                m.elements = Some(Box::new(convert(
+                    sub,
+                    &format!("{at}.additionalProperties"),
+                )?))
             }
             _ if preserve => m.elements = Some(Box::new(Type::Deduced)),
             _ => {}
@@ -226,7 +237,12 @@ fn convert(schema: &Value, at: &str) -> Result<Type, SchemaError> {
                 let keys: Vec<String> = s
                     .get("x-kubernetes-list-map-keys")
                     .and_then(Value::as_array)
-                    .map(|ks| ks.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                    .map(|ks| {
+                        ks.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if keys.is_empty() {
                     // kube-apiserver refuses such a CRD; merging it whole is the safe reading.
@@ -360,14 +376,26 @@ mod tests {
         let (spec, named) = s.root().field("spec");
         assert!(named);
         match spec.field("ports").0 {
-            Type::List(ListType { kind: ListKind::Map { keys, defaults }, .. }) => {
+            Type::List(ListType {
+                kind: ListKind::Map { keys, defaults },
+                ..
+            }) => {
                 assert_eq!(keys, &["port", "protocol"]);
                 assert_eq!(defaults.get("protocol"), Some(&json!("TCP")));
             }
             other => panic!("ports: {other:?}"),
         }
-        assert!(matches!(spec.field("tags").0, Type::List(ListType { kind: ListKind::Set, .. })));
-        assert!(matches!(spec.field("sel").0, Type::Map(MapType { atomic: true, .. })));
+        assert!(matches!(
+            spec.field("tags").0,
+            Type::List(ListType {
+                kind: ListKind::Set,
+                ..
+            })
+        ));
+        assert!(matches!(
+            spec.field("sel").0,
+            Type::Map(MapType { atomic: true, .. })
+        ));
         assert_eq!(spec.field("raw").0.field("x"), (&Type::Deduced, false));
         assert_eq!(spec.field("any").0, &Type::Atomic);
         assert!(matches!(s.root().field("metadata").0, Type::Map(_)));

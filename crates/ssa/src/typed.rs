@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::fieldset::{FieldSet, PathElement};
+use crate::fieldset::{FieldSet, Path, PathElement};
 use crate::schema::{ListKind, Type};
 use crate::value;
 
@@ -39,26 +39,92 @@ impl Shape<'_> {
     }
 }
 
-/// The path element of a list item, or None when the item cannot have one.
-fn item_element(kind: &ListKind, item: &Value) -> Option<PathElement> {
+/// The path element of a list item, or structured-merge-diff's reason it has none.
+fn item_element(kind: &ListKind, item: &Value) -> Result<PathElement, String> {
     match kind {
-        ListKind::Atomic => None,
+        ListKind::Atomic => Err("not an associative list".to_string()),
         ListKind::Set => match item {
             Value::String(_) | Value::Number(_) | Value::Bool(_) => {
-                Some(PathElement::Value(item.clone()))
+                Ok(PathElement::Value(item.clone()))
             }
-            _ => None,
+            Value::Object(_) => {
+                Err("associative list without keys has an element that's a map type".to_string())
+            }
+            Value::Array(_) => {
+                Err("not supported: associative list with lists as elements".to_string())
+            }
+            Value::Null => Err(
+                "associative list without keys has an element that's an explicit null".to_string(),
+            ),
         },
         ListKind::Map { keys, defaults } => {
-            let obj = item.as_object()?;
+            let obj = match item {
+                Value::Object(obj) => obj,
+                Value::Null => {
+                    return Err(
+                        "associative list with keys may not have a null element".to_string()
+                    );
+                }
+                _ => {
+                    return Err(
+                        "associative list with keys may not have non-map elements".to_string()
+                    );
+                }
+            };
             let mut fields = Vec::with_capacity(keys.len());
             for k in keys {
-                let v = obj.get(k).or_else(|| defaults.get(k))?;
+                let Some(v) = obj.get(k).or_else(|| defaults.get(k)) else {
+                    return Err(format!(
+                        "associative list with keys has an element that omits key field {k:?} (and doesn't have default value)"
+                    ));
+                };
                 fields.push((k.clone(), v.clone()));
             }
-            Some(PathElement::key(fields))
+            Ok(PathElement::key(fields))
         }
     }
+}
+
+/// Checks an applied configuration as kube-apiserver does before merging it: every
+/// item of a set or map-list has its path element, and none is there twice.
+pub(crate) fn check_applied(v: &Value, ty: &Type) -> Result<(), String> {
+    check(v, ty, &mut Vec::new())
+}
+
+fn check(v: &Value, ty: &Type, path: &mut Vec<PathElement>) -> Result<(), String> {
+    match (ty, v) {
+        (Type::List(l), Value::Array(items)) if l.kind != ListKind::Atomic => {
+            let mut seen = std::collections::BTreeSet::new();
+            for (i, item) in items.iter().enumerate() {
+                let at = Path(path.clone());
+                let pe =
+                    item_element(&l.kind, item).map_err(|m| format!("{at}: element {i}: {m}"))?;
+                if !seen.insert(pe.clone()) {
+                    return Err(format!("{at}: duplicate entries for key {pe}"));
+                }
+                path.push(pe);
+                check(item, &l.items, path)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        (Type::Map(m), Value::Object(map)) if !m.atomic => check_map(map, ty, path),
+        (Type::Deduced, Value::Object(map)) => check_map(map, ty, path),
+        _ => Ok(()),
+    }
+}
+
+fn check_map(
+    map: &Map<String, Value>,
+    ty: &Type,
+    path: &mut Vec<PathElement>,
+) -> Result<(), String> {
+    for (k, child) in map {
+        path.push(PathElement::Field(k.clone()));
+        check(child, ty.field(k).0, path)?;
+        path.pop();
+    }
+    Ok(())
 }
 
 fn shape<'t>(ty: &'t Type, v: &Value) -> Shape<'t> {
@@ -77,7 +143,7 @@ fn shape<'t>(ty: &'t Type, v: &Value) -> Shape<'t> {
             (_, Value::Null) => Shape::List(ty, Vec::new()),
             (kind, Value::Array(items)) => {
                 let pes: Option<Vec<PathElement>> =
-                    items.iter().map(|i| item_element(kind, i)).collect();
+                    items.iter().map(|i| item_element(kind, i).ok()).collect();
                 match pes {
                     Some(pes) => Shape::List(ty, pes),
                     None => Shape::Leaf,
@@ -198,10 +264,7 @@ fn merge_list(
 ) -> Vec<Value> {
     let lmap: BTreeMap<&PathElement, &Value> = lhs.iter().map(|(p, v)| (p, *v)).collect();
     let rmap: BTreeMap<&PathElement, &Value> = rhs.iter().map(|(p, v)| (p, *v)).collect();
-    let mut shared = rhs
-        .iter()
-        .map(|(p, _)| p)
-        .filter(|p| lmap.contains_key(p));
+    let mut shared = rhs.iter().map(|(p, _)| p).filter(|p| lmap.contains_key(p));
     let mut next_shared = shared.next();
     let mut out = Vec::with_capacity(lhs.len().max(rhs.len()));
     let (mut li, mut ri) = (0, 0);
@@ -284,19 +347,18 @@ fn compare_node(
 ) {
     let sl = lhs.map(|v| shape(ty, v));
     let sr = rhs.map(|v| shape(ty, v));
-    if let (Some(a), Some(b)) = (&sl, &sr) {
-        if a.kind() != b.kind() {
-            // The value changed kind: the node is modified, and whatever was (or is
-            // now) under it is removed (or added).
-            c.modified.insert(path);
-            if let (Some(l), Some(s)) = (lhs, sl) {
-                compare_children(Some((l, &s)), None, path, c);
-            }
-            if let (Some(r), Some(s)) = (rhs, sr) {
-                compare_children(None, Some((r, &s)), path, c);
-            }
-            return;
+    let changed_kind = matches!((&sl, &sr), (Some(a), Some(b)) if a.kind() != b.kind());
+    if changed_kind {
+        // The value changed kind: the node is modified, and whatever was (or is
+        // now) under it is removed (or added).
+        c.modified.insert(path);
+        if let (Some(l), Some(s)) = (lhs, sl) {
+            compare_children(Some((l, &s)), None, path, c);
         }
+        if let (Some(r), Some(s)) = (rhs, sr) {
+            compare_children(None, Some((r, &s)), path, c);
+        }
+        return;
     }
     let Some(s) = sl.as_ref().or(sr.as_ref()) else {
         return;
@@ -306,12 +368,7 @@ fn compare_node(
         leaf_rule(lhs, rhs, path, c);
         return;
     }
-    compare_children(
-        lhs.zip(sl.as_ref()),
-        rhs.zip(sr.as_ref()),
-        path,
-        c,
-    );
+    compare_children(lhs.zip(sl.as_ref()), rhs.zip(sr.as_ref()), path, c);
     match (lhs, rhs) {
         (None, Some(_)) => c.added.insert(path),
         (Some(_), None) => c.removed.insert(path),
@@ -512,23 +569,55 @@ mod tests {
     #[test]
     fn set_merge_order() {
         let cases = [
-            (json!(["a", "b", "c"]), json!(["a", "b"]), json!(["a", "b", "c"])),
+            (
+                json!(["a", "b", "c"]),
+                json!(["a", "b"]),
+                json!(["a", "b", "c"]),
+            ),
             (json!(["a", "b"]), json!(["b", "a"]), json!(["b", "a"])),
-            (json!(["a", "b", "c"]), json!(["c", "d", "e", "f"]), json!(["a", "b", "c", "d", "e", "f"])),
-            (json!(["a", "b", "c", "g", "f"]), json!(["c", "d", "e", "f"]), json!(["a", "b", "c", "g", "d", "e", "f"])),
-            (json!(["c", "d", "e", "f"]), json!(["a", "c", "e"]), json!(["a", "c", "d", "e", "f"])),
-            (json!(["a", "b", "c", "x", "y", "z"]), json!(["d", "e", "f", "x", "y", "z"]), json!(["a", "b", "c", "d", "e", "f", "x", "y", "z"])),
-            (json!(["c", "a", "g", "f"]), json!(["c", "f", "a", "g"]), json!(["c", "f", "a", "g"])),
-            (json!(["a", "b", "c", "d"]), json!(["d", "e", "f", "a"]), json!(["b", "c", "d", "e", "f", "a"])),
+            (
+                json!(["a", "b", "c"]),
+                json!(["c", "d", "e", "f"]),
+                json!(["a", "b", "c", "d", "e", "f"]),
+            ),
+            (
+                json!(["a", "b", "c", "g", "f"]),
+                json!(["c", "d", "e", "f"]),
+                json!(["a", "b", "c", "g", "d", "e", "f"]),
+            ),
+            (
+                json!(["c", "d", "e", "f"]),
+                json!(["a", "c", "e"]),
+                json!(["a", "c", "d", "e", "f"]),
+            ),
+            (
+                json!(["a", "b", "c", "x", "y", "z"]),
+                json!(["d", "e", "f", "x", "y", "z"]),
+                json!(["a", "b", "c", "d", "e", "f", "x", "y", "z"]),
+            ),
+            (
+                json!(["c", "a", "g", "f"]),
+                json!(["c", "f", "a", "g"]),
+                json!(["c", "f", "a", "g"]),
+            ),
+            (
+                json!(["a", "b", "c", "d"]),
+                json!(["d", "e", "f", "a"]),
+                json!(["b", "c", "d", "e", "f", "a"]),
+            ),
             (
                 json!(["c", "d", "e", "f", "g", "h", "i", "j"]),
                 json!(["2", "h", "3", "e", "4", "k", "l"]),
-                json!(["c", "d", "f", "g", "2", "h", "i", "j", "3", "e", "4", "k", "l"]),
+                json!([
+                    "c", "d", "f", "g", "2", "h", "i", "j", "3", "e", "4", "k", "l"
+                ]),
             ),
             (
                 json!(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]),
                 json!(["1", "b", "2", "h", "3", "e", "4", "k", "l"]),
-                json!(["a", "1", "b", "c", "d", "f", "g", "2", "h", "i", "j", "3", "e", "4", "k", "l"]),
+                json!([
+                    "a", "1", "b", "c", "d", "f", "g", "2", "h", "i", "j", "3", "e", "4", "k", "l"
+                ]),
             ),
             (json!([1, 2, 3.5]), json!([1, 2, 3]), json!([1, 2, 3.5, 3])),
         ];
@@ -560,16 +649,28 @@ mod tests {
             ),
         ];
         for (l, r, want) in cases {
-            assert_eq!(merge(&json!({"l": l}), &json!({"l": r}), &ty), json!({"l": want}));
+            assert_eq!(
+                merge(&json!({"l": l}), &json!({"l": r}), &ty),
+                json!({"l": want})
+            );
         }
     }
 
     #[test]
     fn empty_and_null_are_replaced() {
         let ty = Type::Deduced;
-        assert_eq!(merge(&json!({"a": {}}), &json!({"a": null}), &ty), json!({"a": null}));
-        assert_eq!(merge(&json!({"a": null}), &json!({"a": {}}), &ty), json!({"a": {}}));
-        assert_eq!(merge(&json!({"a": 1}), &json!({"a": {}}), &ty), json!({"a": {}}));
+        assert_eq!(
+            merge(&json!({"a": {}}), &json!({"a": null}), &ty),
+            json!({"a": null})
+        );
+        assert_eq!(
+            merge(&json!({"a": null}), &json!({"a": {}}), &ty),
+            json!({"a": {}})
+        );
+        assert_eq!(
+            merge(&json!({"a": 1}), &json!({"a": {}}), &ty),
+            json!({"a": {}})
+        );
     }
 
     #[test]
@@ -579,7 +680,11 @@ mod tests {
             c.added.to_fields_v1_string(),
             r#"{"f:spec":{".":{},"f:a":{}}}"#
         );
-        let c = compare(&json!({"spec": {"a": 1}}), &json!({"spec": {}}), &Type::Deduced);
+        let c = compare(
+            &json!({"spec": {"a": 1}}),
+            &json!({"spec": {}}),
+            &Type::Deduced,
+        );
         assert_eq!(c.removed.to_fields_v1_string(), r#"{"f:spec":{"f:a":{}}}"#);
         assert!(c.modified.is_empty() && c.added.is_empty());
     }
@@ -587,7 +692,10 @@ mod tests {
     #[test]
     fn remove_leaves_null_for_emptied_maps() {
         let mut set = FieldSet::new();
-        set.insert(&[PathElement::Field("a".into()), PathElement::Field("b".into())]);
+        set.insert(&[
+            PathElement::Field("a".into()),
+            PathElement::Field("b".into()),
+        ]);
         let got = remove(&json!({"a": {"b": 1}, "c": 2}), &set, &Type::Deduced);
         assert_eq!(got, json!({"a": null, "c": 2}));
     }
