@@ -180,7 +180,8 @@ async fn start(args: Args) -> Result<(), String> {
         )
         .await
         .map_err(|e| e.to_string())?;
-        let lease = RedisLease::connect(&args.redis, &args.redis_prefix).await?;
+        // The leases ride on the queue's connection, with its response timeout.
+        let lease = RedisLease::new(queue.connection(), &args.redis_prefix);
         run(args, Arc::new(queue), Arc::new(lease), engine, config).await
     }
 }
