@@ -5,7 +5,8 @@
 //!
 //! * `--redis`: the queue and the watcher leases (`redis://host:port`, or several node
 //!   URLs separated by commas for a Redis Cluster); `memory` runs a single process with
-//!   an in-process queue.
+//!   an in-process queue. With `--redis-prefix` and `--redis-shards`, the queue's flags
+//!   shared with the gateway ([`topograph_queue::flags::QueueArgs`]).
 //! * `--management-clusters`: a directory with one `<name>.kubeconfig` per management
 //!   cluster, re-read when it changes. Alternatively (or as well)
 //!   `--management-cluster-secrets NAMESPACE`: Secrets labelled
@@ -29,8 +30,7 @@ use topograph_applier::service::{self, ServiceConfig};
 use topograph_applier::watch::WatchConfig;
 use topograph_management::ManagementCluster;
 use topograph_management::registry::{Registry, Source};
-use topograph_queue::memory::MemoryQueue;
-use topograph_queue::redis::RedisQueue;
+use topograph_queue::flags::{Connected, QueueArgs};
 use topograph_queue::{Queue, QueueConfig};
 use topograph_reconcile::engine::{DesiredStateEngine, InProcess, RenderService};
 
@@ -41,10 +41,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "topograph-applier", version, about)]
 struct Args {
-    /// Redis for the queue and leases (`redis://host:port`; comma-separated node URLs
-    /// for a Redis Cluster), or `memory` for one process with an in-process queue.
-    #[arg(long, env = "TOPOGRAPH_REDIS")]
-    redis: String,
+    /// The queue, in whose Redis the watcher leases live too.
+    #[command(flatten)]
+    queue: QueueArgs,
     /// Directory of `<name>.kubeconfig` files, one per management cluster.
     #[arg(
         long,
@@ -95,13 +94,6 @@ struct Args {
     /// Milliseconds a changing Cluster waits at most before it is queued anyway.
     #[arg(long, default_value_t = 10_000)]
     max_delay_ms: u64,
-    /// Streams the queue spreads over (the same in every applier sharing the prefix; a
-    /// Redis Cluster wants a few per primary node).
-    #[arg(long, default_value_t = 4)]
-    redis_shards: usize,
-    /// Key prefix in Redis.
-    #[arg(long, default_value = "topograph")]
-    redis_prefix: String,
 }
 
 fn main() -> ExitCode {
@@ -162,27 +154,20 @@ async fn start(args: Args) -> Result<(), String> {
             max_delay: Duration::from_millis(args.max_delay_ms.max(args.quiet_ms)),
         },
     };
-    if args.redis == "memory" {
-        run(
-            args,
-            Arc::new(MemoryQueue::new(queue_config)),
-            Arc::new(LocalLease),
-            engine,
-            config,
-        )
+    let connected = args
+        .queue
+        .connect(queue_config)
         .await
-    } else {
-        let queue = RedisQueue::connect(
-            &args.redis,
-            &args.redis_prefix,
-            args.redis_shards,
-            queue_config,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-        // The leases ride on the queue's connection, with its response timeout.
-        let lease = RedisLease::new(queue.connection(), &args.redis_prefix);
-        run(args, Arc::new(queue), Arc::new(lease), engine, config).await
+        .map_err(|e| format!("--redis: {e}"))?;
+    match connected {
+        Connected::Memory(queue) => {
+            run(args, Arc::new(queue), Arc::new(LocalLease), engine, config).await
+        }
+        Connected::Redis(queue) => {
+            // The leases ride on the queue's connection, with its response timeout.
+            let lease = RedisLease::new(queue.connection(), &args.queue.redis_prefix);
+            run(args, Arc::new(queue), Arc::new(lease), engine, config).await
+        }
     }
 }
 

@@ -3,10 +3,14 @@
 //! `topograph-gateway --listen ADDR --management-clusters DIR --render ADDR|in-process
 //!  --redis URL|memory --tenants FILE --metrics-listen ADDR`
 //!
-//! Every flag can also be given as a `TOPOGRAPH_GATEWAY_*` environment variable. Once
-//! it serves, the process prints `gateway listening on ADDR` on stdout (the address
-//! actually bound, so `--listen 127.0.0.1:0` works). SIGTERM or SIGINT stops
-//! accepting, ends open watches, lets requests in flight finish and exits 0.
+//! Every flag can also be given as an environment variable: `TOPOGRAPH_GATEWAY_*`, or
+//! for the queue's flags, shared with the appliers
+//! ([`topograph_queue::flags::QueueArgs`]), `TOPOGRAPH_REDIS`, `TOPOGRAPH_REDIS_PREFIX`
+//! and `TOPOGRAPH_REDIS_SHARDS` (their former `TOPOGRAPH_GATEWAY_REDIS*` names are
+//! still read, with a warning, while these are unset). Once it serves, the process
+//! prints `gateway listening on ADDR` on stdout (the address actually bound, so
+//! `--listen 127.0.0.1:0` works). SIGTERM or SIGINT stops accepting, ends open
+//! watches, lets requests in flight finish and exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,8 +27,7 @@ use topograph_gateway::{
 use topograph_management::ManagementCluster;
 use topograph_management::registry::{Registry, Source};
 use topograph_queue::QueueConfig;
-use topograph_queue::memory::MemoryQueue;
-use topograph_queue::redis::RedisQueue;
+use topograph_queue::flags::{Connected, GATEWAY_RENAMED, QueueArgs};
 use topograph_telemetry::rpc::{RpcMetrics, shutdown_signal};
 
 #[global_allocator]
@@ -62,20 +65,10 @@ struct Args {
     /// comma-separated list), or `in-process`.
     #[arg(long, env = "TOPOGRAPH_GATEWAY_RENDER")]
     render: String,
-    /// Redis of the appliers' queue (`redis://host:port`, comma-separated node URLs for
-    /// a Redis Cluster), or `memory` (queued keys stay in this process: tests only).
-    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS")]
-    redis: String,
-    /// Key prefix in Redis (the appliers' `--redis-prefix`).
-    #[arg(
-        long,
-        env = "TOPOGRAPH_GATEWAY_REDIS_PREFIX",
-        default_value = "topograph"
-    )]
-    redis_prefix: String,
-    /// Streams the queue spreads over (the appliers' `--redis-shards`).
-    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS_SHARDS", default_value_t = 4)]
-    redis_shards: usize,
+    /// The appliers' queue (with `memory`, queued keys stay in this process: tests
+    /// only).
+    #[command(flatten)]
+    queue: QueueArgs,
     /// The tenants document (YAML).
     #[arg(
         long,
@@ -121,7 +114,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -137,7 +130,12 @@ fn main() -> ExitCode {
         let _runtime = runtime.enter();
         topograph_telemetry::trace::init("topograph-gateway")
     };
-    let result = runtime.block_on(run(args));
+    let result = runtime.block_on(async move {
+        for warning in &deprecated {
+            tracing::warn!("{warning}");
+        }
+        run(args).await
+    });
     // Flushes the last spans while the runtime still runs.
     tracing.shutdown();
     match result {
@@ -224,20 +222,14 @@ async fn run(args: Args) -> Result<(), String> {
             Arc::new(RenderService::new(channel)),
         )
     };
-    let jobs: Arc<dyn Jobs> = if args.redis == "memory" {
-        Arc::new(QueueJobs(Arc::new(
-            MemoryQueue::new(QueueConfig::default()),
-        )))
-    } else {
-        let queue = RedisQueue::connect(
-            &args.redis,
-            &args.redis_prefix,
-            args.redis_shards,
-            QueueConfig::default(),
-        )
+    let connected = args
+        .queue
+        .connect(QueueConfig::default())
         .await
         .map_err(|e| format!("--redis: {e}"))?;
-        Arc::new(QueueJobs(Arc::new(queue)))
+    let jobs: Arc<dyn Jobs> = match connected {
+        Connected::Memory(queue) => Arc::new(QueueJobs(Arc::new(queue))),
+        Connected::Redis(queue) => Arc::new(QueueJobs(Arc::new(queue))),
     };
 
     let metrics = Arc::new(RpcMetrics::new("topograph_gateway"));
