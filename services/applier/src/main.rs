@@ -97,29 +97,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("starting the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // Inside the runtime: the span exporter's connection lives there.
-    let tracing = {
-        let _runtime = runtime.enter();
-        topograph_telemetry::trace::init("topograph-applier")
-    };
-    let result = runtime.block_on(start(args));
-    // Flushes the last spans (the drained reconciles') while the runtime still runs.
-    tracing.shutdown();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph-applier: {e}");
-            ExitCode::from(2)
-        }
-    }
+    topograph_telemetry::runner::run("topograph-applier", start(Args::parse()))
 }
 
 async fn start(args: Args) -> Result<(), String> {

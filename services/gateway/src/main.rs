@@ -115,36 +115,12 @@ struct Args {
 
 fn main() -> ExitCode {
     let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("topograph-gateway: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // Inside the runtime: the span exporter's connection lives there.
-    let tracing = {
-        let _runtime = runtime.enter();
-        topograph_telemetry::trace::init("topograph-gateway")
-    };
-    let result = runtime.block_on(async move {
+    topograph_telemetry::runner::run("topograph-gateway", async move {
         for warning in &deprecated {
             tracing::warn!("{warning}");
         }
         run(args).await
-    });
-    // Flushes the last spans while the runtime still runs.
-    tracing.shutdown();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph-gateway: {e}");
-            ExitCode::from(2)
-        }
-    }
+    })
 }
 
 async fn home(args: &Args) -> Result<Arc<ManagementCluster>, String> {
