@@ -34,11 +34,13 @@
 //!
 //! [`MemoryQueue`] is the in-process queue; [`RedisQueue`] the Redis Streams one (see its
 //! module for the data layout and docs/decisions/0011-job-queue.md for the reasoning).
+//! [`flags`] holds the command-line flags of every binary that reaches the queue.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
+pub mod flags;
 pub mod memory;
 pub mod redis;
 

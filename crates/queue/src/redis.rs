@@ -147,6 +147,57 @@ impl ConnectionLike for Conn {
     }
 }
 
+impl Conn {
+    /// The shared connection, with [`RESPONSE_TIMEOUT`].
+    async fn connect(endpoint: &Endpoint) -> Result<Conn, QueueError> {
+        match endpoint {
+            Endpoint::Single(url) => {
+                let client = ::redis::Client::open(url.as_str()).map_err(backend)?;
+                let config =
+                    ConnectionManagerConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+                let conn = client
+                    .get_connection_manager_with_config(config)
+                    .await
+                    .map_err(backend)?;
+                Ok(Conn::Single(conn))
+            }
+            Endpoint::Cluster(nodes) => {
+                let client = ClusterClient::builder(nodes.clone())
+                    .response_timeout(RESPONSE_TIMEOUT)
+                    .build()
+                    .map_err(backend)?;
+                Ok(Conn::Cluster(
+                    client.get_async_connection().await.map_err(backend)?,
+                ))
+            }
+        }
+    }
+}
+
+/// The queue's connection (see [`RedisQueue::connection`]), for what else lives in the
+/// queue's Redis. Clones share one multiplexed connection.
+#[derive(Clone)]
+pub struct Connection(Conn);
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        self.0.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        self.0.req_packed_commands(pipeline, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.0.get_db()
+    }
+}
+
 /// The Redis keys of one shard.
 #[derive(Debug)]
 struct Shard {
@@ -237,35 +288,21 @@ impl RedisQueue {
         let poll = (config.lease / 4)
             .min(config.backoff_base)
             .clamp(Duration::from_millis(20), Duration::from_millis(250));
-        let (conn, waker) = match endpoint {
+        let conn = Conn::connect(&endpoint).await?;
+        let waker = match &endpoint {
             Endpoint::Single(url) => {
                 let client = ::redis::Client::open(url.as_str()).map_err(backend)?;
-                let shared =
-                    ConnectionManagerConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
-                let conn = client
-                    .get_connection_manager_with_config(shared)
-                    .await
-                    .map_err(backend)?;
                 let blocking = ConnectionManagerConfig::new()
                     .set_response_timeout(Some(RESPONSE_TIMEOUT + Duration::from_millis(250)));
                 let waker = client
                     .get_connection_manager_with_config(blocking)
                     .await
                     .map_err(backend)?;
-                (Conn::Single(conn), Some(tokio::sync::Mutex::new(waker)))
+                Some(tokio::sync::Mutex::new(waker))
             }
             // A blocking read can only name one shard's stream in a Cluster (one slot per
             // command), so consumers poll there instead.
-            Endpoint::Cluster(nodes) => {
-                let client = ClusterClient::builder(nodes)
-                    .response_timeout(RESPONSE_TIMEOUT)
-                    .build()
-                    .map_err(backend)?;
-                (
-                    Conn::Cluster(client.get_async_connection().await.map_err(backend)?),
-                    None,
-                )
-            }
+            Endpoint::Cluster(_) => None,
         };
         let queue = RedisQueue {
             conn,
@@ -281,6 +318,13 @@ impl RedisQueue {
             queue.create_group(shard).await?;
         }
         Ok(queue)
+    }
+
+    /// The connection the queue's own commands use: its response timeout, its
+    /// reconnection. The appliers' watcher leases live in the same Redis and go through
+    /// it rather than a connection of their own built differently.
+    pub fn connection(&self) -> Connection {
+        Connection(self.conn.clone())
     }
 
     /// How often a waiting `take` looks again for due retries and expired leases (and, on

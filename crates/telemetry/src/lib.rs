@@ -6,8 +6,10 @@
 //! [`rpc`] holds the gRPC request metrics, per-request deadlines and the shutdown
 //! signal that the gRPC services share. [`trace`] sets up logging and OpenTelemetry
 //! tracing for every binary and carries W3C trace context over gRPC and queue jobs.
+//! [`runner`] is the frame of every service's `main`: runtime, tracing, exit code.
 
 pub mod rpc;
+pub mod runner;
 pub mod trace;
 
 use std::sync::Arc;

@@ -5,8 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-use redis::cluster_async::ClusterConnection;
+use topograph_queue::redis::Connection;
 
 /// A lease store.
 pub trait Lease: Send + Sync + 'static {
@@ -56,12 +55,6 @@ end
 return 0
 ";
 
-#[derive(Clone)]
-enum Connection {
-    Single(ConnectionManager),
-    Cluster(ClusterConnection),
-}
-
 /// Leases in Redis (a single server, or a Redis Cluster: each lease is one key).
 #[derive(Clone)]
 pub struct RedisLease {
@@ -70,35 +63,15 @@ pub struct RedisLease {
 }
 
 impl RedisLease {
-    /// Connects to the same Redis the queue uses (`--redis`, see
-    /// [`topograph_queue::Endpoint::parse`]).
-    pub async fn connect(redis: &str, prefix: &str) -> Result<Self, String> {
-        let endpoint = topograph_queue::Endpoint::parse(redis).map_err(|e| e.to_string())?;
-        let connection = match endpoint {
-            topograph_queue::Endpoint::Cluster(nodes) => {
-                let client =
-                    redis::cluster::ClusterClient::new(nodes).map_err(|e| e.to_string())?;
-                Connection::Cluster(
-                    client
-                        .get_async_connection()
-                        .await
-                        .map_err(|e| e.to_string())?,
-                )
-            }
-            topograph_queue::Endpoint::Single(url) => {
-                let client = redis::Client::open(url.as_str()).map_err(|e| e.to_string())?;
-                Connection::Single(
-                    client
-                        .get_connection_manager()
-                        .await
-                        .map_err(|e| e.to_string())?,
-                )
-            }
-        };
-        Ok(RedisLease {
+    /// Leases in the queue's Redis under its key prefix, on the queue's connection
+    /// ([`topograph_queue::RedisQueue::connection`]): a Redis that stops answering fails
+    /// a renewal after the same response timeout as the queue's own calls, on a single
+    /// server as on a Cluster.
+    pub fn new(connection: Connection, prefix: &str) -> Self {
+        RedisLease {
             connection,
             prefix: prefix.to_string(),
-        })
+        }
     }
 
     async fn run(&self, script: &str, name: &str, args: &[String]) -> Result<i64, String> {
@@ -107,11 +80,10 @@ impl RedisLease {
         for arg in args {
             invocation.arg(arg);
         }
-        let result = match &self.connection {
-            Connection::Single(c) => invocation.invoke_async(&mut c.clone()).await,
-            Connection::Cluster(c) => invocation.invoke_async(&mut c.clone()).await,
-        };
-        result.map_err(|e| e.to_string())
+        invocation
+            .invoke_async(&mut self.connection.clone())
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -5,7 +5,8 @@
 //!
 //! * `--redis`: the queue and the watcher leases (`redis://host:port`, or several node
 //!   URLs separated by commas for a Redis Cluster); `memory` runs a single process with
-//!   an in-process queue.
+//!   an in-process queue. With `--redis-prefix` and `--redis-shards`, the queue's flags
+//!   shared with the gateway ([`topograph_queue::flags::QueueArgs`]).
 //! * `--management-clusters`: a directory with one `<name>.kubeconfig` per management
 //!   cluster, re-read when it changes. Alternatively (or as well)
 //!   `--management-cluster-secrets NAMESPACE`: Secrets labelled
@@ -31,8 +32,7 @@ use topograph_engine::{Engine, Local};
 use topograph_management::ManagementCluster;
 use topograph_management::registry::{Registry, Source};
 use topograph_proto::remote::RemoteEngine;
-use topograph_queue::memory::MemoryQueue;
-use topograph_queue::redis::RedisQueue;
+use topograph_queue::flags::{Connected, QueueArgs};
 use topograph_queue::{Queue, QueueConfig};
 
 #[global_allocator]
@@ -42,10 +42,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "topograph-applier", version, about)]
 struct Args {
-    /// Redis for the queue and leases (`redis://host:port`; comma-separated node URLs
-    /// for a Redis Cluster), or `memory` for one process with an in-process queue.
-    #[arg(long, env = "TOPOGRAPH_REDIS")]
-    redis: String,
+    /// The queue, in whose Redis the watcher leases live too.
+    #[command(flatten)]
+    queue: QueueArgs,
     /// Directory of `<name>.kubeconfig` files, one per management cluster.
     #[arg(
         long,
@@ -96,39 +95,10 @@ struct Args {
     /// Milliseconds a changing Cluster waits at most before it is queued anyway.
     #[arg(long, default_value_t = 10_000)]
     max_delay_ms: u64,
-    /// Streams the queue spreads over (the same in every applier sharing the prefix; a
-    /// Redis Cluster wants a few per primary node).
-    #[arg(long, default_value_t = 4)]
-    redis_shards: usize,
-    /// Key prefix in Redis.
-    #[arg(long, default_value = "topograph")]
-    redis_prefix: String,
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("starting the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // Inside the runtime: the span exporter's connection lives there.
-    let tracing = {
-        let _runtime = runtime.enter();
-        topograph_telemetry::trace::init("topograph-applier")
-    };
-    let result = runtime.block_on(start(args));
-    // Flushes the last spans (the drained reconciles') while the runtime still runs.
-    tracing.shutdown();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph-applier: {e}");
-            ExitCode::from(2)
-        }
-    }
+    topograph_telemetry::runner::run("topograph-applier", start(Args::parse()))
 }
 
 async fn start(args: Args) -> Result<(), String> {
@@ -163,26 +133,20 @@ async fn start(args: Args) -> Result<(), String> {
             max_delay: Duration::from_millis(args.max_delay_ms.max(args.quiet_ms)),
         },
     };
-    if args.redis == "memory" {
-        run(
-            args,
-            Arc::new(MemoryQueue::new(queue_config)),
-            Arc::new(LocalLease),
-            engine,
-            config,
-        )
+    let connected = args
+        .queue
+        .connect(queue_config)
         .await
-    } else {
-        let queue = RedisQueue::connect(
-            &args.redis,
-            &args.redis_prefix,
-            args.redis_shards,
-            queue_config,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-        let lease = RedisLease::connect(&args.redis, &args.redis_prefix).await?;
-        run(args, Arc::new(queue), Arc::new(lease), engine, config).await
+        .map_err(|e| format!("--redis: {e}"))?;
+    match connected {
+        Connected::Memory(queue) => {
+            run(args, Arc::new(queue), Arc::new(LocalLease), engine, config).await
+        }
+        Connected::Redis(queue) => {
+            // The leases ride on the queue's connection, with its response timeout.
+            let lease = RedisLease::new(queue.connection(), &args.queue.redis_prefix);
+            run(args, Arc::new(queue), Arc::new(lease), engine, config).await
+        }
     }
 }
 

@@ -3,10 +3,14 @@
 //! `topograph-gateway --listen ADDR --management-clusters DIR --render ADDR|in-process
 //!  --redis URL|memory --tenants FILE --metrics-listen ADDR`
 //!
-//! Every flag can also be given as a `TOPOGRAPH_GATEWAY_*` environment variable. Once
-//! it serves, the process prints `gateway listening on ADDR` on stdout (the address
-//! actually bound, so `--listen 127.0.0.1:0` works). SIGTERM or SIGINT stops
-//! accepting, ends open watches, lets requests in flight finish and exits 0.
+//! Every flag can also be given as an environment variable: `TOPOGRAPH_GATEWAY_*`, or
+//! for the queue's flags, shared with the appliers
+//! ([`topograph_queue::flags::QueueArgs`]), `TOPOGRAPH_REDIS`, `TOPOGRAPH_REDIS_PREFIX`
+//! and `TOPOGRAPH_REDIS_SHARDS` (their former `TOPOGRAPH_GATEWAY_REDIS*` names are
+//! still read, with a warning, while these are unset). Once it serves, the process
+//! prints `gateway listening on ADDR` on stdout (the address actually bound, so
+//! `--listen 127.0.0.1:0` works). SIGTERM or SIGINT stops accepting, ends open
+//! watches, lets requests in flight finish and exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -22,8 +26,7 @@ use topograph_gateway::{
 use topograph_management::ManagementCluster;
 use topograph_management::registry::{Registry, Source};
 use topograph_queue::QueueConfig;
-use topograph_queue::memory::MemoryQueue;
-use topograph_queue::redis::RedisQueue;
+use topograph_queue::flags::{Connected, GATEWAY_RENAMED, QueueArgs};
 use topograph_telemetry::rpc::{RpcMetrics, shutdown_signal};
 
 #[global_allocator]
@@ -61,20 +64,10 @@ struct Args {
     /// comma-separated list), or `in-process`.
     #[arg(long, env = "TOPOGRAPH_GATEWAY_RENDER")]
     render: String,
-    /// Redis of the appliers' queue (`redis://host:port`, comma-separated node URLs for
-    /// a Redis Cluster), or `memory` (queued keys stay in this process: tests only).
-    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS")]
-    redis: String,
-    /// Key prefix in Redis (the appliers' `--redis-prefix`).
-    #[arg(
-        long,
-        env = "TOPOGRAPH_GATEWAY_REDIS_PREFIX",
-        default_value = "topograph"
-    )]
-    redis_prefix: String,
-    /// Streams the queue spreads over (the appliers' `--redis-shards`).
-    #[arg(long, env = "TOPOGRAPH_GATEWAY_REDIS_SHARDS", default_value_t = 4)]
-    redis_shards: usize,
+    /// The appliers' queue (with `memory`, queued keys stay in this process: tests
+    /// only).
+    #[command(flatten)]
+    queue: QueueArgs,
     /// The tenants document (YAML).
     #[arg(
         long,
@@ -120,32 +113,13 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("topograph-gateway: cannot start the runtime: {e}");
-            return ExitCode::from(2);
+    let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
+    topograph_telemetry::runner::run("topograph-gateway", async move {
+        for warning in &deprecated {
+            tracing::warn!("{warning}");
         }
-    };
-    // Inside the runtime: the span exporter's connection lives there.
-    let tracing = {
-        let _runtime = runtime.enter();
-        topograph_telemetry::trace::init("topograph-gateway")
-    };
-    let result = runtime.block_on(run(args));
-    // Flushes the last spans while the runtime still runs.
-    tracing.shutdown();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph-gateway: {e}");
-            ExitCode::from(2)
-        }
-    }
+        run(args).await
+    })
 }
 
 async fn home(args: &Args) -> Result<Arc<ManagementCluster>, String> {
@@ -212,20 +186,14 @@ async fn run(args: Args) -> Result<(), String> {
             &args.render,
         )?)
     };
-    let jobs: Arc<dyn Jobs> = if args.redis == "memory" {
-        Arc::new(QueueJobs(Arc::new(
-            MemoryQueue::new(QueueConfig::default()),
-        )))
-    } else {
-        let queue = RedisQueue::connect(
-            &args.redis,
-            &args.redis_prefix,
-            args.redis_shards,
-            QueueConfig::default(),
-        )
+    let connected = args
+        .queue
+        .connect(QueueConfig::default())
         .await
         .map_err(|e| format!("--redis: {e}"))?;
-        Arc::new(QueueJobs(Arc::new(queue)))
+    let jobs: Arc<dyn Jobs> = match connected {
+        Connected::Memory(queue) => Arc::new(QueueJobs(Arc::new(queue))),
+        Connected::Redis(queue) => Arc::new(QueueJobs(Arc::new(queue))),
     };
 
     let metrics = Arc::new(RpcMetrics::new("topograph_gateway"));

@@ -135,30 +135,5 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("topograph-render: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    // Inside the runtime: the span exporter's connection lives there.
-    let tracing = {
-        let _runtime = runtime.enter();
-        topograph_telemetry::trace::init("topograph-render")
-    };
-    let result = runtime.block_on(serve(args));
-    // Flushes the last spans while the runtime still runs.
-    tracing.shutdown();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("topograph-render: {e}");
-            ExitCode::from(2)
-        }
-    }
+    topograph_telemetry::runner::run("topograph-render", serve(Args::parse()))
 }
