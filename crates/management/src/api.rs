@@ -233,6 +233,11 @@ impl ManagementCluster {
     fn from_config(mut config: Config, request_timeout: Duration) -> Result<Self, Error> {
         // A management cluster that went away must fail fast, not hold a worker.
         config.connect_timeout = Some(Duration::from_secs(3));
+        // API servers log and audit by User-Agent, and name the field manager of a write
+        // without one after it: every request says which topograph process sent it.
+        if let Ok(agent) = http::HeaderValue::from_str(&crate::user_agent::get()) {
+            config.headers.push((http::header::USER_AGENT, agent));
+        }
         let watch_client = Client::try_from(config.clone())?;
         config.read_timeout = Some(request_timeout);
         let client = Client::try_from(config)?;

@@ -9,6 +9,7 @@
 //! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * [`error`]: what a request can fail with.
+//! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
 
 pub mod api;
 pub mod crds;
@@ -16,6 +17,7 @@ pub mod dry_run;
 pub mod error;
 pub mod keys;
 pub mod registry;
+pub mod user_agent;
 
 pub use api::{ManagementCluster, WriteCounts};
 pub use error::Error;

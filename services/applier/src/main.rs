@@ -98,6 +98,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    topograph_management::user_agent::set("topograph-applier", env!("CARGO_PKG_VERSION"));
     topograph_telemetry::runner::run("topograph-applier", start(Args::parse()))
 }
 

@@ -67,6 +67,7 @@ fn block_on(multi_thread: bool, work: impl std::future::Future<Output = ExitCode
 }
 
 fn main() -> ExitCode {
+    topograph_management::user_agent::set("topograph", env!("CARGO_PKG_VERSION"));
     let cli = Cli::parse();
     match cli.command {
         Command::Render(args) => render::run(&args),

@@ -113,6 +113,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    topograph_management::user_agent::set("topograph-gateway", env!("CARGO_PKG_VERSION"));
     let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
     topograph_telemetry::runner::run("topograph-gateway", async move {
         for warning in &deprecated {
