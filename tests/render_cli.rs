@@ -62,6 +62,42 @@ fn json_output_is_sorted_and_yaml_says_the_same() {
     assert_eq!(&yaml_docs, objects);
 }
 
+/// Two versions of one object are two inputs: each unused one is reported with its own
+/// file, although objects are keyed by group.
+#[test]
+fn unused_inputs_are_reported_with_their_own_files() {
+    let dir = topograph_tests::TempDir::new("render-unused");
+    let write = |name: &str, api_version: &str| {
+        let path = dir.0.join(name);
+        let text = format!(
+            "apiVersion: {api_version}\nkind: DockerMachineTemplate\nmetadata: {{name: unused, namespace: default}}\nspec: {{template: {{spec: {{}}}}}}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let old = write("old.yaml", "infrastructure.cluster.x-k8s.io/v1beta1");
+    let new = write("new.yaml", "infrastructure.cluster.x-k8s.io/v1beta2");
+    let output = run(&[
+        "render",
+        "-f",
+        "examples/quick-start/clusterclass.yaml",
+        "-f",
+        "examples/quick-start/cluster.yaml",
+        "-f",
+        &old,
+        "-f",
+        &new,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    for file in [&old, &new] {
+        let line = format!(
+            "warning: {file}: document 1: DockerMachineTemplate default/unused is not referenced by any ClusterClass or Cluster"
+        );
+        assert!(err.contains(&line), "{line}\n{err}");
+    }
+}
+
 #[test]
 fn rendering_twice_is_byte_identical() {
     let a = stdout(&render_example("quick-start", "yaml"));

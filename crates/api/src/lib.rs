@@ -8,7 +8,10 @@
 //! * [`load`]: multi-document YAML/JSON and `kind: List` into a [`load::Bundle`], with
 //!   errors naming the file, the document and the field.
 //! * [`envsubst`]: clusterctl-style `${VAR}` substitution for published templates.
-//! * [`object`]: helpers for arbitrary objects kept as JSON (provider templates).
+//! * [`object`]: helpers for arbitrary objects kept as JSON (provider templates), and
+//!   [`ObjectKey`], the one identity of an object (group, kind, namespace, name).
+//! * [`server`]: the API server's write rules, shared by the in-memory API server and
+//!   the dry-run overlay.
 //! * [`field`]: Kubernetes-style field errors.
 //! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
 //! * [`violation`]: one problem with one field of a request, as every door answers.
@@ -20,6 +23,7 @@ pub mod load;
 pub mod managed;
 pub mod model;
 pub mod object;
+pub mod server;
 pub mod v1beta1;
 pub mod violation;
 

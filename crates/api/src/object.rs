@@ -38,12 +38,16 @@ impl GroupVersion {
     }
 }
 
-/// The group of an `apiVersion`, or the whole string when it does not parse.
+/// An `apiVersion` split into group (`""` for the core group) and version, without
+/// checking it: text with more than one `/`, which Kubernetes refuses
+/// ([`GroupVersion::parse`]), splits at the first.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+/// The group of an `apiVersion` (`""` for the core group), as [`split_api_version`] finds it.
 pub fn group_of(api_version: &str) -> &str {
-    match api_version.split_once('/') {
-        Some((group, _)) => group,
-        None => "",
-    }
+    split_api_version(api_version).0
 }
 
 /// `Kind.group`, the way Go prints a `schema.GroupKind` (`Kind` alone for the core group).
@@ -56,17 +60,41 @@ pub fn group_kind(api_version: &str, kind: &str) -> String {
     }
 }
 
-/// Identity of an object: what Kubernetes needs to find it.
+/// Identity of an object whatever version it is read in, as the API server stores it:
+/// group, kind, namespace, name. An `apiVersion` as written is not part of it; callers
+/// that must tell versions apart keep it beside the key ([`versioned_key`]).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
-    /// `apiVersion` as written.
-    pub api_version: String,
+    /// API group; empty for the core group.
+    pub group: String,
     /// `kind`.
     pub kind: String,
     /// `metadata.namespace`; empty for cluster-scoped objects.
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of the object `kind` `namespace/name` in `api_version`.
+    pub fn new(api_version: &str, kind: &str, namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            group: group_of(api_version).to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The key of `object`.
+    pub fn of(object: &Value) -> Self {
+        Self::new(
+            object.api_version(),
+            object.kind(),
+            object.namespace(),
+            object.name(),
+        )
+    }
 }
 
 impl fmt::Display for ObjectKey {
@@ -79,6 +107,13 @@ impl fmt::Display for ObjectKey {
     }
 }
 
+/// The `apiVersion` as written and the key: what tells two versions of one object apart
+/// among inputs, and the order rendered objects are printed in (by `apiVersion`, then
+/// kind, namespace and name).
+pub fn versioned_key(object: &Value) -> (String, ObjectKey) {
+    (object.api_version().to_string(), ObjectKey::of(object))
+}
+
 /// Read access to the common fields of a JSON object.
 pub trait ObjectExt {
     /// `apiVersion`, or "" when absent.
@@ -89,15 +124,6 @@ pub trait ObjectExt {
     fn name(&self) -> &str;
     /// `metadata.namespace`, or "" when absent.
     fn namespace(&self) -> &str;
-    /// The object's identity.
-    fn key(&self) -> ObjectKey {
-        ObjectKey {
-            api_version: self.api_version().to_string(),
-            kind: self.kind().to_string(),
-            namespace: self.namespace().to_string(),
-            name: self.name().to_string(),
-        }
-    }
     /// `metadata.labels` as a map; non-string values are skipped.
     fn labels(&self) -> BTreeMap<String, String>;
     /// `metadata.annotations` as a map; non-string values are skipped.
@@ -170,6 +196,19 @@ pub fn object_at_mut<'a>(value: &'a mut Value, path: &[&str]) -> &'a mut Map<Str
     }
 }
 
+/// `metadata` of an object, made an (empty) object when missing or not one; `None`
+/// when the object itself is not a JSON object.
+pub fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    let metadata = object
+        .as_object_mut()?
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    metadata.as_object_mut()
+}
+
 /// Sets `value` at `path` (the last element is the key), creating parents.
 pub fn set_at(object: &mut Value, path: &[&str], value: Value) {
     if let Some((last, parents)) = path.split_last() {
@@ -240,6 +279,28 @@ mod tests {
             "DockerClusterTemplate.infrastructure.cluster.x-k8s.io"
         );
         assert_eq!(group_kind("v1", "Secret"), "Secret");
+    }
+
+    #[test]
+    fn keys_are_by_group_whatever_the_version() {
+        let md = |api_version: &str| {
+            json!({"apiVersion": api_version, "kind": "MachineDeployment",
+                "metadata": {"name": "md", "namespace": "ns"}})
+        };
+        let key = ObjectKey::of(&md("cluster.x-k8s.io/v1beta1"));
+        assert_eq!(key, ObjectKey::of(&md("cluster.x-k8s.io/v1beta2")));
+        assert_eq!(key.group, "cluster.x-k8s.io");
+        assert_eq!(key.to_string(), "MachineDeployment ns/md");
+        assert_ne!(
+            versioned_key(&md("cluster.x-k8s.io/v1beta1")),
+            versioned_key(&md("cluster.x-k8s.io/v1beta2"))
+        );
+        assert_eq!(
+            ObjectKey::new("v1", "Secret", "", "s").to_string(),
+            "Secret s"
+        );
+        assert_eq!(split_api_version("v1"), ("", "v1"));
+        assert_eq!(group_of("apps/v1"), "apps");
     }
 
     #[test]

@@ -9,14 +9,13 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use topograph_api::object::set_at;
+use topograph_api::server::{NAME_SUFFIX_ALPHABET as ALPHABET, NAME_SUFFIX_LEN};
 use topograph_gotemplate::Options;
 
 use crate::template_cache;
 
-/// Kubernetes' `rand.String` alphabet: no vowels, no `0`, `1` or `3`.
-const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-/// Length of the suffix.
-pub const SUFFIX_LEN: usize = 5;
+/// Length of the suffix: the API server's for `generateName`.
+pub const SUFFIX_LEN: usize = NAME_SUFFIX_LEN;
 /// Longest object name.
 pub const MAX_NAME_LEN: usize = 63;
 /// Longest base a suffix is appended to.

@@ -14,34 +14,7 @@ use crate::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
 use serde_json::{Map, Value, json};
 use topograph_api::ObjectExt;
 use topograph_api::managed::{self, escape};
-
-/// An object's identity: API group (the version does not matter), kind, namespace, name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Identity {
-    /// API group, "" for the core group.
-    pub group: String,
-    /// Kind.
-    pub kind: String,
-    /// Namespace.
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-}
-
-/// The identity of `object`.
-pub fn identity(object: &Value) -> Identity {
-    let api_version = object.api_version();
-    let group = api_version
-        .rsplit_once('/')
-        .map(|(g, _)| g)
-        .unwrap_or_default();
-    Identity {
-        group: group.to_string(),
-        kind: object.kind().to_string(),
-        namespace: object.namespace().to_string(),
-        name: object.name().to_string(),
-    }
-}
+use topograph_api::object::ObjectKey;
 
 /// What to do to reach the desired state.
 #[derive(Debug, Default, PartialEq)]
@@ -58,8 +31,8 @@ pub struct Plan<'a> {
 pub fn plan<'a>(desired: &'a [Value], current: &'a [Value]) -> Plan<'a> {
     let mut out = Plan::default();
     for d in desired {
-        let id = identity(d);
-        match current.iter().find(|c| identity(c) == id) {
+        let key = ObjectKey::of(d);
+        match current.iter().find(|c| ObjectKey::of(c) == key) {
             None => out.created.push(d),
             Some(c) => {
                 let mut ops = diff(c, d);
@@ -78,17 +51,17 @@ pub fn plan<'a>(desired: &'a [Value], current: &'a [Value]) -> Plan<'a> {
 /// MachineHealthChecks labelled as topology-owned for that Cluster) that are not desired
 /// any more. Templates are not listed: they go with their owners' garbage collection.
 pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> {
-    let wanted: HashSet<Identity> = desired.iter().map(identity).collect();
+    let wanted: HashSet<ObjectKey> = desired.iter().map(ObjectKey::of).collect();
     let clusters: HashSet<(String, String)> = desired
         .iter()
-        .map(identity)
+        .map(ObjectKey::of)
         .filter(|id| id.group == "cluster.x-k8s.io" && id.kind == "Cluster")
         .map(|id| (id.namespace, id.name))
         .collect();
     current
         .iter()
         .filter(|c| {
-            let id = identity(c);
+            let id = ObjectKey::of(c);
             if id.group != "cluster.x-k8s.io"
                 || !matches!(id.kind.as_str(), "MachineDeployment" | "MachineHealthCheck")
                 || wanted.contains(&id)

@@ -9,24 +9,13 @@ use serde_json::Value;
 use topograph_api::model::ObjectRef;
 use topograph_api::object::{ObjectExt, ObjectKey, group_of};
 
-type IndexKey = (String, String, String, String);
-
 /// An immutable set of objects with lookups by reference and by labels. It records
 /// which objects were read, so callers can report inputs nothing used.
 #[derive(Debug, Default)]
 pub struct ObjectStore {
     objects: Vec<Value>,
-    index: HashMap<IndexKey, usize>,
+    index: HashMap<ObjectKey, usize>,
     read: RefCell<BTreeSet<usize>>,
-}
-
-fn index_key(api_version: &str, kind: &str, namespace: &str, name: &str) -> IndexKey {
-    (
-        group_of(api_version).to_string(),
-        kind.to_string(),
-        namespace.to_string(),
-        name.to_string(),
-    )
 }
 
 impl ObjectStore {
@@ -37,12 +26,7 @@ impl ObjectStore {
         let index = objects
             .iter()
             .enumerate()
-            .map(|(i, o)| {
-                (
-                    index_key(o.api_version(), o.kind(), o.namespace(), o.name()),
-                    i,
-                )
-            })
+            .map(|(i, o)| (ObjectKey::of(o), i))
             .collect();
         ObjectStore {
             objects,
@@ -62,7 +46,7 @@ impl ObjectStore {
         };
         let i = *self
             .index
-            .get(&index_key(&r.api_version, &r.kind, namespace, &r.name))?;
+            .get(&ObjectKey::new(&r.api_version, &r.kind, namespace, &r.name))?;
         self.read.borrow_mut().insert(i);
         Some(&self.objects[i])
     }
@@ -94,14 +78,15 @@ impl ObjectStore {
         found
     }
 
-    /// Keys of the objects no lookup has returned so far.
-    pub fn unread(&self) -> Vec<ObjectKey> {
+    /// The objects no lookup has returned so far, as given: their keys do not tell two
+    /// versions of one object apart, and a report of unused inputs must.
+    pub fn unread(&self) -> Vec<&Value> {
         let read = self.read.borrow();
         self.objects
             .iter()
             .enumerate()
             .filter(|(i, _)| !read.contains(i))
-            .map(|(_, o)| o.key())
+            .map(|(_, o)| o)
             .collect()
     }
 }

@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use topograph_api::server::Refused;
 
 /// A failed request: rendered as a `Status` object with the HTTP code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -23,24 +24,14 @@ pub struct Details {
     pub kind: String,
 }
 
-/// "plural.group", or "plural" for the core group: how Kubernetes names a resource in messages.
-pub fn group_resource(group: &str, plural: &str) -> String {
-    if group.is_empty() {
-        plural.to_string()
-    } else {
-        format!("{plural}.{group}")
-    }
-}
-
 impl ApiError {
-    fn with_details(
-        code: u16,
-        reason: &'static str,
-        message: String,
-        group: &str,
-        plural: &str,
-        name: &str,
-    ) -> Self {
+    /// The shared refusal (texts as kube-apiserver's), with the details naming the object.
+    fn with_details(refused: Refused, group: &str, plural: &str, name: &str) -> Self {
+        let Refused {
+            code,
+            reason,
+            message,
+        } = refused;
         ApiError {
             code,
             reason,
@@ -54,15 +45,7 @@ impl ApiError {
     }
 
     pub fn not_found(group: &str, plural: &str, name: &str) -> Self {
-        let gr = group_resource(group, plural);
-        Self::with_details(
-            404,
-            "NotFound",
-            format!("{gr} \"{name}\" not found"),
-            group,
-            plural,
-            name,
-        )
+        Self::with_details(Refused::not_found(group, plural, name), group, plural, name)
     }
 
     pub fn namespace_not_found(namespace: &str) -> Self {
@@ -70,53 +53,23 @@ impl ApiError {
     }
 
     pub fn already_exists(group: &str, plural: &str, name: &str) -> Self {
-        let gr = group_resource(group, plural);
-        Self::with_details(
-            409,
-            "AlreadyExists",
-            format!("{gr} \"{name}\" already exists"),
-            group,
-            plural,
-            name,
-        )
+        let refused = Refused::already_exists(group, plural, name);
+        Self::with_details(refused, group, plural, name)
     }
 
     pub fn conflict(group: &str, plural: &str, name: &str) -> Self {
-        Self::conflict_because(
-            group,
-            plural,
-            name,
-            "the object has been modified; please apply your changes to the latest version and try again",
-        )
+        Self::with_details(Refused::conflict(group, plural, name), group, plural, name)
     }
 
     pub fn conflict_because(group: &str, plural: &str, name: &str, why: &str) -> Self {
-        let gr = group_resource(group, plural);
-        Self::with_details(
-            409,
-            "Conflict",
-            format!("Operation cannot be fulfilled on {gr} \"{name}\": {why}"),
-            group,
-            plural,
-            name,
-        )
+        let refused = Refused::conflict_because(group, plural, name, why);
+        Self::with_details(refused, group, plural, name)
     }
 
     /// 422 like `errors.NewInvalid`: the qualified kind, the name and the field problems.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: &str) -> Self {
-        let qualified = if group.is_empty() {
-            kind.to_string()
-        } else {
-            format!("{kind}.{group}")
-        };
-        Self::with_details(
-            422,
-            "Invalid",
-            format!("{qualified} \"{name}\" is invalid: {causes}"),
-            group,
-            kind,
-            name,
-        )
+        let refused = Refused::invalid(group, kind, name, causes);
+        Self::with_details(refused, group, kind, name)
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {

@@ -1,7 +1,8 @@
 //! The object store: every collection, the global resourceVersion, the watch event
-//! history and fan-out, and the write rules (generation, status subresource, no-op
-//! writes, finalizers). One mutex guards it all so each request is atomic; it is never
-//! held across an await.
+//! history and fan-out, and the write rules (no-op writes, finalizers, and the rules the
+//! dry-run overlay of `topograph-management` plays too, from [`topograph_api::server`]:
+//! generated names, resourceVersion preconditions, generation, status subresource).
+//! One mutex guards it all so each request is atomic; it is never held across an await.
 
 use crate::selector::Filter;
 use crate::status::ApiError;
@@ -11,6 +12,9 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
+use topograph_api::server::{self, equal_except};
+
+pub use topograph_api::server::Sub;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
@@ -39,13 +43,6 @@ pub struct Event {
     pub object: Value,
     /// For MODIFIED: the object before, so selector watches can turn it into ADDED/DELETED.
     pub old: Option<Value>,
-}
-
-/// Which part of an object a write addresses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sub {
-    Main,
-    Status,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,17 +422,6 @@ pub fn with_api_version(mut obj: Value, api_version: &str) -> Value {
     obj
 }
 
-/// Whether two objects are equal apart from the listed top-level fields.
-fn equal_except(a: &Value, b: &Value, skip: &[&str]) -> bool {
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a == b;
-    };
-    let keys: HashSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
-        .filter(|k| !skip.contains(&k.as_str()))
-        .all(|k| a.get(k) == b.get(k))
-}
-
 fn set_meta(obj: &mut Value, field: &str, value: Value) {
     if let Some(m) = metadata_mut(obj) {
         m.insert(field.into(), value);
@@ -593,25 +579,9 @@ impl Inner {
                 return Err(ApiError::namespace_not_found(ns));
             }
         }
-        let mut name = meta_str(&body, "name").to_string();
-        if name.is_empty() {
-            let prefix = meta_str(&body, "generateName").to_string();
-            if prefix.is_empty() {
-                return Err(ApiError::invalid(
-                    &rt.group,
-                    &rt.kind,
-                    "",
-                    "metadata.name: Required value: name or generateName is required",
-                ));
-            }
-            // Retry on the (unlikely) clash like the API server's generateName retry.
-            for _ in 0..8 {
-                name = format!("{prefix}{}", name_suffix());
-                if self.get(rt, ns, &name).is_err() {
-                    break;
-                }
-            }
-        }
+        let name =
+            server::name_to_create(&body, name_suffix, |name| self.get(rt, ns, name).is_ok())
+                .ok_or_else(|| ApiError::invalid(&rt.group, &rt.kind, "", server::NAME_REQUIRED))?;
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
@@ -634,11 +604,8 @@ impl Inner {
         meta.insert("generation".into(), Value::from(1));
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
-        if rt.status_subresource
-            && !keep_status
-            && let Some(m) = body.as_object_mut()
-        {
-            m.remove("status");
+        if !keep_status {
+            server::keep_status(&mut body, None, rt.status_subresource);
         }
         if rt.is_namespace() {
             body["status"] = serde_json::json!({"phase": "Active"});
@@ -716,57 +683,10 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let body_rv = meta_str(&body, "resourceVersion");
-        if !body_rv.is_empty() && body_rv != meta_str(&stored, "resourceVersion") {
+        if !server::resource_version_holds(&body, &stored) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        let new = match sub {
-            Sub::Main => {
-                let mut new = body;
-                for field in [
-                    "name",
-                    "namespace",
-                    "uid",
-                    "creationTimestamp",
-                    "deletionTimestamp",
-                    "deletionGracePeriodSeconds",
-                    "generation",
-                    "resourceVersion",
-                ] {
-                    match stored.pointer(&format!("/metadata/{field}")) {
-                        Some(v) => set_meta(&mut new, field, v.clone()),
-                        None => {
-                            if let Some(m) = new.get_mut("metadata").and_then(Value::as_object_mut)
-                            {
-                                m.remove(field);
-                            }
-                        }
-                    }
-                }
-                if rt.status_subresource
-                    && let Some(m) = new.as_object_mut()
-                {
-                    match stored.get("status") {
-                        Some(s) => m.insert("status".into(), s.clone()),
-                        None => m.remove("status"),
-                    };
-                }
-                new
-            }
-            Sub::Status => {
-                let mut new = stored.clone();
-                if let Some(m) = new.as_object_mut() {
-                    match body.get("status") {
-                        Some(s) => m.insert("status".into(), s.clone()),
-                        None => m.remove("status"),
-                    };
-                    if let Some(av) = body.get("apiVersion") {
-                        m.insert("apiVersion".into(), av.clone());
-                    }
-                }
-                new
-            }
-        };
+        let new = server::to_store(&stored, body, sub, rt.status_subresource);
         self.commit(rt, ns, name, stored, new, sub)
     }
 
@@ -789,19 +709,10 @@ impl Inner {
         if equal_except(&stored, &new, &["apiVersion"]) {
             return Ok(stored);
         }
-        if sub == Sub::Main {
-            let skip: &[&str] = if rt.status_subresource {
-                &["apiVersion", "kind", "metadata", "status"]
-            } else {
-                &["apiVersion", "kind", "metadata"]
-            };
-            if !equal_except(&stored, &new, skip) {
-                let generation = stored
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                set_meta(&mut new, "generation", Value::from(generation + 1));
-            }
+        if let Some(generation) =
+            server::bumped_generation(&stored, &new, sub, rt.status_subresource)
+        {
+            set_meta(&mut new, "generation", Value::from(generation));
         }
         let rv = self.next_rv();
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
@@ -838,8 +749,7 @@ impl Inner {
         let mut doc = with_api_version(stored.clone(), &rt.api_version(version));
         crate::patch::apply(&mut doc, patch_type, patch)?;
         // A resourceVersion in the patch is a precondition; the stored one is not.
-        let patched_rv = meta_str(&doc, "resourceVersion");
-        if !patched_rv.is_empty() && patched_rv != meta_str(&stored, "resourceVersion") {
+        if !server::resource_version_holds(&doc, &stored) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
         self.update(rt, version, ns, name, doc, sub)

@@ -238,13 +238,7 @@ pub fn type_key(group: &str, plural: &str) -> String {
     format!("{group}/{plural}")
 }
 
-/// Splits "group/version" (or "v1" for the core group) into group and version.
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.rsplit_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
-}
+pub use topograph_api::object::split_api_version;
 
 #[cfg(test)]
 mod tests {

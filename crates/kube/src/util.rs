@@ -1,7 +1,7 @@
 //! Small helpers the server needs without extra dependencies: random names and uids,
 //! RFC 3339 timestamps, and JSON field access.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,18 +40,10 @@ pub fn uuid_v4() -> String {
     )
 }
 
-/// The suffix Kubernetes appends for `generateName`: 5 characters from an alphabet
-/// without vowels (no accidental words) and without easily confused characters.
+/// A random suffix for `generateName`, as Kubernetes appends
+/// ([`topograph_api::server::name_suffix`]).
 pub fn name_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut n = random_u64();
-    (0..5)
-        .map(|_| {
-            let c = ALPHABET[(n % ALPHABET.len() as u64) as usize] as char;
-            n /= ALPHABET.len() as u64;
-            c
-        })
-        .collect()
+    topograph_api::server::name_suffix(random_u64())
 }
 
 /// Now as RFC 3339 in UTC with second precision, like `metav1.Time`.
@@ -90,17 +82,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// `metadata` of an object, created when missing so writers need not check.
-pub fn metadata_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
-    let map = obj.as_object_mut()?;
-    let meta = map
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    meta.as_object_mut()
-}
+pub use topograph_api::object::metadata_mut;
 
 /// A string field of `metadata`, empty when missing.
 pub fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {

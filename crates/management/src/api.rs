@@ -6,12 +6,16 @@
 //! a short while ([`UNSERVED_KIND_EXPIRY`]), so a CRD installed later becomes visible
 //! to a long-running applier or gateway without a restart. Every mutating request is
 //! counted, so a reconcile can report exactly how many writes it made (the contract of
-//! `topograph reconcile -o json`).
+//! `topograph reconcile -o json`). Where writes land is chosen when the client is made:
+//! the API server, or for a dry run an in-memory overlay (`Writer`, live or dry-run);
+//! resolving and counting are the same for both.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use kube::api::{
@@ -21,9 +25,10 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
-use topograph_api::object::{GroupVersion, ObjectExt};
+use topograph_api::object::{GroupVersion, ObjectExt, ObjectKey};
+use topograph_api::server::{NAME_REQUIRED, Refused, Sub};
 
-use crate::dry_run::{ObjectKey, Overlay, Refusal, Touched};
+use crate::dry_run::{Overlay, Refusal, Touched};
 use crate::error::{Error, is_not_found};
 
 /// How many mutating requests were made, by verb.
@@ -104,8 +109,8 @@ pub struct ManagementCluster {
     resources: Arc<Mutex<HashMap<(String, String), CachedKind>>>,
     unserved_expiry: Duration,
     writes: Arc<Counters>,
-    // Set on a dry-run client: writes land here and reads see them; nothing is sent.
-    overlay: Option<Arc<Mutex<Overlay>>>,
+    // Where writes land: the API server, or a dry run's overlay (which reads then see).
+    writer: Arc<dyn Writer>,
     observer: Option<WriteObserver>,
 }
 
@@ -118,7 +123,7 @@ impl ManagementCluster {
             resources: Arc::default(),
             unserved_expiry: UNSERVED_KIND_EXPIRY,
             writes: Arc::default(),
-            overlay: None,
+            writer: Arc::new(Live),
             observer: None,
         }
     }
@@ -146,7 +151,7 @@ impl ManagementCluster {
     pub fn dry_run(&self) -> Self {
         ManagementCluster {
             writes: Arc::default(),
-            overlay: Some(Arc::default()),
+            writer: Arc::new(DryRun::default()),
             observer: None,
             ..self.clone()
         }
@@ -160,31 +165,28 @@ impl ManagementCluster {
         }
     }
 
-    fn sent(&self, kind: &str, verb: &'static str) {
-        if let Some(observer) = &self.observer {
+    /// Counts a write about to be made, and tells the observer of one about to be sent.
+    fn count(&self, counter: &AtomicU64, kind: &str, verb: &'static str) {
+        counter.fetch_add(1, Ordering::Relaxed);
+        // The observer feeds metrics of writes sent; a dry run sends none.
+        if !self.is_dry_run()
+            && let Some(observer) = &self.observer
+        {
             observer(kind, verb);
         }
     }
 
-    /// What a dry-run client wrote, in the order first written (empty for a live one).
-    pub fn dry_run_writes(&self) -> Vec<Touched> {
-        self.overlay
-            .as_ref()
-            .and_then(|o| o.lock().ok().map(|o| o.touched()))
-            .unwrap_or_default()
+    /// Whether writes land in a dry run's overlay instead of the API server.
+    fn is_dry_run(&self) -> bool {
+        self.writer.overlay().is_some()
     }
 
-    /// Runs `write` on the overlay, if this is a dry-run client.
-    fn in_overlay<T>(
-        &self,
-        object: &Value,
-        write: impl FnOnce(&mut Overlay) -> Result<T, Refusal>,
-    ) -> Option<Result<T, Error>> {
-        let overlay = self.overlay.as_ref()?;
-        let Ok(mut overlay) = overlay.lock() else {
-            return Some(Err(Error::invalid("dry run state poisoned")));
-        };
-        Some(write(&mut overlay).map_err(|refusal| refused(object, refusal)))
+    /// What a dry-run client wrote, in the order first written (empty for a live one).
+    pub fn dry_run_writes(&self) -> Vec<Touched> {
+        self.writer
+            .overlay()
+            .and_then(|o| o.lock().ok().map(|o| o.touched()))
+            .unwrap_or_default()
     }
 
     /// Connects with the current context of a kubeconfig file.
@@ -299,35 +301,41 @@ impl ManagementCluster {
         Ok(found)
     }
 
-    async fn api(
-        &self,
-        api_version: &str,
-        kind: &str,
-        namespace: &str,
-    ) -> Result<Api<DynamicObject>, Error> {
-        self.api_opt(api_version, kind, namespace)
-            .await?
-            .ok_or_else(|| {
-                Error::invalid(format!("the server does not serve {kind} in {api_version}"))
-            })
+    /// The write of `object`, its kind resolved; an unserved kind is an error, as the
+    /// server would refuse the write.
+    async fn target<'a>(&self, object: &'a Value) -> Result<Target<'a>, Error> {
+        let (api_version, kind) = (object.api_version(), object.kind());
+        self.target_opt(object).await?.ok_or_else(|| {
+            Error::invalid(format!("the server does not serve {kind} in {api_version}"))
+        })
     }
 
-    async fn api_opt(
+    /// The write of `object`, or `None` when its kind is not served.
+    async fn target_opt<'a>(&self, object: &'a Value) -> Result<Option<Target<'a>>, Error> {
+        let (api_version, kind, namespace) =
+            (object.api_version(), object.kind(), object.namespace());
+        let resource = self.resource(api_version, kind, namespace).await?;
+        Ok(resource.map(|resource| Target { object, resource }))
+    }
+
+    async fn resource(
         &self,
         api_version: &str,
         kind: &str,
         namespace: &str,
-    ) -> Result<Option<Api<DynamicObject>>, Error> {
+    ) -> Result<Option<Resource>, Error> {
         Ok(self
             .resolve(api_version, kind)
             .await?
-            .map(|(resource, namespaced)| {
+            .map(|(resource, namespaced)| Resource {
                 // No namespace on a namespaced kind: every namespace (lists).
-                if namespaced && !namespace.is_empty() {
+                api: if namespaced && !namespace.is_empty() {
                     Api::namespaced_with(self.client.clone(), namespace, &resource)
                 } else {
                     Api::all_with(self.client.clone(), &resource)
-                }
+                },
+                group: resource.group,
+                plural: resource.plural,
             }))
     }
 
@@ -364,26 +372,16 @@ impl ManagementCluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, Error> {
-        if let Some(overlay) = &self.overlay {
-            let key = ObjectKey {
-                group: GroupVersion::parse(api_version)
-                    .map(|gv| gv.group)
-                    .unwrap_or_default(),
-                kind: kind.to_string(),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-            };
+        if let Some(overlay) = self.writer.overlay() {
+            let key = ObjectKey::new(api_version, kind, namespace, name);
             if let Some(known) = overlay.lock().ok().and_then(|o| o.get(&key)) {
                 return Ok(known);
             }
         }
-        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
+        let Some(resource) = self.resource(api_version, kind, namespace).await? else {
             return Ok(None);
         };
-        match api.get_opt(name).await? {
-            Some(object) => Ok(Some(to_value(object)?)),
-            None => Ok(None),
-        }
+        resource.get_live(name).await
     }
 
     /// Objects of a kind in a namespace (`""`: in all of them) carrying every given
@@ -404,7 +402,7 @@ impl ManagementCluster {
         let live = self
             .list_live(api_version, kind, namespace, &selector)
             .await?;
-        match &self.overlay {
+        match self.writer.overlay() {
             Some(overlay) => match overlay.lock() {
                 Ok(overlay) => Ok(overlay.list(live, api_version, kind, namespace, labels)),
                 Err(_) => Err(Error::invalid("dry run state poisoned")),
@@ -428,7 +426,7 @@ impl ManagementCluster {
         namespace: &str,
         selector: &str,
     ) -> Result<Vec<Value>, Error> {
-        if self.overlay.is_some() {
+        if self.is_dry_run() {
             if selector.is_empty() {
                 return self.list(api_version, kind, namespace, &[]).await;
             }
@@ -447,186 +445,258 @@ impl ManagementCluster {
         namespace: &str,
         selector: &str,
     ) -> Result<Vec<Value>, Error> {
-        let Some(api) = self.api_opt(api_version, kind, namespace).await? else {
+        let Some(resource) = self.resource(api_version, kind, namespace).await? else {
             return Ok(Vec::new());
         };
-        let list = api.list(&ListParams::default().labels(selector)).await?;
+        let list = resource
+            .api
+            .list(&ListParams::default().labels(selector))
+            .await?;
         list.items.into_iter().map(to_value).collect()
     }
 
-    /// The object as a read sees it now (dry runs: with the overlay).
-    async fn current(&self, object: &Value) -> Result<Option<Value>, Error> {
-        self.get(
-            object.api_version(),
-            object.kind(),
-            object.namespace(),
-            object.name(),
-        )
-        .await
-    }
-
     /// Creates `object`; returns it as stored.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "create", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "create", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn create(&self, object: &Value) -> Result<Value, Error> {
-        if self.overlay.is_some() {
-            // As a real create would, refuse kinds the server does not serve.
-            self.api(object.api_version(), object.kind(), object.namespace())
-                .await?;
-            self.writes.create.fetch_add(1, Ordering::Relaxed);
-            let current = if object.name().is_empty() {
-                None
-            } else {
-                self.current(object).await?
-            };
-            if let Some(result) = self.in_overlay(object, |o| o.create(object, current)) {
-                return result;
-            }
-        }
-        let api = self
-            .api(object.api_version(), object.kind(), object.namespace())
-            .await?;
-        self.writes.create.fetch_add(1, Ordering::Relaxed);
-        self.sent(object.kind(), "create");
-        let created = api
-            .create(&PostParams::default(), &from_value(object)?)
-            .await?;
-        to_value(created)
+        let target = self.target(object).await?;
+        self.count(&self.writes.create, object.kind(), "create");
+        self.writer.create(target).await
     }
 
     /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when
     /// someone else wrote in between.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "update", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "update", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn replace(&self, object: &Value) -> Result<Value, Error> {
-        if self.overlay.is_some() {
-            self.writes.update.fetch_add(1, Ordering::Relaxed);
-            let current = self.current(object).await?;
-            if let Some(result) = self.in_overlay(object, |o| o.replace(object, current, false)) {
-                return result;
-            }
-        }
-        let api = self
-            .api(object.api_version(), object.kind(), object.namespace())
-            .await?;
-        self.writes.update.fetch_add(1, Ordering::Relaxed);
-        self.sent(object.kind(), "update");
-        let replaced = api
-            .replace(object.name(), &PostParams::default(), &from_value(object)?)
-            .await?;
-        to_value(replaced)
+        self.replace_sub(object, Sub::Main).await
     }
 
     /// Replaces `object`'s status; 409 on a stale resourceVersion.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "update status", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "update status", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn replace_status(&self, object: &Value) -> Result<Value, Error> {
-        if self.overlay.is_some() {
-            self.writes.update.fetch_add(1, Ordering::Relaxed);
-            let current = self.current(object).await?;
-            if let Some(result) = self.in_overlay(object, |o| o.replace(object, current, true)) {
-                return result;
-            }
-        }
-        let api = self
-            .api(object.api_version(), object.kind(), object.namespace())
-            .await?;
-        self.writes.update.fetch_add(1, Ordering::Relaxed);
-        self.sent(object.kind(), "update");
-        let replaced = api
-            .replace_status(object.name(), &PostParams::default(), &from_value(object)?)
-            .await?;
-        to_value(replaced)
+        self.replace_sub(object, Sub::Status).await
+    }
+
+    async fn replace_sub(&self, object: &Value, sub: Sub) -> Result<Value, Error> {
+        let target = self.target(object).await?;
+        self.count(&self.writes.update, object.kind(), "update");
+        self.writer.replace(target, sub).await
     }
 
     /// Applies a JSON merge patch (RFC 7386) to the object.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.is_dry_run()))]
     pub async fn merge_patch(&self, of: &Value, patch: &Value) -> Result<Value, Error> {
-        if self.overlay.is_some() {
-            self.writes.patch.fetch_add(1, Ordering::Relaxed);
-            let current = self.current(of).await?;
-            if let Some(result) = self.in_overlay(of, |o| o.merge_patch(patch, current, false)) {
-                return result;
-            }
-        }
-        let api = self
-            .api(of.api_version(), of.kind(), of.namespace())
-            .await?;
-        self.writes.patch.fetch_add(1, Ordering::Relaxed);
-        self.sent(of.kind(), "patch");
-        let patched = api
-            .patch(of.name(), &PatchParams::default(), &Patch::Merge(patch))
-            .await?;
-        to_value(patched)
+        self.merge_patch_sub(of, patch, Sub::Main).await
     }
 
     /// Applies a JSON merge patch to the object's status subresource.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch status", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.overlay.is_some()))]
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "patch status", kind = %of.kind(), namespace = %of.namespace(), name = %of.name(), dry_run = self.is_dry_run()))]
     pub async fn merge_patch_status(&self, of: &Value, patch: &Value) -> Result<Value, Error> {
-        if self.overlay.is_some() {
-            self.writes.patch.fetch_add(1, Ordering::Relaxed);
-            let current = self.current(of).await?;
-            if let Some(result) = self.in_overlay(of, |o| o.merge_patch(patch, current, true)) {
-                return result;
-            }
-        }
-        let api = self
-            .api(of.api_version(), of.kind(), of.namespace())
-            .await?;
-        self.writes.patch.fetch_add(1, Ordering::Relaxed);
-        self.sent(of.kind(), "patch");
-        let patched = api
-            .patch_status(of.name(), &PatchParams::default(), &Patch::Merge(patch))
-            .await?;
-        to_value(patched)
+        self.merge_patch_sub(of, patch, Sub::Status).await
     }
 
-    /// Deletes the object; one already gone is not an error.
-    #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.overlay.is_some()))]
+    async fn merge_patch_sub(&self, of: &Value, patch: &Value, sub: Sub) -> Result<Value, Error> {
+        let target = self.target(of).await?;
+        self.count(&self.writes.patch, of.kind(), "patch");
+        self.writer.merge_patch(target, patch, sub).await
+    }
+
+    /// Deletes the object; one already gone (or of a kind not served) is not an error.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn delete(&self, object: &Value) -> Result<(), Error> {
-        if self.overlay.is_some() {
-            self.writes.delete.fetch_add(1, Ordering::Relaxed);
-            let current = self.current(object).await?;
-            if let Some(result) = self.in_overlay(object, |o| {
-                o.delete(current);
-                Ok(())
-            }) {
-                return result;
-            }
-        }
-        let Some(api) = self
-            .api_opt(object.api_version(), object.kind(), object.namespace())
-            .await?
-        else {
+        let Some(target) = self.target_opt(object).await? else {
             return Ok(());
         };
-        self.writes.delete.fetch_add(1, Ordering::Relaxed);
-        self.sent(object.kind(), "delete");
-        match api.delete(object.name(), &DeleteParams::background()).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_not_found(&e) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+        self.count(&self.writes.delete, object.kind(), "delete");
+        self.writer.delete(target).await
     }
 }
 
-/// The API server's answer for an overlay refusal, so callers handle dry runs and real
-/// writes alike (conflict retries, adoption on AlreadyExists).
-fn refused(object: &Value, refusal: Refusal) -> Error {
-    let (code, reason, message) = match refusal {
-        Refusal::NotFound => (404, "NotFound", "not found"),
-        Refusal::AlreadyExists => (409, "AlreadyExists", "already exists"),
-        Refusal::Conflict => (
-            409,
-            "Conflict",
-            "the object has been modified; please apply your changes to the latest version and try again",
-        ),
+/// A resolved kind, in one namespace or all: the requests for it, and its group and
+/// plural for the API server's messages.
+struct Resource {
+    api: Api<DynamicObject>,
+    group: String,
+    plural: String,
+}
+
+impl Resource {
+    /// The object as the API server has it.
+    async fn get_live(&self, name: &str) -> Result<Option<Value>, Error> {
+        self.api.get_opt(name).await?.map(to_value).transpose()
+    }
+}
+
+/// The object a write addresses, its kind resolved.
+struct Target<'a> {
+    object: &'a Value,
+    resource: Resource,
+}
+
+/// A write on its way; boxed, as kube-rs' futures are, so writers can be trait objects.
+type Write<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
+
+/// Where a [`ManagementCluster`]'s writes land, chosen when it is made: the API server
+/// ([`Live`]) or a dry run's overlay ([`DryRun`]), as Cluster API's PatchHelper has a
+/// live and a dry-run form. The cluster resolves the kind and counts the write before
+/// handing it over, so both are counted alike and differ only in where the write lands.
+trait Writer: Send + Sync {
+    fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value>;
+    fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value>;
+    fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value>;
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()>;
+    /// The overlay reads must see, for a dry run.
+    fn overlay(&self) -> Option<&Mutex<Overlay>>;
+}
+
+/// Writes sent to the API server.
+struct Live;
+
+impl Writer for Live {
+    fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value> {
+        Box::pin(async move {
+            let object = from_value(to.object)?;
+            let api = &to.resource.api;
+            to_value(api.create(&PostParams::default(), &object).await?)
+        })
+    }
+
+    fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value> {
+        Box::pin(async move {
+            let (name, object) = (to.object.name(), from_value(to.object)?);
+            let (api, params) = (&to.resource.api, PostParams::default());
+            let replaced = match sub {
+                Sub::Main => api.replace(name, &params, &object).await?,
+                Sub::Status => api.replace_status(name, &params, &object).await?,
+            };
+            to_value(replaced)
+        })
+    }
+
+    fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value> {
+        Box::pin(async move {
+            let (name, patch) = (to.object.name(), Patch::Merge(patch));
+            let (api, params) = (&to.resource.api, PatchParams::default());
+            let patched = match sub {
+                Sub::Main => api.patch(name, &params, &patch).await?,
+                Sub::Status => api.patch_status(name, &params, &patch).await?,
+            };
+            to_value(patched)
+        })
+    }
+
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()> {
+        Box::pin(async move {
+            let api = &to.resource.api;
+            match api
+                .delete(to.object.name(), &DeleteParams::background())
+                .await
+            {
+                Ok(_) => Ok(()),
+                Err(e) if is_not_found(&e) => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    fn overlay(&self) -> Option<&Mutex<Overlay>> {
+        None
+    }
+}
+
+/// Writes kept in an overlay ([`crate::dry_run`]) over the live objects: each reads the
+/// object as a read through the dry-run client sees it now, then writes the overlay.
+#[derive(Default)]
+struct DryRun {
+    overlay: Mutex<Overlay>,
+}
+
+impl DryRun {
+    /// The object as a read sees it now: the overlay's, else the live one.
+    async fn current(&self, to: &Target<'_>) -> Result<Option<Value>, Error> {
+        let known = self.lock()?.get(&ObjectKey::of(to.object));
+        match known {
+            Some(known) => Ok(known),
+            None => to.resource.get_live(to.object.name()).await,
+        }
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Overlay>, Error> {
+        self.overlay
+            .lock()
+            .map_err(|_| Error::invalid("dry run state poisoned"))
+    }
+
+    /// Runs `write` on the overlay, a refusal answered as the API server would.
+    fn apply<T>(
+        &self,
+        to: &Target<'_>,
+        write: impl FnOnce(&mut Overlay) -> Result<T, Refusal>,
+    ) -> Result<T, Error> {
+        write(&mut *self.lock()?).map_err(|refusal| refused(to, refusal))
+    }
+}
+
+impl Writer for DryRun {
+    fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value> {
+        Box::pin(async move {
+            // Only a named object can exist already; a generated name is new.
+            let current = if to.object.name().is_empty() {
+                None
+            } else {
+                self.current(&to).await?
+            };
+            self.apply(&to, |o| o.create(to.object, current))
+        })
+    }
+
+    fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value> {
+        Box::pin(async move {
+            let current = self.current(&to).await?;
+            self.apply(&to, |o| o.replace(to.object, current, sub == Sub::Status))
+        })
+    }
+
+    fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value> {
+        Box::pin(async move {
+            let current = self.current(&to).await?;
+            self.apply(&to, |o| o.merge_patch(patch, current, sub == Sub::Status))
+        })
+    }
+
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()> {
+        Box::pin(async move {
+            let current = self.current(&to).await?;
+            self.apply(&to, |o| {
+                o.delete(current);
+                Ok(())
+            })
+        })
+    }
+
+    fn overlay(&self) -> Option<&Mutex<Overlay>> {
+        Some(&self.overlay)
+    }
+}
+
+/// The API server's answer for an overlay refusal, texts and all, so callers handle
+/// dry runs and real writes alike (conflict retries, adoption on AlreadyExists).
+fn refused(to: &Target<'_>, refusal: Refusal) -> Error {
+    let (group, plural) = (&to.resource.group, &to.resource.plural);
+    let (kind, name) = (to.object.kind(), to.object.name());
+    let Refused {
+        code,
+        reason,
+        message,
+    } = match refusal {
+        Refusal::NotFound => Refused::not_found(group, plural, name),
+        Refusal::AlreadyExists => Refused::already_exists(group, plural, name),
+        Refusal::Conflict => Refused::conflict(group, plural, name),
+        Refusal::NameRequired => Refused::invalid(group, kind, name, NAME_REQUIRED),
     };
     Error::Api(kube::Error::Api(Box::new(kube::core::Status {
         code,
         reason: reason.to_string(),
-        message: format!(
-            "{} {:?} {message}",
-            object.kind(),
-            format!("{}/{}", object.namespace(), object.name())
-        ),
+        message,
         ..kube::core::Status::failure("", "")
     })))
 }

@@ -6,45 +6,17 @@
 //! The overlay plays the API server's part for what a reconcile relies on: names from
 //! `generateName`, uids, resourceVersion conflicts, AlreadyExists, generation bumps on
 //! spec changes, and status written only through the status subresource (every kind the
-//! topology writes has one). It does not run admission webhooks, defaulting or garbage
+//! topology writes has one), by the rules the in-memory API server uses too
+//! ([`topograph_api::server`]). Its own are the placeholders: uids and resourceVersions
+//! `dry-run-N`, and generated names from the run's sequence. It does not run admission webhooks, defaulting or garbage
 //! collection; [`Overlay::touched`] hands back each object as first seen and as last
 //! written, and the plan derives cascading deletions itself.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value, json};
-use topograph_api::object::{GroupVersion, ObjectExt};
-
-/// Identifies an object whatever version it is read in: group, kind, namespace, name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ObjectKey {
-    /// API group (`""` for the core group).
-    pub group: String,
-    /// Kind.
-    pub kind: String,
-    /// Namespace (`""` when cluster-scoped).
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-}
-
-impl ObjectKey {
-    /// The key of `object`.
-    pub fn of(object: &Value) -> Self {
-        ObjectKey {
-            group: group(object.api_version()),
-            kind: object.kind().to_string(),
-            namespace: object.namespace().to_string(),
-            name: object.name().to_string(),
-        }
-    }
-}
-
-fn group(api_version: &str) -> String {
-    GroupVersion::parse(api_version)
-        .map(|gv| gv.group)
-        .unwrap_or_default()
-}
+use serde_json::{Value, json};
+use topograph_api::object::{ObjectExt, ObjectKey, group_of, metadata_mut};
+use topograph_api::server::{self, Sub};
 
 /// One object a dry run wrote: as it was before (`None`: it did not exist) and as it
 /// would be after (`None`: deleted).
@@ -67,6 +39,8 @@ pub enum Refusal {
     AlreadyExists,
     /// 409 Conflict (stale resourceVersion).
     Conflict,
+    /// 422 Invalid: a create with neither a name nor a `generateName`.
+    NameRequired,
 }
 
 /// The writes of one dry run.
@@ -102,7 +76,7 @@ impl Overlay {
         namespace: &str,
         labels: &[(&str, &str)],
     ) -> Vec<Value> {
-        let group = group(api_version);
+        let group = group_of(api_version);
         // By namespace and name: a list across namespaces holds same-named objects.
         let mut listed: BTreeMap<(String, String), Value> = BTreeMap::new();
         for object in live {
@@ -144,21 +118,17 @@ impl Overlay {
         if current.is_some() {
             return Err(Refusal::AlreadyExists);
         }
-        let mut created = object.clone();
         let sequence = self.next();
-        edit_metadata(&mut created, |metadata| {
-            if metadata
-                .get("name")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                let prefix = metadata
-                    .get("generateName")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                metadata.insert("name".into(), json!(format!("{prefix}dry{sequence:02}")));
-            }
+        // The run's sequence, not a random source, picks the suffix, so a plan made twice
+        // names the same objects. Whether a live object already has the generated name
+        // is not asked (that is a read, and the overlay only sees what it is given); with
+        // five random characters on the live side, a clash is one in 27^5 per object.
+        let name = server::name_to_create(object, || server::name_suffix(sequence), |_| false)
+            .ok_or(Refusal::NameRequired)?;
+        let mut created = object.clone();
+        server::keep_status(&mut created, None, STATUS_SUBRESOURCE);
+        if let Some(metadata) = metadata_mut(&mut created) {
+            metadata.insert("name".into(), json!(name));
             metadata.insert("uid".into(), json!(format!("dry-run-{sequence}")));
             metadata.insert(
                 "resourceVersion".into(),
@@ -166,7 +136,7 @@ impl Overlay {
             );
             metadata.insert("generation".into(), json!(1));
             metadata.remove("managedFields");
-        });
+        }
         self.record(None, Some(created.clone()));
         Ok(created)
     }
@@ -180,16 +150,7 @@ impl Overlay {
         status: bool,
     ) -> Result<Value, Refusal> {
         let current = current.ok_or(Refusal::NotFound)?;
-        let sent = resource_version(object);
-        if !sent.is_empty() && sent != resource_version(&current) {
-            return Err(Refusal::Conflict);
-        }
-        let written = if status {
-            with_status_of(&current, object)
-        } else {
-            with_status_of(object, &current)
-        };
-        Ok(self.commit(current, written))
+        self.write(current, object.clone(), sub(status))
     }
 
     /// Applies a JSON merge patch to the main resource, or with `status` to the status.
@@ -202,12 +163,7 @@ impl Overlay {
         let current = current.ok_or(Refusal::NotFound)?;
         let mut patched = current.clone();
         json_patch::merge(&mut patched, patch);
-        let written = if status {
-            with_status_of(&current, &patched)
-        } else {
-            with_status_of(&patched, &current)
-        };
-        Ok(self.commit(current, written))
+        self.write(current, patched, sub(status))
     }
 
     /// Deletes the object; one already gone is fine.
@@ -236,33 +192,27 @@ impl Overlay {
         self.sequence
     }
 
-    /// Stores `written` over `current`: a new resourceVersion, and a new generation when
-    /// anything but metadata and status changed.
-    fn commit(&mut self, current: Value, mut written: Value) -> Value {
+    /// Stores `body` written to `sub` over `current` by the API server's rules: the
+    /// resourceVersion precondition, the status subresource split, a new resourceVersion
+    /// and a new generation when the write changed the spec.
+    fn write(&mut self, current: Value, body: Value, sub: Sub) -> Result<Value, Refusal> {
+        if !server::resource_version_holds(&body, &current) {
+            return Err(Refusal::Conflict);
+        }
+        let mut written = server::to_store(&current, body, sub, STATUS_SUBRESOURCE);
+        let generation = server::bumped_generation(&current, &written, sub, STATUS_SUBRESOURCE);
         let sequence = self.next();
-        let generation = current
-            .at(&["metadata", "generation"])
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        let spec_changed = without(&current, &["metadata", "status"])
-            != without(&written, &["metadata", "status"]);
-        edit_metadata(&mut written, |metadata| {
-            for field in ["uid", "creationTimestamp", "name", "namespace"] {
-                if let Some(value) = current.at(&["metadata", field]) {
-                    metadata.insert(field.into(), value.clone());
-                }
-            }
+        if let Some(metadata) = metadata_mut(&mut written) {
             metadata.insert(
                 "resourceVersion".into(),
                 json!(format!("dry-run-{sequence}")),
             );
-            metadata.insert(
-                "generation".into(),
-                json!(generation + i64::from(spec_changed)),
-            );
-        });
+            if let Some(generation) = generation {
+                metadata.insert("generation".into(), json!(generation));
+            }
+        }
         self.record(Some(current), Some(written.clone()));
-        written
+        Ok(written)
     }
 
     fn record(&mut self, before: Option<Value>, after: Option<Value>) {
@@ -281,49 +231,12 @@ impl Overlay {
     }
 }
 
-fn resource_version(object: &Value) -> &str {
-    object
-        .at(&["metadata", "resourceVersion"])
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
+/// Every kind the topology writes has a status subresource, so the overlay treats
+/// every kind as having one.
+const STATUS_SUBRESOURCE: bool = true;
 
-/// Edits `object`'s metadata (made an object if it is not one).
-fn edit_metadata(object: &mut Value, edit: impl FnOnce(&mut Map<String, Value>)) {
-    let mut metadata = match object.get("metadata") {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
-    edit(&mut metadata);
-    if let Some(map) = object.as_object_mut() {
-        map.insert("metadata".into(), Value::Object(metadata));
-    }
-}
-
-/// `object` with its `status` replaced by the status of `from` (or removed).
-fn with_status_of(object: &Value, from: &Value) -> Value {
-    let mut out = object.clone();
-    if let Some(map) = out.as_object_mut() {
-        match from.get("status") {
-            Some(status) => {
-                map.insert("status".into(), status.clone());
-            }
-            None => {
-                map.remove("status");
-            }
-        }
-    }
-    out
-}
-
-fn without(object: &Value, fields: &[&str]) -> Value {
-    let mut out = object.clone();
-    if let Some(map) = out.as_object_mut() {
-        for field in fields {
-            map.remove(*field);
-        }
-    }
-    out
+fn sub(status: bool) -> Sub {
+    if status { Sub::Status } else { Sub::Main }
 }
 
 /// Label selection as [`crate::ManagementCluster::list`] means it: every pair present
@@ -397,7 +310,7 @@ mod tests {
         let mut new = cm("", "n");
         new["metadata"]["generateName"] = json!("gen-");
         let created = overlay.create(&new, None).unwrap();
-        assert_eq!(created.name(), "gen-dry01");
+        assert_eq!(created.name(), "gen-cbbbb");
         assert_eq!(created["metadata"]["generation"], 1);
         overlay.delete(Some(cm("b", "1")));
         let listed = overlay.list(
@@ -408,7 +321,7 @@ mod tests {
             &[("app", "x")],
         );
         let names: Vec<&str> = listed.iter().map(|o| o.name()).collect();
-        assert_eq!(names, ["c", "gen-dry01"]);
+        assert_eq!(names, ["c", "gen-cbbbb"]);
         assert_eq!(overlay.get(&ObjectKey::of(&cm("b", "1"))), Some(None));
         assert_eq!(overlay.get(&ObjectKey::of(&cm("c", "1"))), None);
         let other_labels = overlay.list(Vec::new(), "v1", "ConfigMap", "ns", &[("app", "y")]);
@@ -420,7 +333,7 @@ mod tests {
             .iter()
             .map(|o| (o.namespace(), o.name()))
             .collect();
-        assert_eq!(at, [("ns", "c"), ("ns", "gen-dry01"), ("other", "c")]);
+        assert_eq!(at, [("ns", "c"), ("ns", "gen-cbbbb"), ("other", "c")]);
         assert!(other_labels.is_empty());
     }
 

@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value};
 use topograph_api::managed;
+use topograph_api::object::group_of;
 
 /// `current` brought to `intent` as a write of the topology: the intent enforced
 /// ([`enforce`]), the fields the topology set last time and no longer sets removed,
@@ -129,10 +130,7 @@ fn owner_key(owner: &Value) -> (String, String, String) {
             .unwrap_or("")
             .to_string()
     };
-    let group = s("apiVersion")
-        .split_once('/')
-        .map(|(g, _)| g.to_string())
-        .unwrap_or_default();
+    let group = group_of(&s("apiVersion")).to_string();
     (group, s("kind"), s("name"))
 }
 

@@ -14,14 +14,14 @@ use futures::StreamExt;
 use serde_json::Value;
 use topograph_api::field::FieldError;
 use topograph_api::model::Cluster;
-use topograph_api::object::{GroupVersion, ObjectExt};
+use topograph_api::object::{ObjectExt, ObjectKey, group_of};
 
 use crate::class::API_VERSION;
 use crate::cluster::reconcile_cluster;
 use crate::error::ReconcileError;
 use topograph_engine::Engine;
 use topograph_management::ManagementCluster;
-use topograph_management::dry_run::{ObjectKey, Touched};
+use topograph_management::dry_run::Touched;
 
 /// One object of a plan.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -324,9 +324,7 @@ async fn summarize(api: &ManagementCluster, touched: Vec<Touched>) -> Result<Pla
 }
 
 fn is_event(object: &Value) -> bool {
-    let group = GroupVersion::parse(object.api_version())
-        .map(|gv| gv.group)
-        .unwrap_or_default();
+    let group = group_of(object.api_version());
     object.kind() == "Event" && (group.is_empty() || group == "events.k8s.io")
 }
 

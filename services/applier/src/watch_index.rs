@@ -9,21 +9,19 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
-use topograph_api::object::{ObjectExt, group_of};
+use topograph_api::object::{ObjectExt, ObjectKey};
 
 use topograph_reconcile::class::template_refs;
 
 /// `(namespace, name)`.
 pub type Name = (String, String);
 
-/// A template a class references: group, kind, namespace, name.
-type TemplateId = (String, String, String, String);
-
 /// The index of one management cluster.
 #[derive(Debug, Default)]
 pub struct WatchIndex {
     cluster_class: HashMap<Name, Name>,
-    class_templates: HashMap<Name, BTreeSet<TemplateId>>,
+    /// The templates each class references.
+    class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
     /// `(apiVersion, kind)` of every template kind classes reference.
     template_kinds: BTreeSet<(String, String)>,
 }
@@ -79,12 +77,7 @@ impl WatchIndex {
                         .template_kinds
                         .insert((r.api_version.clone(), stamped.to_string()));
                 }
-                templates.insert((
-                    group_of(&r.api_version).to_string(),
-                    r.kind.clone(),
-                    namespace,
-                    r.name.clone(),
-                ));
+                templates.insert(ObjectKey::new(&r.api_version, &r.kind, &namespace, &r.name));
             }
         }
         self.class_templates.insert(name.clone(), templates);
@@ -104,12 +97,7 @@ impl WatchIndex {
         if let Some(cluster) = object.labels().get("cluster.x-k8s.io/cluster-name") {
             return vec![(object.namespace().to_string(), cluster.clone())];
         }
-        let id = (
-            group_of(object.api_version()).to_string(),
-            object.kind().to_string(),
-            object.namespace().to_string(),
-            object.name().to_string(),
-        );
+        let id = ObjectKey::of(object);
         let mut affected = BTreeSet::new();
         for (class, templates) in &self.class_templates {
             if templates.contains(&id) {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::Value;
-use topograph_api::ObjectExt;
+use topograph_api::object::versioned_key;
 use topograph_engine::ObjectStore;
 use topograph_engine::patches::Explanation;
 
@@ -70,9 +70,10 @@ pub fn run(args: &RenderArgs) -> ExitCode {
     };
     let mut invalid = false;
 
+    // By apiVersion as written too: two versions of one object are two inputs.
     let mut sources = HashMap::new();
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| {
-        sources.insert(o.value.key(), o.source);
+        sources.insert(versioned_key(&o.value), o.source);
         o.value
     }));
     let mut objects: Vec<Value> = Vec::new();
@@ -139,13 +140,15 @@ pub fn run(args: &RenderArgs) -> ExitCode {
             );
         }
     }
-    for key in store.unread() {
-        if let Some(source) = sources.get(&key) {
+    for object in store.unread() {
+        let versioned = versioned_key(object);
+        if let Some(source) = sources.get(&versioned) {
+            let key = &versioned.1;
             eprintln!("warning: {source}: {key} is not referenced by any ClusterClass or Cluster");
         }
     }
 
-    objects.sort_by_cached_key(|o| o.key());
+    objects.sort_by_cached_key(versioned_key);
     let printed = match args.output {
         Output::Json => serde_json::to_string_pretty(&objects)
             .map(|s| s + "\n")

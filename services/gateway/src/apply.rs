@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 use tonic::Status;
-use topograph_api::object::ObjectExt;
+use topograph_api::object::{ObjectExt, ObjectKey};
 use topograph_management::ManagementCluster;
 use topograph_management::keys::ClusterKey;
 use topograph_proto::gateway::v1 as pb;
@@ -82,7 +82,7 @@ impl Item {
 fn parse(objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
     let mut items = Vec::new();
     let mut violations = Vec::new();
-    let mut seen: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
+    let mut seen: BTreeMap<ObjectKey, usize> = BTreeMap::new();
     for (index, bytes) in objects.iter().enumerate() {
         let at = format!("objects[{index}]");
         let value: Value = match serde_json::from_slice(bytes) {
@@ -124,13 +124,7 @@ fn parse(objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
             violations.extend(problems);
             continue;
         }
-        let identity = (
-            crate::objects::group(value.api_version()).to_string(),
-            value.kind().to_string(),
-            value.namespace().to_string(),
-            value.name().to_string(),
-        );
-        if let Some(first) = seen.insert(identity, index) {
+        if let Some(first) = seen.insert(ObjectKey::of(&value), index) {
             violations.push(Violation::new(
                 at,
                 format!("Duplicate value: the same object as objects[{first}]"),

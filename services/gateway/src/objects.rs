@@ -2,7 +2,7 @@
 //! which kind of object it is, which class a Cluster uses, its conditions.
 
 use serde_json::Value;
-use topograph_api::object::ObjectExt;
+use topograph_api::object::{ObjectExt, group_of};
 use topograph_proto::gateway::v1 as pb;
 
 /// Cluster API's group.
@@ -25,15 +25,10 @@ pub enum Role {
     Cluster,
 }
 
-/// The group of an `apiVersion`.
-pub fn group(api_version: &str) -> &str {
-    api_version.split_once('/').map_or("", |(g, _)| g)
-}
-
 /// The role of an object, or `None` for kinds Apply does not take.
 pub fn role(object: &Value) -> Option<Role> {
     let kind = object.kind();
-    match (group(object.api_version()), kind) {
+    match (group_of(object.api_version()), kind) {
         (GROUP, "ClusterClass") => Some(Role::Class),
         (GROUP, "Cluster") => Some(Role::Cluster),
         (_, k) if k.ends_with("Template") && k.len() > "Template".len() => Some(Role::Template),

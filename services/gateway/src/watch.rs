@@ -20,10 +20,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
-use topograph_api::object::ObjectExt;
+use topograph_api::object::{ObjectExt, group_of};
 use topograph_proto::gateway::v1 as pb;
 
-use crate::objects::{GROUP, conditions, group};
+use crate::objects::{GROUP, conditions};
 use crate::state::State;
 use crate::tenancy::Tenant;
 use topograph_api::Violation;
@@ -104,7 +104,7 @@ impl EventTracker {
         let namespace = text(involved.get("namespace"));
         let name = text(involved.get("name"));
         if text(involved.get("kind")) != "Cluster"
-            || group(&text(involved.get("apiVersion"))) != GROUP
+            || group_of(&text(involved.get("apiVersion"))) != GROUP
             || !filter.matches(&namespace, &name)
         {
             return Vec::new();

@@ -16,6 +16,7 @@ use topograph_api::ObjectExt;
 use topograph_api::Violation;
 use topograph_api::load::{Bundle, Input, LoadOptions, load, parse_documents};
 use topograph_api::model::Cluster;
+use topograph_api::object::versioned_key;
 use topograph_engine::admission::{self, Verdict};
 use topograph_engine::validate::default_cluster;
 use topograph_engine::{ObjectStore, Refusal, plan};
@@ -404,7 +405,7 @@ impl Handlers {
     fn render_uncached(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
         let outcome = self.render_inner(request, "").map_err(invalid)?;
         let mut desired = outcome.desired;
-        desired.sort_by_cached_key(|o| o.key());
+        desired.sort_by_cached_key(versioned_key);
         let delete = plan::to_delete(&desired, &outcome.current)
             .into_iter()
             .map(object_name)

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
-use topograph_api::object::ObjectExt;
+use topograph_api::object::versioned_key;
 
 use crate::blueprint::Blueprint;
 use crate::current::CurrentState;
@@ -82,7 +82,7 @@ impl DesiredState {
             all.push(&md.infrastructure_template);
             all.extend(&md.health_check);
         }
-        all.sort_by_cached_key(|o| o.key());
+        all.sort_by_cached_key(|o| versioned_key(o));
         all
     }
 }
