@@ -10,14 +10,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tonic::Request;
 use topograph_management::{ManagementCluster, crds};
-use topograph_proto::gateway::v1 as pb;
-use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    TempDir, admin_tenants, binary, free_port, gateway_command, http_get, management_cluster,
-    quick_start, redis_without_persistence, root, small_cluster, spawn_gateway, spawn_logged,
-    wait_for_port,
+    TempDir, admin_tenants, apply_through_gateway, binary, free_port, gateway_command, http_get,
+    management_cluster, quick_start, redis_without_persistence, root, small_cluster, spawn_gateway,
+    spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -174,21 +171,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
     // The quick-start class and one small Cluster, through the gateway.
     let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
     objects.push(small_cluster("metrics", NAMESPACE));
-    let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
-    let mut request = Request::new(pb::ApplyRequest {
-        management_cluster: MC.to_string(),
-        objects: objects
-            .iter()
-            .map(|o| serde_json::to_vec(o).unwrap())
-            .collect(),
-        dry_run: false,
-    });
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    client.apply(request).await.unwrap();
+    apply_through_gateway(&addr, TOKEN, MC, &objects).await;
 
     // The applier reconciles it: reconciles, writes by kind, engine time by class and
     // watcher lag all move.

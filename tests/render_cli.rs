@@ -124,27 +124,7 @@ fn renders_cluster_api_published_templates_with_substitution() {
     ] {
         let class = dir.join(class);
         let cluster = dir.join(cluster);
-        let output = run(&[
-            "render",
-            "-f",
-            class.to_str().unwrap(),
-            "-f",
-            cluster.to_str().unwrap(),
-            "-o",
-            "json",
-            "--set",
-            "CLUSTER_NAME=dev",
-            "--set",
-            "NAMESPACE=team-a",
-            "--set",
-            "KUBERNETES_VERSION=v1.30.0",
-            "--set",
-            "CONTROL_PLANE_MACHINE_COUNT=3",
-            "--set",
-            "WORKER_MACHINE_COUNT=2",
-        ]);
-        assert!(output.status.success(), "{}", stderr(&output));
-        let objects: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+        let objects = render_clusterctl_template(&class, &cluster, "v1.30.0", 3, 2);
         let kinds: Vec<&str> = objects
             .iter()
             .map(|o| o["kind"].as_str().unwrap_or(""))
@@ -195,27 +175,7 @@ fn published_quick_start_patches_apply() {
     }
     let class = dir.join("clusterclass-quick-start.yaml");
     let cluster = dir.join("cluster-template-development.yaml");
-    let output = run(&[
-        "render",
-        "-f",
-        class.to_str().unwrap(),
-        "-f",
-        cluster.to_str().unwrap(),
-        "-o",
-        "json",
-        "--set",
-        "CLUSTER_NAME=dev",
-        "--set",
-        "NAMESPACE=team-a",
-        "--set",
-        "KUBERNETES_VERSION=v1.24.3",
-        "--set",
-        "CONTROL_PLANE_MACHINE_COUNT=1",
-        "--set",
-        "WORKER_MACHINE_COUNT=1",
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let objects: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let objects = render_clusterctl_template(&class, &cluster, "v1.24.3", 1, 1);
     let kcp = objects
         .iter()
         .find(|o| o["kind"] == "KubeadmControlPlane")
@@ -352,4 +312,37 @@ fn exit_codes_and_messages_for_bad_input() {
         Some(2)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Renders a published class and a clusterctl Cluster template as JSON, its variables
+/// set as `clusterctl generate cluster dev -n team-a` would.
+fn render_clusterctl_template(
+    class: &std::path::Path,
+    cluster: &std::path::Path,
+    kubernetes_version: &str,
+    control_plane_machines: u32,
+    workers: u32,
+) -> Vec<Value> {
+    let sets = [
+        "CLUSTER_NAME=dev".to_string(),
+        "NAMESPACE=team-a".to_string(),
+        format!("KUBERNETES_VERSION={kubernetes_version}"),
+        format!("CONTROL_PLANE_MACHINE_COUNT={control_plane_machines}"),
+        format!("WORKER_MACHINE_COUNT={workers}"),
+    ];
+    let mut args = vec![
+        "render",
+        "-f",
+        class.to_str().unwrap(),
+        "-f",
+        cluster.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    for set in &sets {
+        args.extend(["--set", set.as_str()]);
+    }
+    let output = run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
 }

@@ -333,3 +333,37 @@ pub fn spawn_gateway(command: &mut Command, log: &Path) -> (Process, String) {
 pub fn gateway_command() -> Command {
     Command::new(binary("topograph-gateway", "topograph-gateway"))
 }
+
+/// Applies `objects` to management cluster `mc` through the gateway at `addr`
+/// (`host:port`), as the tenant whose bearer token is `token`.
+pub async fn apply_through_gateway(
+    addr: &str,
+    token: &str,
+    mc: &str,
+    objects: &[serde_json::Value],
+) -> topograph_proto::gateway::v1::ApplyResponse {
+    use topograph_proto::gateway::v1 as pb;
+    use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
+    let mut client = match GatewayServiceClient::connect(format!("http://{addr}")).await {
+        Ok(client) => client,
+        Err(e) => panic!("connecting to the gateway at {addr}: {e}"),
+    };
+    let mut request = tonic::Request::new(pb::ApplyRequest {
+        management_cluster: mc.to_string(),
+        objects: objects
+            .iter()
+            .map(|o| serde_json::to_vec(o).unwrap_or_default())
+            .collect(),
+        dry_run: false,
+    });
+    match format!("Bearer {token}").parse() {
+        Ok(value) => {
+            request.metadata_mut().insert("authorization", value);
+        }
+        Err(e) => panic!("token {token:?} is not a header value: {e}"),
+    }
+    match client.apply(request).await {
+        Ok(response) => response.into_inner(),
+        Err(status) => panic!("Apply through the gateway failed: {status:?}"),
+    }
+}

@@ -19,13 +19,11 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use opentelemetry_proto::tonic::common::v1::any_value;
 use serde_json::json;
-use tonic::Request;
 use topograph_management::{ManagementCluster, crds};
-use topograph_proto::gateway::v1 as pb;
-use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    TempDir, admin_tenants, binary, free_port, gateway_command, management_cluster, quick_start,
-    redis_without_persistence, small_cluster, spawn_gateway, spawn_logged, wait_for_port,
+    TempDir, admin_tenants, apply_through_gateway, binary, free_port, gateway_command,
+    management_cluster, quick_start, redis_without_persistence, small_cluster, spawn_gateway,
+    spawn_logged, wait_for_port,
 };
 
 const MC: &str = "mgmt-a";
@@ -256,22 +254,8 @@ async fn one_trace_from_apply_to_the_management_cluster() {
 
     let mut objects = quick_start("clusterclass.yaml", NAMESPACE);
     objects.push(small_cluster(CLUSTER, NAMESPACE));
-    let mut client = GatewayServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
-    let mut request = Request::new(pb::ApplyRequest {
-        management_cluster: MC.to_string(),
-        objects: objects
-            .iter()
-            .map(|o| serde_json::to_vec(o).unwrap())
-            .collect(),
-        dry_run: false,
-    });
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
     let applied = Instant::now();
-    client.apply(request).await.unwrap();
+    apply_through_gateway(&addr, TOKEN, MC, &objects).await;
 
     let within = Duration::from_secs(60);
     let found = loop {
