@@ -612,6 +612,7 @@ impl Inner {
                 }
             }
         }
+        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
@@ -720,7 +721,7 @@ impl Inner {
         if !body_rv.is_empty() && body_rv != meta_str(&stored, "resourceVersion") {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        let new = match sub {
+        let mut new = match sub {
             Sub::Main => {
                 let mut new = body;
                 for field in [
@@ -767,6 +768,7 @@ impl Inner {
                 new
             }
         };
+        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
         self.commit(rt, ns, name, stored, new, sub)
     }
 
