@@ -17,6 +17,7 @@ pub mod status;
 pub mod store;
 pub mod types;
 pub mod util;
+mod validation;
 pub mod watch;
 
 pub use counts::RequestCounts;

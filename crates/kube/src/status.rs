@@ -14,7 +14,9 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     /// `details` of the Status: name, group and kind (the resource's plural, as Kubernetes does).
-    pub details: Option<Details>,
+    /// Boxed: errors travel in `Result`s everywhere, and the causes would make every
+    /// one of them large.
+    pub details: Option<Box<Details>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +24,19 @@ pub struct Details {
     pub name: String,
     pub group: String,
     pub kind: String,
+    /// One entry per field problem of a 422 (`StatusCause`); empty otherwise.
+    pub causes: Vec<Cause>,
+}
+
+/// One field problem of an Invalid status, as `errors.NewInvalid` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cause {
+    /// The field error type (`FieldValueRequired`, `FieldValueInvalid`, ...).
+    pub reason: String,
+    /// The error without its field path (`Required value`, `Invalid value: ...`).
+    pub message: String,
+    /// The field path (`spec.controlPlaneEndpoint.host`).
+    pub field: String,
 }
 
 impl ApiError {
@@ -36,11 +51,12 @@ impl ApiError {
             code,
             reason,
             message,
-            details: Some(Details {
+            details: Some(Box::new(Details {
                 name: name.to_string(),
                 group: group.to_string(),
                 kind: plural.to_string(),
-            }),
+                causes: Vec::new(),
+            })),
         }
     }
 
@@ -70,6 +86,41 @@ impl ApiError {
     pub fn invalid(group: &str, kind: &str, name: &str, causes: &str) -> Self {
         let refused = Refused::invalid(group, kind, name, causes);
         Self::with_details(refused, group, kind, name)
+    }
+
+    /// 422 like `errors.NewInvalid` with its field errors: each is a cause, and the
+    /// message holds them as `field.ErrorList.ToAggregate` prints them (repeated texts
+    /// once; one bare, several as `[e1, e2]`). `errors` are (cause, full text) pairs.
+    pub fn invalid_causes(
+        group: &str,
+        kind: &str,
+        name: &str,
+        errors: Vec<(Cause, String)>,
+    ) -> Self {
+        let mut texts: Vec<String> = Vec::new();
+        for (_, text) in &errors {
+            if !texts.contains(text) {
+                texts.push(text.clone());
+            }
+        }
+        let aggregate = match texts.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let mut e = Self::invalid(group, kind, name, &aggregate);
+        if texts.is_empty() {
+            // `NewInvalid` with no errors: no aggregate to print.
+            let qualified = if group.is_empty() {
+                kind.to_string()
+            } else {
+                format!("{kind}.{group}")
+            };
+            e.message = format!("{qualified} \"{name}\" is invalid");
+        }
+        if let Some(d) = &mut e.details {
+            d.causes = errors.into_iter().map(|(c, _)| c).collect();
+        }
+        e
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -148,6 +199,27 @@ impl ApiError {
                 details.insert("group".into(), Value::String(d.group.clone()));
             }
             details.insert("kind".into(), Value::String(d.kind.clone()));
+            if !d.causes.is_empty() {
+                let causes = d
+                    .causes
+                    .iter()
+                    .map(|c| {
+                        // StatusCause's fields are all `omitempty`.
+                        let mut cause = serde_json::Map::new();
+                        for (key, value) in [
+                            ("reason", &c.reason),
+                            ("message", &c.message),
+                            ("field", &c.field),
+                        ] {
+                            if !value.is_empty() {
+                                cause.insert(key.into(), Value::String(value.clone()));
+                            }
+                        }
+                        Value::Object(cause)
+                    })
+                    .collect();
+                details.insert("causes".into(), Value::Array(causes));
+            }
             status["details"] = Value::Object(details);
         }
         status
@@ -185,6 +257,43 @@ mod tests {
         assert_eq!(
             ApiError::already_exists("", "configmaps", "x").message,
             "configmaps \"x\" already exists"
+        );
+        let cause = |field: &str, message: &str| {
+            let c = Cause {
+                reason: "FieldValueRequired".into(),
+                message: message.into(),
+                field: field.into(),
+            };
+            (c, format!("{field}: {message}"))
+        };
+        let one = ApiError::invalid_causes("g.io", "Foo", "f", vec![cause("a", "Required value")]);
+        assert_eq!(one.message, "Foo.g.io \"f\" is invalid: a: Required value");
+        let status = one.to_status();
+        assert_eq!(
+            status["details"],
+            json!({"name": "f", "group": "g.io", "kind": "Foo", "causes": [
+                {"reason": "FieldValueRequired", "message": "Required value", "field": "a"}]})
+        );
+        // Repeated texts are printed once (and still listed as causes).
+        let many = ApiError::invalid_causes(
+            "g.io",
+            "Foo",
+            "f",
+            vec![
+                cause("a", "Required value"),
+                cause("b", "Required value"),
+                cause("a", "Required value"),
+            ],
+        );
+        assert_eq!(
+            many.message,
+            "Foo.g.io \"f\" is invalid: [a: Required value, b: Required value]"
+        );
+        assert_eq!(
+            many.to_status()["details"]["causes"]
+                .as_array()
+                .map(Vec::len),
+            Some(3)
         );
         let ns = ApiError::namespace_not_found("x").to_status();
         assert_eq!(ns["message"], "namespaces \"x\" not found");

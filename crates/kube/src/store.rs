@@ -582,6 +582,7 @@ impl Inner {
         let name =
             server::name_to_create(&body, name_suffix, |name| self.get(rt, ns, name).is_ok())
                 .ok_or_else(|| ApiError::invalid(&rt.group, &rt.kind, "", server::NAME_REQUIRED))?;
+        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
@@ -686,7 +687,8 @@ impl Inner {
         if !server::resource_version_holds(&body, &stored) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        let new = server::to_store(&stored, body, sub, rt.status_subresource);
+        let mut new = server::to_store(&stored, body, sub, rt.status_subresource);
+        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
         self.commit(rt, ns, name, stored, new, sub)
     }
 

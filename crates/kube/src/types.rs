@@ -4,6 +4,9 @@
 use crate::status::ApiError;
 use crate::util::version_priority_cmp;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use topograph_variables::resource::ResourceSchema;
 
 /// One resource (a kind's collection), served under one or more versions of its group.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +22,9 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     pub categories: Vec<String>,
     pub status_subresource: bool,
+    /// Each served version's `openAPIV3Schema`, when it has one the validator can use:
+    /// writes in that version are pruned, defaulted and validated against it.
+    pub schemas: BTreeMap<String, Arc<ResourceSchema>>,
 }
 
 pub const CRD_GROUP: &str = "apiextensions.k8s.io";
@@ -70,6 +76,7 @@ impl ResourceType {
             short_names: short.iter().map(|s| s.to_string()).collect(),
             categories: vec![],
             status_subresource: status,
+            schemas: BTreeMap::new(),
         }
     }
 
@@ -160,6 +167,18 @@ impl ResourceType {
         let status_subresource = versions
             .iter()
             .any(|v| v.pointer("/subresources/status").is_some());
+        // A version without a usable schema is served unchecked, as before schemas were
+        // read (kube-apiserver would have refused such a CRD; this server accepts it).
+        let schemas = versions
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(false))
+            .filter_map(|v| {
+                let name = v.get("name").and_then(Value::as_str)?;
+                let schema = v.pointer("/schema/openAPIV3Schema")?;
+                let read = ResourceSchema::read(schema).ok()?;
+                Some((name.to_string(), Arc::new(read)))
+            })
+            .collect();
         let strings = |p: &str| -> Vec<String> {
             crd.pointer(p)
                 .and_then(Value::as_array)
@@ -189,6 +208,7 @@ impl ResourceType {
             short_names: strings("/spec/names/shortNames"),
             categories: strings("/spec/names/categories"),
             status_subresource,
+            schemas,
         })
     }
 

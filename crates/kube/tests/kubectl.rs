@@ -321,3 +321,78 @@ fn snapshot_survives_a_graceful_restart() {
     let second = start(&dir, &["--snapshot", &snapshot_arg]);
     assert_eq!(second.json(&["get", "md", "md1"])["metadata"]["uid"], uid);
 }
+
+/// Cluster API's DockerCluster with its `controlPlaneEndpoint` schema: `host` required.
+const DOCKER_CLUSTER_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: dockerclusters.infrastructure.cluster.x-k8s.io
+spec:
+  group: infrastructure.cluster.x-k8s.io
+  scope: Namespaced
+  names:
+    plural: dockerclusters
+    singular: dockercluster
+    kind: DockerCluster
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec:
+            type: object
+            properties:
+              controlPlaneEndpoint:
+                type: object
+                required: [host]
+                properties:
+                  host: {type: string}
+                  port: {type: integer, format: int32, default: 6443}
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+    subresources:
+      status: {}
+"#;
+
+#[test]
+fn kubectl_apply_shows_the_schema_refusal() {
+    let server = start(&temp_dir("schema"), &[]);
+    server.ok(&["apply", "-f", &server.file("crd.yaml", DOCKER_CLUSTER_CRD)]);
+    let invalid = server.file(
+        "invalid.yaml",
+        "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DockerCluster\nmetadata:\n  name: dc1\nspec:\n  controlPlaneEndpoint:\n    port: 6443\n",
+    );
+    let out = server.kubectl(&["apply", "-f", &invalid]);
+    assert!(!out.status.success(), "an invalid object must be refused");
+    // kubectl renders a 422 with causes from its details (kind, name, then each cause's
+    // field and message), not from the Status message: what it shows for a real cluster.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "The DockerCluster \"dc1\" is invalid: spec.controlPlaneEndpoint.host: Required value"
+    );
+    assert!(
+        !server
+            .kubectl(&["get", "dockercluster", "dc1"])
+            .status
+            .success()
+    );
+
+    let valid = server.file(
+        "valid.yaml",
+        "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DockerCluster\nmetadata:\n  name: dc1\nspec:\n  controlPlaneEndpoint:\n    host: 10.0.0.1\n  unknown: dropped\n",
+    );
+    server.ok(&["apply", "-f", &valid]);
+    let stored = server.json(&["get", "dockercluster", "dc1"]);
+    assert_eq!(
+        stored["spec"],
+        serde_json::json!({"controlPlaneEndpoint": {"host": "10.0.0.1", "port": 6443}})
+    );
+}

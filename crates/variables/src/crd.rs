@@ -281,7 +281,8 @@ impl Decoder {
                         == Some(true)
                 }
                 "x-kubernetes-embedded-resource" => {
-                    self.in_field("x-kubernetes-embedded-resource", |d| d.flag(v));
+                    s.embedded_resource =
+                        self.in_field("x-kubernetes-embedded-resource", |d| d.flag(v)) == Some(true)
                 }
                 "maxlength" => s.max_length = self.in_field("maxLength", |d| d.int(v)),
                 "minlength" => s.min_length = self.in_field("minLength", |d| d.int(v)),

@@ -23,6 +23,7 @@ pub mod labels;
 pub mod openapi;
 mod prune;
 mod report;
+pub mod resource;
 pub mod schema;
 mod structural;
 pub mod value;

@@ -39,6 +39,9 @@ pub struct Schema {
     pub int_or_string: bool,
     /// `x-kubernetes-preserve-unknown-fields: true`.
     pub preserve_unknown: bool,
+    /// `x-kubernetes-embedded-resource: true` (CRD schemas only): the node is a whole
+    /// object, whose `apiVersion`, `kind` and `metadata` pruning leaves alone.
+    pub embedded_resource: bool,
     /// `nullable` (CRD schemas only).
     pub nullable: bool,
     /// `format` as written.

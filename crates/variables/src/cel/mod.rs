@@ -63,12 +63,46 @@ pub fn validate_own(
     out
 }
 
+/// Evaluates every rule of a custom resource's schema on the resource, as
+/// kube-apiserver does on a write: paths from the resource root (Go's nil path, so a
+/// rule on the root reports at `<nil>`), each failure showing the schema type of the
+/// node its rule sits on (`Invalid value: "object"`), `oldSelf` from `old` on updates.
+pub fn validate_resource(schema: &Schema, value: &Val, old: Option<&Val>) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    let mut ctx = Walk {
+        shown: Shown::Type,
+        errors: &mut out,
+    };
+    ctx.walk(schema, value, old, String::new());
+    out
+}
+
 /// What a failed rule shows as bad value.
 enum Shown<'a> {
     /// Cluster API's variable validation: the whole raw value, quoted.
     Raw(&'a str),
     /// The CRD machinery: the value of the node the rule is on.
     Own,
+    /// kube-apiserver on custom resource writes: the node's schema type, quoted.
+    Type,
+}
+
+/// `path.name` as Go's `field.Path.Child` builds it: the empty (nil) path has no dot.
+fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// How Go prints a path: the nil (empty) path is `<nil>`.
+fn shown_path(path: &str) -> String {
+    if path.is_empty() {
+        "<nil>".to_string()
+    } else {
+        path.to_string()
+    }
 }
 
 struct Walk<'a> {
@@ -102,7 +136,7 @@ impl Walk<'_> {
                 for (k, x) in m {
                     if let Some(p) = s.properties.get(k) {
                         let o = old_map.and_then(|o| o.get(k));
-                        self.walk(p, x, o, format!("{path}.{k}"));
+                        self.walk(p, x, o, child(&path, k));
                     }
                 }
             }
@@ -125,7 +159,7 @@ impl Walk<'_> {
             let compiled = match compile(&rule.rule, &self_ty, true) {
                 Ok(c) => c,
                 Err(e) => {
-                    self.invalid(path, v, format!("rule compile error: {e}"));
+                    self.invalid(path, s, v, format!("rule compile error: {e}"));
                     continue;
                 }
             };
@@ -144,24 +178,25 @@ impl Walk<'_> {
                     } else {
                         format!("{e} evaluating rule: {shown}")
                     };
-                    self.invalid(path, v, msg);
+                    self.invalid(path, s, v, msg);
                 }
                 _ => self.failed(s, rule, v, old, path),
             }
         }
     }
 
-    fn shown(&self, v: &Val) -> String {
+    fn shown(&self, s: &Schema, v: &Val) -> String {
         match self.shown {
             Shown::Raw(raw) => go_quote(raw),
             Shown::Own => crate::value::go_print(v),
+            Shown::Type => go_quote(&s.type_),
         }
     }
 
-    fn invalid(&mut self, path: &str, v: &Val, detail: String) {
-        let shown = self.shown(v);
+    fn invalid(&mut self, path: &str, s: &Schema, v: &Val, detail: String) {
+        let shown = self.shown(s, v);
         self.errors.push(FieldError::new(
-            path,
+            shown_path(path),
             ErrorType::Invalid,
             Some(shown),
             detail,
@@ -170,11 +205,12 @@ impl Walk<'_> {
 
     fn failed(&mut self, s: &Schema, rule: &Rule, v: &Val, old: Option<&Val>, path: &str) {
         let at = match field_path(s, &rule.field_path) {
+            Some(sub) if path.is_empty() => sub.strip_prefix('.').unwrap_or(&sub).to_string(),
             Some(sub) => format!("{path}{sub}"),
-            None => path.to_string(),
+            None => shown_path(path),
         };
         let detail = message_expression(s, rule, v, old).unwrap_or_else(|| rule_message(rule));
-        let raw = Some(self.shown(v));
+        let raw = Some(self.shown(s, v));
         let e = match rule.reason.as_deref() {
             Some("FieldValueForbidden") => FieldError::new(at, ErrorType::Forbidden, None, detail),
             Some("FieldValueRequired") => FieldError::new(at, ErrorType::Required, None, detail),

@@ -1,0 +1,172 @@
+//! Custom-resource writes against their CRD's structural schema, as kube-apiserver
+//! handles them: the object is first decoded the API server's way (`metadata` coerced
+//! to `ObjectMeta`, fields the schema does not know pruned, disallowed nulls dropped,
+//! defaults applied), then validated (OpenAPI, then `x-kubernetes-validations`), and a
+//! refusal is the 422 `errors.NewInvalid` builds. The schema is the one of the version
+//! the object is written in. Kinds without a usable schema (built-ins, CRDs without
+//! `openAPIV3Schema`) are left as they are.
+//!
+//! The store calls [`on_create`] and [`on_update`] (which patches go through) once the
+//! object it is about to store is known, so this module holds the rules and the store
+//! only the hook.
+
+use crate::status::{ApiError, Cause};
+use crate::store::Sub;
+use crate::types::{ResourceType, split_api_version};
+use serde_json::Value;
+use std::sync::Arc;
+use topograph_api::field::FieldError;
+use topograph_variables::resource::ResourceSchema;
+
+/// The fields of `ObjectMeta`: what survives kube-apiserver's decoding of `metadata`
+/// into the Go struct and back.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// The schema an object of `rt` is checked against: that of the version its
+/// `apiVersion` names (the store has set and checked it by now).
+fn schema_for(rt: &ResourceType, object: &Value) -> Option<Arc<ResourceSchema>> {
+    let api_version = object.get("apiVersion").and_then(Value::as_str)?;
+    let (_, version) = split_api_version(api_version);
+    rt.schemas.get(version).cloned()
+}
+
+/// A new object, as `POST` (and seeding) stores it; `keep_status` is the store's
+/// seeding mode, where a status subresource does not drop `status`.
+pub(crate) fn on_create(
+    rt: &ResourceType,
+    name: &str,
+    object: &mut Value,
+    keep_status: bool,
+) -> Result<(), ApiError> {
+    let Some(schema) = schema_for(rt, object) else {
+        return Ok(());
+    };
+    // kube-apiserver's PrepareForCreate drops a status the status subresource owns
+    // before validation, so such a status is never refused; the store drops it too.
+    if rt.status_subresource
+        && !keep_status
+        && let Some(m) = object.as_object_mut()
+    {
+        m.remove("status");
+    }
+    if !decode(&schema, object) {
+        return Ok(());
+    }
+    refuse(rt, name, schema.validate(object, None))
+}
+
+/// The object an update, a `/status` update or a patch is about to store, and the
+/// stored object it replaces (`oldSelf` of transition rules).
+pub(crate) fn on_update(
+    rt: &ResourceType,
+    name: &str,
+    object: &mut Value,
+    old: &Value,
+    sub: Sub,
+) -> Result<(), ApiError> {
+    let Some(schema) = schema_for(rt, object) else {
+        return Ok(());
+    };
+    if !decode(&schema, object) {
+        return Ok(());
+    }
+    let errors = match sub {
+        Sub::Main => schema.validate(object, Some(old)),
+        Sub::Status => schema.validate_status(object, old),
+    };
+    refuse(rt, name, errors)
+}
+
+/// What kube-apiserver's decoder does to a custom resource before anything else sees
+/// it: `metadata` coerced, unknown fields pruned, defaults applied. False when the
+/// schema accepts any object (`topograph crds` writes such schemas for every kind the
+/// reconciler touches), so there is nothing to prune, default or validate: the hot
+/// path of the embedded server stays a metadata filter.
+fn decode(schema: &ResourceSchema, object: &mut Value) -> bool {
+    coerce_metadata(object);
+    if schema.accepts_anything() {
+        return false;
+    }
+    schema.prune(object);
+    schema.default(object);
+    true
+}
+
+/// `metadata` as it comes out of a round trip through Go's `ObjectMeta`: unknown keys
+/// dropped, and so are the `omitempty` ones that are null or empty ("" strings, zero
+/// generation, empty maps and lists).
+fn coerce_metadata(object: &mut Value) {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    meta.retain(|k, v| {
+        if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+            return false;
+        }
+        match v {
+            Value::Null => false,
+            Value::String(s) => !s.is_empty(),
+            Value::Object(m) => !m.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Number(n) => k != "generation" || n.as_i64() != Some(0),
+            Value::Bool(_) => true,
+        }
+    });
+}
+
+/// The 422 for `errors`, or nothing when there are none.
+fn refuse(rt: &ResourceType, name: &str, errors: Vec<FieldError>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let causes = errors
+        .into_iter()
+        .map(|e| {
+            let text = e.to_string();
+            let message = text
+                .strip_prefix(&format!("{}: ", e.path))
+                .unwrap_or(&text)
+                .to_string();
+            let cause = Cause {
+                reason: e.error_type.reason().to_string(),
+                message,
+                field: e.path,
+            };
+            (cause, text)
+        })
+        .collect();
+    Err(ApiError::invalid_causes(&rt.group, &rt.kind, name, causes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_keeps_what_object_meta_holds() {
+        let mut o = json!({"metadata": {"name": "a", "namespace": "", "labels": {}, "annotations": {"x": "y"},
+            "finalizers": [], "generation": 0, "deletionTimestamp": null, "bogus": 1, "clusterName": "c"}});
+        coerce_metadata(&mut o);
+        assert_eq!(
+            o,
+            json!({"metadata": {"name": "a", "annotations": {"x": "y"}}})
+        );
+    }
+}
