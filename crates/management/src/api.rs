@@ -27,6 +27,7 @@ use kube::{Client, Config};
 use serde_json::Value;
 use topograph_api::object::{GroupVersion, ObjectExt, ObjectKey};
 use topograph_api::server::{NAME_REQUIRED, Refused, Sub};
+use topograph_ssa::schema::Schema;
 
 use crate::dry_run::{Overlay, Refusal, Touched};
 use crate::error::{Error, is_not_found};
@@ -112,7 +113,15 @@ pub struct ManagementCluster {
     // Where writes land: the API server, or a dry run's overlay (which reads then see).
     writer: Arc<dyn Writer>,
     observer: Option<WriteObserver>,
+    // The field manager of server-side applies.
+    field_manager: Arc<str>,
+    // (apiVersion, kind) -> the structural schema its CRD declares, for predicting
+    // applies without asking the server.
+    schemas: Arc<Mutex<HashMap<(String, String), Arc<Schema>>>>,
 }
+
+/// The field manager server-side applies use unless told otherwise.
+pub const DEFAULT_FIELD_MANAGER: &str = "topograph";
 
 impl ManagementCluster {
     /// Wraps a client (used for requests and watches alike).
@@ -125,7 +134,24 @@ impl ManagementCluster {
             writes: Arc::default(),
             writer: Arc::new(Live),
             observer: None,
+            field_manager: Arc::from(DEFAULT_FIELD_MANAGER),
+            schemas: Arc::default(),
         }
+    }
+
+    /// The same management cluster, writing server-side applies as `manager` (Cluster
+    /// API's topology controller is `capi-topology`: using its name takes over what it
+    /// managed, ownership intact).
+    pub fn with_field_manager(&self, manager: &str) -> Self {
+        ManagementCluster {
+            field_manager: Arc::from(manager),
+            ..self.clone()
+        }
+    }
+
+    /// The field manager of this client's server-side applies.
+    pub fn field_manager(&self) -> &str {
+        &self.field_manager
     }
 
     /// The same management cluster, asking discovery again about a kind it found
@@ -500,6 +526,64 @@ impl ManagementCluster {
         self.writer.merge_patch(target, patch, sub).await
     }
 
+    /// The structural schema of a kind, as the API server merges applies with it: from
+    /// the CustomResourceDefinition that serves it, read once per process. Built-in kinds
+    /// and CRDs that cannot be read get no hints (every list atomic), which is what the
+    /// server does for untyped fields too.
+    pub async fn schema(&self, api_version: &str, kind: &str) -> Result<Arc<Schema>, Error> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(known) = self.lock_schemas().get(&key) {
+            return Ok(known.clone());
+        }
+        let gv = GroupVersion::parse(api_version).map_err(Error::invalid)?;
+        let resource = self.resource(api_version, kind, "").await?;
+        let schema = match resource {
+            Some(resource) if !gv.group.is_empty() => {
+                let name = format!("{}.{}", resource.plural, gv.group);
+                let crd = self
+                    .get(CRD_API_VERSION, "CustomResourceDefinition", "", &name)
+                    .await
+                    .ok()
+                    .flatten();
+                crd.and_then(|crd| Schema::from_crd(&crd, &gv.version).ok())
+                    .unwrap_or_else(Schema::unknown)
+            }
+            _ => Schema::unknown(),
+        };
+        let schema = Arc::new(schema);
+        self.lock_schemas().insert(key, schema.clone());
+        Ok(schema)
+    }
+
+    fn lock_schemas(&self) -> MutexGuard<'_, HashMap<(String, String), Arc<Schema>>> {
+        self.schemas.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What a server-side apply of `intent` by this client's field manager, with force,
+    /// would make of `current` (`None`: it does not exist): computed here, no request.
+    /// `changed == false` means the apply would write nothing, ownership included.
+    pub async fn predict_apply(
+        &self,
+        current: Option<&Value>,
+        intent: &Value,
+    ) -> Result<topograph_ssa::Applied, Error> {
+        let schema = self.schema(intent.api_version(), intent.kind()).await?;
+        let (manager, api_version) = (&*self.field_manager, intent.api_version());
+        topograph_ssa::apply(current, intent, manager, api_version, true, &schema, &now())
+            .map_err(|e| apply_refused(intent, &e))
+    }
+
+    /// Server-side apply of `intent` as this client's field manager, with force (the
+    /// topology takes over fields other managers set, as Cluster API's does); creates the
+    /// object when it does not exist. Returns it as stored.
+    #[tracing::instrument(name = "write", skip_all, fields(verb = "apply", kind = %intent.kind(), namespace = %intent.namespace(), name = %intent.name(), dry_run = self.is_dry_run()))]
+    pub async fn apply(&self, intent: &Value) -> Result<Value, Error> {
+        let target = self.target(intent).await?;
+        let schema = self.schema(intent.api_version(), intent.kind()).await?;
+        self.count(&self.writes.patch, intent.kind(), "apply");
+        self.writer.apply(target, &self.field_manager, schema).await
+    }
+
     /// Deletes the object; one already gone (or of a kind not served) is not an error.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn delete(&self, object: &Value) -> Result<(), Error> {
@@ -543,6 +627,8 @@ trait Writer: Send + Sync {
     fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value>;
     fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value>;
     fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value>;
+    fn apply<'a>(&'a self, to: Target<'a>, manager: &'a str, schema: Arc<Schema>)
+    -> Write<'a, Value>;
     fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()>;
     /// The overlay reads must see, for a dry run.
     fn overlay(&self) -> Option<&Mutex<Overlay>>;
@@ -581,6 +667,19 @@ impl Writer for Live {
                 Sub::Status => api.patch_status(name, &params, &patch).await?,
             };
             to_value(patched)
+        })
+    }
+
+    fn apply<'a>(
+        &'a self,
+        to: Target<'a>,
+        manager: &'a str,
+        _: Arc<Schema>,
+    ) -> Write<'a, Value> {
+        Box::pin(async move {
+            let (name, intent) = (to.object.name(), Patch::Apply(to.object));
+            let params = PatchParams::apply(manager).force();
+            to_value(to.resource.api.patch(name, &params, &intent).await?)
         })
     }
 
@@ -663,6 +762,39 @@ impl Writer for DryRun {
         })
     }
 
+    fn apply<'a>(
+        &'a self,
+        to: Target<'a>,
+        manager: &'a str,
+        schema: Arc<Schema>,
+    ) -> Write<'a, Value> {
+        Box::pin(async move {
+            let current = self.current(&to).await?;
+            let intent = to.object;
+            let applied = topograph_ssa::apply(
+                current.as_ref(),
+                intent,
+                manager,
+                intent.api_version(),
+                true,
+                &schema,
+                &now(),
+            )
+            .map_err(|e| apply_refused(intent, &e))?;
+            if !applied.changed
+                && let Some(current) = current
+            {
+                return Ok(current);
+            }
+            match current {
+                None => self.apply(&to, |o| o.create(&applied.object, None)),
+                Some(current) => {
+                    self.apply(&to, |o| o.replace(&applied.object, Some(current), false))
+                }
+            }
+        })
+    }
+
     fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()> {
         Box::pin(async move {
             let current = self.current(&to).await?;
@@ -700,6 +832,27 @@ fn refused(to: &Target<'_>, refusal: Refusal) -> Error {
         ..kube::core::Status::failure("", "")
     })))
 }
+
+/// The API server's answer to an apply it refuses (a conflict, a body it cannot merge).
+fn apply_refused(intent: &Value, e: &topograph_ssa::ApplyError) -> Error {
+    let message = format!("{} {}: {e}", intent.kind(), intent.name());
+    Error::Api(kube::Error::Api(Box::new(kube::core::Status {
+        code: e.code(),
+        reason: if e.code() == 409 { "Conflict" } else { "Invalid" }.to_string(),
+        message,
+        ..kube::core::Status::failure("", "")
+    })))
+}
+
+/// Now, as managed fields entries stamp it (RFC 3339, UTC, whole seconds).
+fn now() -> String {
+    use k8s_openapi::jiff::{Timestamp, Unit};
+    let now = Timestamp::now();
+    now.round(Unit::Second).unwrap_or(now).to_string()
+}
+
+/// Where CustomResourceDefinitions are served.
+const CRD_API_VERSION: &str = "apiextensions.k8s.io/v1";
 
 fn to_value(object: DynamicObject) -> Result<Value, Error> {
     serde_json::to_value(object).map_err(|e| Error::invalid(format!("encoding an object: {e}")))
