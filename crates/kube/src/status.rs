@@ -22,6 +22,8 @@ pub struct Details {
     pub name: String,
     pub group: String,
     pub kind: String,
+    /// `details.causes`, e.g. the fields of an apply conflict.
+    pub causes: Vec<Value>,
 }
 
 impl ApiError {
@@ -40,6 +42,7 @@ impl ApiError {
                 name: name.to_string(),
                 group: group.to_string(),
                 kind: plural.to_string(),
+                causes: Vec::new(),
             }),
         }
     }
@@ -147,7 +150,12 @@ impl ApiError {
             if !d.group.is_empty() {
                 details.insert("group".into(), Value::String(d.group.clone()));
             }
-            details.insert("kind".into(), Value::String(d.kind.clone()));
+            if !d.kind.is_empty() {
+                details.insert("kind".into(), Value::String(d.kind.clone()));
+            }
+            if !d.causes.is_empty() {
+                details.insert("causes".into(), Value::Array(d.causes.clone()));
+            }
             status["details"] = Value::Object(details);
         }
         status
