@@ -67,12 +67,12 @@ pub fn invalid_patch_options(causes: &str) -> ApiError {
         code: 422,
         reason: "Invalid",
         message: format!("PatchOptions.meta.k8s.io \"\" is invalid: {causes}"),
-        details: Some(crate::status::Details {
+        details: Some(Box::new(crate::status::Details {
             name: String::new(),
             group: "meta.k8s.io".into(),
             kind: "PatchOptions".into(),
             causes: Vec::new(),
-        }),
+        })),
     }
 }
 
@@ -160,7 +160,7 @@ pub fn apply_error(e: ApplyError) -> ApiError {
             code: topograph_ssa::Conflicts::CODE,
             reason: "Conflict",
             message: conflicts.message(),
-            details: Some(crate::status::Details {
+            details: Some(Box::new(crate::status::Details {
                 name: String::new(),
                 group: String::new(),
                 kind: String::new(),
@@ -169,7 +169,7 @@ pub fn apply_error(e: ApplyError) -> ApiError {
                     .iter()
                     .map(topograph_ssa::StatusCause::to_value)
                     .collect(),
-            }),
+            })),
         },
         ApplyError::BadRequest(message) => ApiError::bad_request(message),
         other => ApiError::internal(other.to_string()),

@@ -14,7 +14,8 @@ pub struct ApiError {
     pub reason: &'static str,
     pub message: String,
     /// `details` of the Status: name, group and kind (the resource's plural, as Kubernetes does).
-    pub details: Option<Details>,
+    /// Boxed: it is rarely set, and keeps every `Result<_, ApiError>` small.
+    pub details: Option<Box<Details>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,12 +39,12 @@ impl ApiError {
             code,
             reason,
             message,
-            details: Some(Details {
+            details: Some(Box::new(Details {
                 name: name.to_string(),
                 group: group.to_string(),
                 kind: plural.to_string(),
                 causes: Vec::new(),
-            }),
+            })),
         }
     }
 

@@ -90,7 +90,7 @@ fn entries(o: &Value) -> Vec<(String, String, String, Value)> {
         .collect()
 }
 
-fn fields_of<'a>(o: &'a Value, manager: &str, operation: &str) -> Option<Value> {
+fn fields_of(o: &Value, manager: &str, operation: &str) -> Option<Value> {
     entries(o)
         .into_iter()
         .find(|(m, op, _, _)| m == manager && op == operation)
