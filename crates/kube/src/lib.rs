@@ -6,6 +6,7 @@
 
 pub mod counts;
 pub mod discovery;
+pub mod fields;
 mod gc;
 pub mod kubeconfig;
 pub mod patch;

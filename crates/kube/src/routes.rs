@@ -3,6 +3,7 @@
 
 use crate::counts::{Counters, Verb};
 use crate::discovery;
+use crate::fields::{self, Write};
 use crate::selector::{FieldSelector, Filter, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{DeleteOptions, PatchType, Store, Sub, with_api_version};
@@ -286,11 +287,7 @@ fn resource(
     };
     app.counters.count(verb);
     let target = parse_target(&app.store, group, version, rest)?;
-    if query.get("dryRun").is_some_and(|v| !v.is_empty()) {
-        return Err(ApiError::bad_request(
-            "dryRun is not supported by topograph-kube",
-        ));
-    }
+    let w = writer(query, headers, verb)?;
     let store = &app.store;
     let rt = &target.rt;
     let api_version = rt.api_version(version);
@@ -348,33 +345,70 @@ fn resource(
                 return Err(ApiError::method_not_allowed());
             }
             require_json(headers)?;
-            let created = store.create(rt, version, &ns, json_body(body)?)?;
+            let created = store.create_as(rt, version, &ns, json_body(body)?, &w)?;
             Ok(render(StatusCode::CREATED, created))
         }
         (Verb::Update, Some(name)) => {
             require_json(headers)?;
             Ok(render(
                 StatusCode::OK,
-                store.update(rt, version, &ns, name, json_body(body)?, target.sub)?,
+                store.update_as(rt, version, &ns, name, json_body(body)?, target.sub, &w)?,
             ))
         }
         (Verb::Patch, Some(name)) => {
+            let force = query.get("force");
             let patch_type = match content_type(headers).as_str() {
                 "application/merge-patch+json" => PatchType::Merge,
                 "application/json-patch+json" => PatchType::Json,
                 "application/strategic-merge-patch+json" => PatchType::Strategic,
-                "application/apply-patch+yaml" | "application/apply-patch+cbor" => {
-                    return Err(ApiError::unsupported_media_type(
-                        "server-side apply (application/apply-patch+yaml) is not supported by topograph-kube; use a merge or JSON patch, or update",
-                    ));
+                "application/apply-patch+yaml" => {
+                    // Required explicitly: the User-Agent does not stand in for it here.
+                    if query.get("fieldManager").is_none_or(|m| m.is_empty()) {
+                        return Err(fields::invalid_patch_options(
+                            "fieldManager: Required value: is required for apply patch",
+                        ));
+                    }
+                    let force = match force.map(String::as_str) {
+                        None | Some("" | "false" | "0") => false,
+                        Some("true" | "1") => true,
+                        Some(other) => {
+                            return Err(ApiError::bad_request(format!(
+                                "invalid value for force: {other:?}"
+                            )));
+                        }
+                    };
+                    let config = fields::parse_apply_body(body)?;
+                    // 201 when the apply created the object, as kube-apiserver answers.
+                    let existed = store.get(rt, &ns, name).is_ok();
+                    let applied =
+                        store.apply(rt, version, &ns, name, config, force, target.sub, &w)?;
+                    let code = if existed {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::CREATED
+                    };
+                    return Ok(render(code, applied));
                 }
-                other => {
+                _ => {
+                    // kube-apiserver's text, listing what the kind accepts: custom
+                    // resources take no strategic merge patch there (this server
+                    // treats one as a merge patch, but does not advertise it).
+                    let accepted = if rt.group.is_empty() {
+                        "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+                    } else {
+                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+                    };
                     return Err(ApiError::unsupported_media_type(format!(
-                        "the body of the request was in an unknown format ({other}) - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+                        "the body of the request was in an unknown format - accepted media types include: {accepted}"
                     )));
                 }
             };
-            let patched = store.patch(
+            if force.is_some() {
+                return Err(fields::invalid_patch_options(
+                    "force: Forbidden: may not be specified for non-apply patch",
+                ));
+            }
+            let patched = store.patch_as(
                 rt,
                 version,
                 &ns,
@@ -382,6 +416,7 @@ fn resource(
                 patch_type,
                 &json_body(body)?,
                 target.sub,
+                &w,
             )?;
             Ok(render(StatusCode::OK, patched))
         }
@@ -416,6 +451,36 @@ fn resource(
         }
         _ => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// Who writes and how: the `fieldManager` query parameter or, without one, the
+/// User-Agent's product name (kube-apiserver's rule), and `dryRun=All`, which only
+/// writes (create, update, patch) accept here.
+fn writer(query: &Params, headers: &HeaderMap, verb: Verb) -> Result<Write, ApiError> {
+    let manager = match query.get("fieldManager").filter(|m| !m.is_empty()) {
+        Some(m) => m.clone(),
+        None => fields::manager_from_user_agent(
+            headers
+                .get(header::USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or(""),
+        ),
+    };
+    let dry_run = match query.get("dryRun").map(String::as_str) {
+        None | Some("") => false,
+        Some("All") if matches!(verb, Verb::Create | Verb::Update | Verb::Patch) => true,
+        Some("All") => {
+            return Err(ApiError::bad_request(
+                "dryRun is supported by topograph-kube only on create, update and patch",
+            ));
+        }
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: []string{{\"{other}\"}}: supported values: \"All\""
+            )));
+        }
+    };
+    Ok(Write { manager, dry_run })
 }
 
 /// Whether a GET addresses a collection (list or watch) rather than one object.

@@ -4,6 +4,7 @@
 //! generated names, resourceVersion preconditions, generation, status subresource).
 //! One mutex guards it all so each request is atomic; it is never held across an await.
 
+use crate::fields::{self, Write};
 use crate::selector::Filter;
 use crate::status::ApiError;
 use crate::types::{ResourceType, split_api_version, type_key};
@@ -13,6 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 use topograph_api::server::{self, equal_except};
+use topograph_ssa::Schema;
 
 pub use topograph_api::server::Sub;
 
@@ -77,6 +79,17 @@ struct Inner {
     /// The highest resourceVersion dropped from `history`: watches from before it get 410.
     evicted_rv: u64,
     tx: broadcast::Sender<Arc<Event>>,
+    /// Parsed CRD schemas by (resource key, version), with the resourceVersion of the
+    /// CRD they were read from: a CRD's schema is large, and writes read it each time.
+    schemas: HashMap<(String, String), (String, Arc<Schema>)>,
+}
+
+/// Whether a write's managed fields are computed as an update's, or were already
+/// computed (by an apply) and are stored as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Track {
+    Update,
+    Given,
 }
 
 /// What a new watch starts from, taken atomically with its subscription.
@@ -107,6 +120,7 @@ impl Store {
             history_limit: history_limit.max(1),
             evicted_rv: 0,
             tx,
+            schemas: HashMap::new(),
         };
         for t in ResourceType::builtins() {
             inner.types.insert(t.key(), Arc::new(t));
@@ -154,6 +168,7 @@ impl Store {
         (inner.list(rt, ns, filter), inner.rv)
     }
 
+    /// Creates as the server itself; see [`Store::create_as`].
     pub fn create(
         &self,
         rt: &ResourceType,
@@ -161,9 +176,23 @@ impl Store {
         ns: &str,
         body: Value,
     ) -> Result<Value, ApiError> {
-        self.lock().create(rt, version, ns, body, false)
+        self.create_as(rt, version, ns, body, &Write::internal())
     }
 
+    /// Creates, recording an `Update` managed fields entry for the writer.
+    pub fn create_as(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        body: Value,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
+        self.lock()
+            .create(rt, version, ns, body, false, w, Track::Update)
+    }
+
+    /// Updates as the server itself; see [`Store::update_as`].
     pub fn update(
         &self,
         rt: &ResourceType,
@@ -173,9 +202,25 @@ impl Store {
         body: Value,
         sub: Sub,
     ) -> Result<Value, ApiError> {
-        self.lock().update(rt, version, ns, name, body, sub)
+        self.update_as(rt, version, ns, name, body, sub, &Write::internal())
     }
 
+    /// Updates (PUT), recording an `Update` managed fields entry for the writer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_as(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        body: Value,
+        sub: Sub,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
+        self.lock().update(rt, version, ns, name, body, sub, w)
+    }
+
+    /// Patches as the server itself; see [`Store::patch_as`].
     #[allow(clippy::too_many_arguments)]
     pub fn patch(
         &self,
@@ -187,8 +232,51 @@ impl Store {
         patch: &Value,
         sub: Sub,
     ) -> Result<Value, ApiError> {
+        self.patch_as(
+            rt,
+            version,
+            ns,
+            name,
+            patch_type,
+            patch,
+            sub,
+            &Write::internal(),
+        )
+    }
+
+    /// Merge or JSON patch, recording an `Update` managed fields entry for the writer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn patch_as(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &Value,
+        sub: Sub,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
         self.lock()
-            .patch(rt, version, ns, name, patch_type, patch, sub)
+            .patch(rt, version, ns, name, patch_type, patch, sub, w)
+    }
+
+    /// Server-side apply of `config` by `w.manager` (an upsert on the main resource):
+    /// kube-apiserver's merge, ownership and conflicts, from `topograph_ssa`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply(
+        &self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        config: Value,
+        force: bool,
+        sub: Sub,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
+        self.lock()
+            .apply(rt, version, ns, name, config, force, sub, w)
     }
 
     pub fn delete(
@@ -276,9 +364,18 @@ impl Store {
         let mut inner = self.lock();
         let (rt, version, ns, name) = inner.locate(&obj)?;
         if inner.get(&rt, &ns, &name).is_ok() {
-            let main = inner.update(&rt, &version, &ns, &name, strip_rv(obj.clone()), Sub::Main)?;
+            let w = Write::internal();
+            let main = inner.update(
+                &rt,
+                &version,
+                &ns,
+                &name,
+                strip_rv(obj.clone()),
+                Sub::Main,
+                &w,
+            )?;
             if rt.status_subresource {
-                return inner.update(&rt, &version, &ns, &name, strip_rv(obj), Sub::Status);
+                return inner.update(&rt, &version, &ns, &name, strip_rv(obj), Sub::Status, &w);
             }
             return Ok(main);
         }
@@ -314,7 +411,7 @@ impl Store {
     pub fn update_object(&self, obj: Value, sub: Sub) -> Result<Value, ApiError> {
         let mut inner = self.lock();
         let (rt, version, ns, name) = inner.locate(&obj)?;
-        inner.update(&rt, &version, &ns, &name, obj, sub)
+        inner.update(&rt, &version, &ns, &name, obj, sub, &Write::internal())
     }
 
     /// Merge-patches an object (Main or Status) addressed by apiVersion, kind, namespace, name.
@@ -333,7 +430,8 @@ impl Store {
         })?;
         let (_, version) = split_api_version(api_version);
         let ns = if rt.namespaced { ns } else { "" };
-        inner.patch(&rt, version, ns, name, PatchType::Merge, patch, sub)
+        let w = Write::internal();
+        inner.patch(&rt, version, ns, name, PatchType::Merge, patch, sub, &w)
     }
 
     pub fn delete_object(
@@ -551,9 +649,33 @@ impl Inner {
 
     fn create_object(&mut self, obj: Value, keep_status: bool) -> Result<Value, ApiError> {
         let (rt, version, ns, _) = self.locate(&obj)?;
-        self.create(&rt, &version, &ns, obj, keep_status)
+        let w = Write::internal();
+        self.create(&rt, &version, &ns, obj, keep_status, &w, Track::Update)
     }
 
+    /// The schema objects of `rt` merge by in `version` (see [`fields::schema_of`]).
+    fn schema_for(&mut self, rt: &ResourceType, version: &str) -> Arc<Schema> {
+        let crd_name = format!("{}.{}", rt.plural, rt.group);
+        let crd = self
+            .objects
+            .get(&type_key(crate::types::CRD_GROUP, crate::types::CRD_PLURAL))
+            .and_then(|c| c.get(&(String::new(), crd_name)));
+        let Some(crd) = crd else {
+            return Arc::new(Schema::unknown());
+        };
+        let crd_rv = meta_str(crd, "resourceVersion").to_string();
+        let key = (rt.key(), version.to_string());
+        if let Some((rv, schema)) = self.schemas.get(&key)
+            && *rv == crd_rv
+        {
+            return schema.clone();
+        }
+        let schema = Arc::new(fields::schema_of(Some(crd), version));
+        self.schemas.insert(key, (crd_rv, schema.clone()));
+        schema
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn create(
         &mut self,
         rt: &ResourceType,
@@ -561,6 +683,8 @@ impl Inner {
         ns: &str,
         mut body: Value,
         keep_status: bool,
+        w: &Write,
+        track: Track,
     ) -> Result<Value, ApiError> {
         Self::check_type(rt, version, &mut body)?;
         let body_ns = meta_str(&body, "namespace").to_string();
@@ -586,7 +710,8 @@ impl Inner {
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
-        let rv = self.next_rv();
+        // A dry run takes no resourceVersion: nothing is stored, nothing changes.
+        let rv = if w.dry_run { 0 } else { self.next_rv() };
         let Some(meta) = metadata_mut(&mut body) else {
             return Err(ApiError::bad_request(
                 "the request body must be a JSON object",
@@ -601,7 +726,11 @@ impl Inner {
         let uid = uuid_v4();
         meta.insert("uid".into(), Value::String(uid.clone()));
         meta.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
-        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        if w.dry_run {
+            meta.remove("resourceVersion");
+        } else {
+            meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        }
         meta.insert("generation".into(), Value::from(1));
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
@@ -611,8 +740,28 @@ impl Inner {
         if rt.is_namespace() {
             body["status"] = serde_json::json!({"phase": "Active"});
         }
-        if rt.is_crd() {
-            let t = self.accept_crd(&mut body, None)?;
+        if track == Track::Update {
+            let schema = self.schema_for(rt, version);
+            let api_version = rt.api_version(version);
+            fields::record_update(
+                rt,
+                &schema,
+                &api_version,
+                None,
+                &mut body,
+                Sub::Main,
+                &w.manager,
+            );
+        }
+        let crd_type = if rt.is_crd() {
+            Some(self.accept_crd(&mut body, None)?)
+        } else {
+            None
+        };
+        if w.dry_run {
+            return Ok(body);
+        }
+        if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
         }
         self.uids.insert(uid);
@@ -661,6 +810,7 @@ impl Inner {
         Ok(t)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn update(
         &mut self,
         rt: &ResourceType,
@@ -669,6 +819,7 @@ impl Inner {
         name: &str,
         mut body: Value,
         sub: Sub,
+        w: &Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(rt, version, &mut body)?;
         let stored = self.get(rt, ns, name)?.clone();
@@ -687,13 +838,14 @@ impl Inner {
         if !server::resource_version_holds(&body, &stored) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        let mut new = server::to_store(&stored, body, sub, rt.status_subresource);
-        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
-        self.commit(rt, ns, name, stored, new, sub)
+        let new = server::to_store(&stored, body, sub, rt.status_subresource);
+        self.commit(rt, ns, name, stored, new, sub, w, Track::Update)
     }
 
-    /// Stores an updated object: no-op detection, generation, resourceVersion, events,
-    /// and removal once a deleting object's last finalizer is gone.
+    /// Stores an updated object: managed fields, no-op detection, generation,
+    /// resourceVersion, events, and removal once a deleting object's last finalizer is
+    /// gone. A dry run stops before anything is stored.
+    #[allow(clippy::too_many_arguments)]
     fn commit(
         &mut self,
         rt: &ResourceType,
@@ -702,7 +854,39 @@ impl Inner {
         stored: Value,
         mut new: Value,
         sub: Sub,
+        w: &Write,
+        track: Track,
     ) -> Result<Value, ApiError> {
+        // Every write of a custom resource (update, patch, apply) is pruned, defaulted
+        // and validated against its CRD's schema first, so pruned fields are neither
+        // stored nor owned. Pruning drops an empty `managedFields` as Go's omitempty
+        // does, but `[]` in a request means "reset them": kept aside for the record.
+        let requested_managed = new.pointer("/metadata/managedFields").cloned();
+        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
+        if let (Some(requested), Some(meta)) = (
+            requested_managed,
+            new.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.insert("managedFields".into(), requested);
+        }
+        if track == Track::Update {
+            let api_version = new
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let (_, version) = split_api_version(&api_version);
+            let schema = self.schema_for(rt, version);
+            fields::record_update(
+                rt,
+                &schema,
+                &api_version,
+                Some(&stored),
+                &mut new,
+                sub,
+                &w.manager,
+            );
+        }
         let crd_type = if rt.is_crd() {
             Some(self.accept_crd(&mut new, Some(&stored))?)
         } else {
@@ -715,6 +899,9 @@ impl Inner {
             server::bumped_generation(&stored, &new, sub, rt.status_subresource)
         {
             set_meta(&mut new, "generation", Value::from(generation));
+        }
+        if w.dry_run {
+            return Ok(new);
         }
         let rv = self.next_rv();
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
@@ -746,6 +933,7 @@ impl Inner {
         patch_type: PatchType,
         patch: &Value,
         sub: Sub,
+        w: &Write,
     ) -> Result<Value, ApiError> {
         let stored = self.get(rt, ns, name)?.clone();
         let mut doc = with_api_version(stored.clone(), &rt.api_version(version));
@@ -754,7 +942,98 @@ impl Inner {
         if !server::resource_version_holds(&doc, &stored) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        self.update(rt, version, ns, name, doc, sub)
+        self.update(rt, version, ns, name, doc, sub, w)
+    }
+
+    /// Server-side apply: see [`Store::apply`].
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        rt: &ResourceType,
+        version: &str,
+        ns: &str,
+        name: &str,
+        mut config: Value,
+        force: bool,
+        sub: Sub,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
+        let Some(map) = config.as_object_mut() else {
+            return Err(ApiError::bad_request(
+                "the request body must be a JSON object",
+            ));
+        };
+        if let Some(kind) = map.get("kind").and_then(Value::as_str)
+            && kind != rt.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                rt.kind
+            )));
+        }
+        match map.get("metadata") {
+            None | Some(Value::Object(_)) => {}
+            Some(_) => return Err(ApiError::bad_request("metadata must be an object")),
+        }
+        let body_name = meta_str(&config, "name");
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let body_ns = meta_str(&config, "namespace");
+        if rt.namespaced && !body_ns.is_empty() && body_ns != ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        let stored = self.get(rt, ns, name).ok().cloned();
+        if let Some(stored) = &stored
+            && !server::resource_version_holds(&config, stored)
+        {
+            return Err(ApiError::conflict(&rt.group, &rt.plural, name));
+        }
+        if stored.is_none() && sub != Sub::Main {
+            return Err(ApiError::not_found(&rt.group, &rt.plural, name));
+        }
+        let api_version = rt.api_version(version);
+        let schema = self.schema_for(rt, version);
+        let ignored = fields::reset_fields(rt, sub);
+        let now = crate::util::now_rfc3339();
+        let live = stored
+            .as_ref()
+            .map(|s| with_api_version(s.clone(), &api_version));
+        let applied = topograph_ssa::apply_with(
+            live.as_ref(),
+            &config,
+            &topograph_ssa::ApplyOptions {
+                manager: &w.manager,
+                api_version: &api_version,
+                force,
+                schema: &schema,
+                now: &now,
+                subresource: fields::subresource(sub),
+                ignored: ignored.as_ref(),
+            },
+        )
+        .map_err(fields::apply_error)?;
+        let mut object = applied.object;
+        Self::check_type(rt, version, &mut object)?;
+        let Some(stored) = stored else {
+            // Apply is an upsert: a missing object is created from the configuration.
+            if let Some(meta) = metadata_mut(&mut object) {
+                meta.insert("name".into(), Value::String(name.to_string()));
+                meta.remove("resourceVersion");
+            }
+            return self.create(rt, version, ns, object, false, w, Track::Given);
+        };
+        if !applied.changed {
+            return Ok(stored);
+        }
+        let mut new = server::to_store(&stored, object, sub, rt.status_subresource);
+        // A status write keeps the stored metadata, but the apply's ownership is new.
+        topograph_ssa::write_managed_fields(&mut new, &applied.managed);
+        self.commit(rt, ns, name, stored, new, sub, w, Track::Given)
     }
 
     fn delete(
@@ -935,7 +1214,17 @@ impl GcStore for Inner {
         {
             refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
         }
-        let _ = self.commit(rt, &key.0, &key.1, stored, new, Sub::Main);
+        let w = Write::internal();
+        let _ = self.commit(
+            rt,
+            &key.0,
+            &key.1,
+            stored,
+            new,
+            Sub::Main,
+            &w,
+            Track::Update,
+        );
     }
 }
 

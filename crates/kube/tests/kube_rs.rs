@@ -443,19 +443,36 @@ async fn patches_generation_and_the_status_subresource() {
     assert_eq!(rv(&same), rv(&replaced));
     assert_eq!(same.metadata.uid, created.metadata.uid);
 
-    // Server-side apply is refused clearly.
-    let ssa = mds
+    // Server-side apply through kube-rs: the manager takes what it applies.
+    let applied = mds
         .patch(
             "a",
             &PatchParams::apply("test"),
-            &Patch::Apply(
-                json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment"}),
-            ),
+            &Patch::Apply(json!({"apiVersion": "cluster.x-k8s.io/v1beta1",
+                "kind": "MachineDeployment", "metadata": {"labels": {"team": "t"}}})),
         )
-        .await;
-    let (code, _, message) = api_error(ssa.unwrap_err());
-    assert_eq!(code, 415);
-    assert!(message.contains("server-side apply"), "{message}");
+        .await
+        .unwrap();
+    assert_eq!(
+        applied
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("team"))
+            .map(String::as_str),
+        Some("t")
+    );
+    let managers: Vec<(Option<String>, Option<String>)> = applied
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|e| (e.manager.clone(), e.operation.clone()))
+        .collect();
+    assert!(
+        managers.contains(&(Some("test".into()), Some("Apply".into()))),
+        "{managers:?}"
+    );
 }
 
 #[tokio::test]

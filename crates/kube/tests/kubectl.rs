@@ -396,3 +396,54 @@ fn kubectl_apply_shows_the_schema_refusal() {
         serde_json::json!({"controlPlaneEndpoint": {"host": "10.0.0.1", "port": 6443}})
     );
 }
+
+#[test]
+fn kubectl_apply_server_side() {
+    let server = start(&temp_dir("ssa"), &[]);
+    server.ok(&["create", "-f", &server.file("crd.yaml", CRD)]);
+    let md = server.file("md.yaml", MD);
+    let out = server.ok(&["apply", "--server-side", "-f", &md]);
+    assert!(
+        out.contains("machinedeployment.cluster.x-k8s.io/md1 serverside-applied"),
+        "{out}"
+    );
+    let created = server.json(&["get", "md", "md1", "--show-managed-fields"]);
+    let entry = &created["metadata"]["managedFields"][0];
+    assert_eq!(
+        (entry["manager"].clone(), entry["operation"].clone()),
+        ("kubectl".into(), "Apply".into())
+    );
+
+    // Another manager takes spec.replicas; kubectl's next apply conflicts, then forces.
+    server.ok(&[
+        "patch",
+        "md",
+        "md1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":7}}"#,
+    ]);
+    let changed = server.file("md2.yaml", &MD.replace("replicas: 2", "replicas: 3"));
+    let out = server.kubectl(&["apply", "--server-side", "-f", &changed]);
+    assert!(!out.status.success(), "a conflicting apply must fail");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Apply failed with 1 conflict: conflict with \"kubectl")
+            && stderr.contains(".spec.replicas"),
+        "{stderr}"
+    );
+    server.ok(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        &changed,
+    ]);
+    assert_eq!(server.json(&["get", "md", "md1"])["spec"]["replicas"], 3);
+
+    let yaml = server.ok(&["get", "md", "md1", "-o", "yaml", "--show-managed-fields"]);
+    assert!(yaml.contains("managedFields:"), "{yaml}");
+    assert!(yaml.contains("operation: Apply"), "{yaml}");
+    let plain = server.ok(&["get", "md", "md1", "-o", "yaml"]);
+    assert!(!plain.contains("managedFields:"), "{plain}");
+}

@@ -627,8 +627,12 @@ trait Writer: Send + Sync {
     fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value>;
     fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value>;
     fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value>;
-    fn apply<'a>(&'a self, to: Target<'a>, manager: &'a str, schema: Arc<Schema>)
-    -> Write<'a, Value>;
+    fn apply<'a>(
+        &'a self,
+        to: Target<'a>,
+        manager: &'a str,
+        schema: Arc<Schema>,
+    ) -> Write<'a, Value>;
     fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()>;
     /// The overlay reads must see, for a dry run.
     fn overlay(&self) -> Option<&Mutex<Overlay>>;
@@ -670,12 +674,7 @@ impl Writer for Live {
         })
     }
 
-    fn apply<'a>(
-        &'a self,
-        to: Target<'a>,
-        manager: &'a str,
-        _: Arc<Schema>,
-    ) -> Write<'a, Value> {
+    fn apply<'a>(&'a self, to: Target<'a>, manager: &'a str, _: Arc<Schema>) -> Write<'a, Value> {
         Box::pin(async move {
             let (name, intent) = (to.object.name(), Patch::Apply(to.object));
             let params = PatchParams::apply(manager).force();
@@ -838,7 +837,12 @@ fn apply_refused(intent: &Value, e: &topograph_ssa::ApplyError) -> Error {
     let message = format!("{} {}: {e}", intent.kind(), intent.name());
     Error::Api(kube::Error::Api(Box::new(kube::core::Status {
         code: e.code(),
-        reason: if e.code() == 409 { "Conflict" } else { "Invalid" }.to_string(),
+        reason: if e.code() == 409 {
+            "Conflict"
+        } else {
+            "Invalid"
+        }
+        .to_string(),
         message,
         ..kube::core::Status::failure("", "")
     })))

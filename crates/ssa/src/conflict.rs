@@ -53,9 +53,9 @@ pub struct StatusCause {
 }
 
 impl StatusCause {
-    /// The cause as JSON (`type`, `message`, `field`).
+    /// The cause as JSON: metav1.StatusCause names its type `reason` on the wire.
     pub fn to_value(&self) -> Value {
-        json!({"type": self.kind, "message": self.message, "field": self.field})
+        json!({"reason": self.kind, "message": self.message, "field": self.field})
     }
 }
 
