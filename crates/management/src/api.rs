@@ -341,7 +341,12 @@ impl ManagementCluster {
         let (api_version, kind, namespace) =
             (object.api_version(), object.kind(), object.namespace());
         let resource = self.resource(api_version, kind, namespace).await?;
-        Ok(resource.map(|resource| Target { object, resource }))
+        let manager = self.field_manager.clone();
+        Ok(resource.map(|resource| Target {
+            object,
+            resource,
+            manager,
+        }))
     }
 
     async fn resource(
@@ -614,6 +619,25 @@ impl Resource {
 struct Target<'a> {
     object: &'a Value,
     resource: Resource,
+    // Every write names its field manager, so the server's record of who owns what
+    // names this client rather than its User-Agent.
+    manager: Arc<str>,
+}
+
+impl Target<'_> {
+    fn post_params(&self) -> PostParams {
+        PostParams {
+            field_manager: Some(self.manager.to_string()),
+            ..PostParams::default()
+        }
+    }
+
+    fn patch_params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.manager.to_string()),
+            ..PatchParams::default()
+        }
+    }
 }
 
 /// A write on its way; boxed, as kube-rs' futures are, so writers can be trait objects.
@@ -646,14 +670,14 @@ impl Writer for Live {
         Box::pin(async move {
             let object = from_value(to.object)?;
             let api = &to.resource.api;
-            to_value(api.create(&PostParams::default(), &object).await?)
+            to_value(api.create(&to.post_params(), &object).await?)
         })
     }
 
     fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value> {
         Box::pin(async move {
             let (name, object) = (to.object.name(), from_value(to.object)?);
-            let (api, params) = (&to.resource.api, PostParams::default());
+            let (api, params) = (&to.resource.api, to.post_params());
             let replaced = match sub {
                 Sub::Main => api.replace(name, &params, &object).await?,
                 Sub::Status => api.replace_status(name, &params, &object).await?,
@@ -665,7 +689,7 @@ impl Writer for Live {
     fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value> {
         Box::pin(async move {
             let (name, patch) = (to.object.name(), Patch::Merge(patch));
-            let (api, params) = (&to.resource.api, PatchParams::default());
+            let (api, params) = (&to.resource.api, to.patch_params());
             let patched = match sub {
                 Sub::Main => api.patch(name, &params, &patch).await?,
                 Sub::Status => api.patch_status(name, &params, &patch).await?,
