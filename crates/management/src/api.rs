@@ -117,8 +117,11 @@ pub struct ManagementCluster {
     field_manager: Arc<str>,
     // (apiVersion, kind) -> the structural schema its CRD declares, for predicting
     // applies without asking the server.
-    schemas: Arc<Mutex<HashMap<(String, String), Arc<Schema>>>>,
+    schemas: Arc<Mutex<Schemas>>,
 }
+
+/// Structural schemas by (apiVersion, kind).
+type Schemas = HashMap<(String, String), Arc<Schema>>;
 
 /// The field manager server-side applies use unless told otherwise.
 pub const DEFAULT_FIELD_MANAGER: &str = "topograph";
@@ -560,7 +563,7 @@ impl ManagementCluster {
         Ok(schema)
     }
 
-    fn lock_schemas(&self) -> MutexGuard<'_, HashMap<(String, String), Arc<Schema>>> {
+    fn lock_schemas(&self) -> MutexGuard<'_, Schemas> {
         self.schemas.lock().unwrap_or_else(|e| e.into_inner())
     }
 
