@@ -137,7 +137,7 @@ impl ManagementCluster {
             writes: Arc::default(),
             writer: Arc::new(Live),
             observer: None,
-            field_manager: Arc::from(DEFAULT_FIELD_MANAGER),
+            field_manager: Arc::from(crate::user_agent::field_manager()),
             schemas: Arc::default(),
         }
     }

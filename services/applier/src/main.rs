@@ -45,6 +45,10 @@ struct Args {
     /// The queue, in whose Redis the watcher leases live too.
     #[command(flatten)]
     queue: QueueArgs,
+    /// The field manager the topology's server-side applies own fields as
+    /// (`capi-topology` takes over what Cluster API's topology controller managed).
+    #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
+    field_manager: String,
     /// Directory of `<name>.kubeconfig` files, one per management cluster.
     #[arg(
         long,
@@ -99,7 +103,9 @@ struct Args {
 
 fn main() -> ExitCode {
     topograph_management::user_agent::set("topograph-applier", env!("CARGO_PKG_VERSION"));
-    topograph_telemetry::runner::run("topograph-applier", start(Args::parse()))
+    let args = Args::parse();
+    topograph_management::user_agent::set_field_manager(&args.field_manager);
+    topograph_telemetry::runner::run("topograph-applier", start(args))
 }
 
 async fn start(args: Args) -> Result<(), String> {

@@ -37,6 +37,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "topograph-gateway", version, about)]
 struct Args {
+    /// The field manager Apply's writes and Plan's dry runs own fields as
+    /// (`capi-topology` takes over what Cluster API's topology controller managed).
+    #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
+    field_manager: String,
     /// Address of the gRPC server.
     #[arg(
         long,
@@ -115,6 +119,7 @@ struct Args {
 fn main() -> ExitCode {
     topograph_management::user_agent::set("topograph-gateway", env!("CARGO_PKG_VERSION"));
     let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
+    topograph_management::user_agent::set_field_manager(&args.field_manager);
     topograph_telemetry::runner::run("topograph-gateway", async move {
         for warning in &deprecated {
             tracing::warn!("{warning}");
