@@ -191,7 +191,7 @@ fn conflict_status_names_update_owners_and_subresources() {
     assert_eq!(status["code"], 409);
     assert_eq!(
         status["details"]["causes"][0],
-        json!({"type": "FieldManagerConflict",
+        json!({"reason": "FieldManagerConflict",
                "message": "conflict with \"ctrl\" with subresource \"status\" using example.com/v1",
                "field": ".status.ready"})
     );
