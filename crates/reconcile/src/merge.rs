@@ -10,26 +10,12 @@
 //! owner, and other controllers (Cluster API's core controllers) add their own, so only
 //! the desired owners are enforced.
 //!
-//! And as Cluster API's server-side apply does, a field the topology set on an earlier
-//! write and no longer sets is removed: [`apply`] records what an intent sets on the
-//! object and releases what it stopped setting (`topograph_api::managed`).
+//! Topology-owned objects are written with server-side apply ([`intent`] is what is
+//! applied; the API server merges it and removes what the topology stopped setting);
+//! [`enforce`] is the same rule for the few writes that are not applies.
 
 use serde_json::{Map, Value};
-use topograph_api::managed;
 use topograph_api::object::group_of;
-
-/// `current` brought to `intent` as a write of the topology: the intent enforced
-/// ([`enforce`]), the fields the topology set last time and no longer sets removed,
-/// and the fields it sets now recorded on the object.
-pub fn apply(current: &Value, intent: &Value) -> Value {
-    let intent = managed::record(intent.clone());
-    // Released first, then enforced: an (empty) map the intent sets where a released
-    // value was is created again, so applying twice gives the same object.
-    let mut merged = current.clone();
-    managed::release(&mut merged, &intent);
-    enforce_into(&mut merged, &intent, &mut Vec::new());
-    merged
-}
 
 /// The parts of a desired object the topology owns; everything else (status,
 /// server-set metadata, copied timestamps) is not sent, as Cluster API's
@@ -152,23 +138,6 @@ fn merge_owner_references(current: &mut Value, desired: &Value) {
     *current = Value::Array(owners);
 }
 
-/// What enforcing an intent changes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Change {
-    /// Anything differs.
-    pub any: bool,
-    /// `spec` differs (for templates: a rotation, not an in-place update).
-    pub spec: bool,
-}
-
-/// Compares an object with the result of enforcing its intent.
-pub fn change(current: &Value, merged: &Value) -> Change {
-    Change {
-        any: current != merged,
-        spec: current.get("spec") != merged.get("spec"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,59 +163,8 @@ mod tests {
                 "status": {"ready": true}
             })
         );
-        assert_eq!(
-            change(&current, &merged),
-            Change {
-                any: true,
-                spec: true
-            }
-        );
         // Enforcing again changes nothing: the merge is idempotent.
         assert_eq!(enforce(&merged, &intent), merged);
-    }
-
-    #[test]
-    fn apply_releases_what_the_topology_stopped_setting_and_only_that() {
-        let first = json!({"metadata": {"labels": {"mine": "1"}}, "spec": {"a": {"x": 1, "y": 2}, "l": [1]}});
-        let created = apply(&json!({}), &first);
-        // Others add their own fields.
-        let mut current = created.clone();
-        current["metadata"]["labels"]["theirs"] = json!("2");
-        current["spec"]["a"]["z"] = json!(3);
-        current["status"] = json!({"ready": true});
-        // The topology drops a label, one map entry and a list.
-        let second = json!({"metadata": {"labels": {}}, "spec": {"a": {"x": 1}}});
-        let merged = apply(&current, &second);
-        assert_eq!(merged["metadata"]["labels"], json!({"theirs": "2"}));
-        assert_eq!(merged["spec"], json!({"a": {"x": 1, "z": 3}}));
-        assert_eq!(merged["status"], json!({"ready": true}));
-        assert_eq!(
-            topograph_api::managed::recorded(&merged),
-            Some(["/spec/a/x".to_string()].into())
-        );
-        // Idempotent, and an object without a record loses nothing.
-        assert_eq!(apply(&merged, &second), merged);
-        let mut unrecorded = current.clone();
-        unrecorded["metadata"]["annotations"] = json!({});
-        let kept = apply(&unrecorded, &second);
-        assert_eq!(kept["spec"]["a"]["y"], 2);
-        assert_eq!(kept["spec"]["l"], json!([1]));
-    }
-
-    #[test]
-    fn metadata_only_changes_are_not_spec_changes() {
-        let current = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"x": 1}});
-        let merged = enforce(
-            &current,
-            &json!({"metadata": {"labels": {"a": "2"}}, "spec": {"x": 1}}),
-        );
-        assert_eq!(
-            change(&current, &merged),
-            Change {
-                any: true,
-                spec: false
-            }
-        );
     }
 
     #[test]
@@ -281,92 +199,5 @@ mod tests {
                    "metadata": {"name": "n", "namespace": "ns", "labels": {"a": "b"}},
                    "spec": {"y": 1}})
         );
-    }
-
-    mod properties {
-        use super::*;
-        use proptest::prelude::*;
-        use topograph_api::managed;
-
-        /// Small JSON trees over a few keys, so intents and objects overlap often.
-        fn tree() -> impl Strategy<Value = Value> {
-            let leaf = prop_oneof![
-                Just(Value::Null),
-                any::<bool>().prop_map(Value::from),
-                (0..3i64).prop_map(Value::from),
-                prop::collection::vec((0..3i64).prop_map(Value::from), 0..3).prop_map(Value::from),
-            ];
-            leaf.prop_recursive(3, 16, 3, |inner| {
-                prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c"]), inner, 0..3)
-                    .prop_map(|m| {
-                        Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-                    })
-            })
-        }
-
-        fn object(spec: Value, labels: Value) -> Value {
-            serde_json::json!({"metadata": {"name": "o", "labels": labels}, "spec": spec})
-        }
-
-        fn labels() -> impl Strategy<Value = Value> {
-            prop::collection::btree_map(prop::sample::select(vec!["x", "y"]), "[a-b]", 0..2)
-                .prop_map(|m| {
-                    Value::Object(
-                        m.into_iter()
-                            .map(|(k, v)| (k.to_string(), Value::from(v)))
-                            .collect(),
-                    )
-                })
-        }
-
-        proptest! {
-            /// Applying an intent twice changes nothing the second time, whatever the
-            /// object looked like and whatever the topology set before.
-            #[test]
-            fn apply_is_idempotent(
-                before in tree(), first in tree(), second in tree(),
-                l0 in labels(), l1 in labels(), l2 in labels(),
-            ) {
-                let written = apply(&object(before, l0), &object(first, l1));
-                let once = apply(&written, &object(second.clone(), l2.clone()));
-                prop_assert_eq!(apply(&once, &object(second, l2)), once);
-            }
-
-            /// What the topology never recorded is never removed: every leaf of the
-            /// object that no recorded path covers is still there afterwards, unless the
-            /// new intent itself sets that place.
-            #[test]
-            fn only_recorded_fields_are_released(
-                theirs in tree(), first in tree(), second in tree(),
-            ) {
-                let ours = apply(&serde_json::json!({"metadata": {"name": "o"}}), &object(first, Value::Null));
-                let recorded = managed::recorded(&ours).unwrap_or_default();
-                // Others write their fields on top (where the topology records nothing).
-                let mut current = ours.clone();
-                let mut others = Vec::new();
-                if current["spec"].is_null() {
-                    current["spec"] = serde_json::json!({});
-                }
-                prop_assume!(current["spec"].is_object());
-                if let Value::Object(map) = &theirs {
-                    for (k, v) in map {
-                        let path = format!("/spec/other-{k}");
-                        if !v.is_null() {
-                            current["spec"][format!("other-{k}")] = v.clone();
-                            others.push((path, v.clone()));
-                        }
-                    }
-                }
-                let intent = object(second, Value::Null);
-                let after = apply(&current, &intent);
-                let now = managed::paths(&intent);
-                for (path, value) in others {
-                    prop_assert!(!recorded.iter().any(|r| path.starts_with(r.as_str())));
-                    if !now.iter().any(|n| n.starts_with(&path) || path.starts_with(n.as_str())) {
-                        prop_assert_eq!(after.pointer(&path), Some(&value), "{} went", path);
-                    }
-                }
-            }
-        }
     }
 }

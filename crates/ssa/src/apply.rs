@@ -198,10 +198,13 @@ fn now_text(now: &str) -> String {
 /// Removes the fields `manager` applied last time (`last`) and no longer applies,
 /// unless a manager owns them now (structured-merge-diff's prune: remove, add back
 /// what is owned, then remove only what was in the last applied set).
+///
+/// What is owned comes back with its parents: a map the applier released stays
+/// when another manager owns a field inside it, and only its released fields go.
 fn prune(merged: &Value, owned: &FieldSet, last: &FieldSet, ty: &Type) -> Value {
     let last = ensure_named(last, ty);
     let pruned = remove(merged, &last, ty);
-    let owned = ensure_named(owned, ty);
+    let owned = ensure_named(owned, ty).with_parents();
     let merged_set = ensure_named(&field_set(merged, ty), ty);
     let pruned_set = ensure_named(&field_set(&pruned, ty), ty);
     let pruned = remove(

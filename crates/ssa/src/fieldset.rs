@@ -361,6 +361,20 @@ impl FieldSet {
         out
     }
 
+    /// The set with every path on the way to one of its paths made a member too: a
+    /// field someone owns keeps the maps, list items and structs above it.
+    pub(crate) fn with_parents(&self) -> FieldSet {
+        let mut out = FieldSet {
+            members: self.members.clone(),
+            children: BTreeMap::new(),
+        };
+        for (pe, child) in &self.children {
+            out.members.insert(pe.clone());
+            out.set_child(pe.clone(), child.with_parents());
+        }
+        out
+    }
+
     pub(crate) fn add_member(&mut self, pe: PathElement) {
         self.members.insert(pe);
     }

@@ -1,38 +1,89 @@
-//! The write primitives every part of a reconcile uses: create from a desired object,
-//! update by enforcing an intent with optimistic concurrency (a 409 re-reads the object
-//! and tries again), and template reconciliation with rotation (spec section 2).
+//! The write primitives every part of a reconcile uses, all server-side applies as the
+//! client's field manager with force, as Cluster API's topology controller writes:
+//! create from a desired object, update to an intent (skipped when a local prediction
+//! says nothing would change), and template reconciliation with rotation (spec
+//! section 2).
 
 use serde_json::{Value, json};
 use topograph_api::object::{ObjectExt, group_of};
 
-use crate::error::ReconcileError;
-use crate::merge::{self, Change};
-use topograph_management::ManagementCluster;
-use topograph_management::error::{Error as ClientError, is_already_exists, is_conflict};
+use topograph_api::managed::MANAGED_PATHS;
 
-/// How many times an update is retried after a 409 Conflict.
-pub const CONFLICT_RETRIES: usize = 5;
+use crate::error::ReconcileError;
+use crate::merge;
+use topograph_management::ManagementCluster;
+use topograph_management::error::Error as ClientError;
 
 /// Whether the topology owns a whole `spec` (MachineHealthChecks) or only the fields
-/// it sets (everything else).
+/// it sets (everything else). Under server-side apply both are the fields it applies:
+/// other managers' fields of a health check's spec stay theirs, as with Cluster API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SpecAuthority {
     FieldsSet,
     Whole,
 }
 
-fn merged(current: &Value, intent: &Value, authority: SpecAuthority) -> Value {
-    let mut merged = merge::apply(current, intent);
-    if authority == SpecAuthority::Whole
-        && let (Some(spec), Some(obj)) = (intent.get("spec"), merged.as_object_mut())
-    {
-        obj.insert("spec".into(), spec.clone());
+/// What the topology applies to an existing object: its identity, the current uid (so
+/// an apply can never re-create an object deleted in between, as Cluster API sends it),
+/// and the parts of `intent` the topology owns.
+fn apply_body(current: &Value, intent: &Value) -> Value {
+    let mut body = merge::intent(intent);
+    for key in ["apiVersion", "kind"] {
+        if body.get(key).is_none()
+            && let Some(v) = current.get(key)
+        {
+            body[key] = v.clone();
+        }
     }
-    merged
+    for key in ["name", "namespace", "uid"] {
+        if let Some(v) = current.pointer(&format!("/metadata/{key}")) {
+            body["metadata"][key] = v.clone();
+        }
+    }
+    body
 }
 
-/// Enforces `intent` on `current`. `Some(stored)` when something was written, `None`
-/// when the object already matched. A conflict re-reads the object and tries again.
+/// The record of managed paths earlier versions kept in an annotation; server-side
+/// apply's managed fields replace it.
+fn has_legacy_record(object: &Value) -> bool {
+    object.annotations().contains_key(MANAGED_PATHS)
+}
+
+/// Drops the legacy annotation and the ownership earlier non-apply writes of this
+/// client recorded (its own `Update` entries, and unnamed ones), so the fields it set
+/// are owned by its `Apply` entry alone and go when the topology stops setting them.
+async fn forget_legacy_record(
+    cluster: &ManagementCluster,
+    object: &Value,
+) -> Result<Value, ReconcileError> {
+    let manager = cluster.field_manager();
+    let entries: Vec<Value> = object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .map(|entries| {
+            entries
+                .iter()
+                .filter(|e| {
+                    let by = e.get("manager").and_then(Value::as_str).unwrap_or("");
+                    let update = e.get("operation").and_then(Value::as_str) == Some("Update");
+                    !(update && (by.is_empty() || by == manager))
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut patch = json!({"metadata": {"annotations": {MANAGED_PATHS: null}}});
+    if !entries.is_empty() {
+        patch["metadata"]["managedFields"] = Value::Array(entries);
+    }
+    Ok(cluster.merge_patch(object, &patch).await?)
+}
+
+/// Brings the object `current` to `intent` with one server-side apply as the client's
+/// field manager: the intent is all the topology sets on the object, so fields it set
+/// last time and no longer sets are removed by the server, and fields others own stay.
+/// Whether anything would change is computed locally first, so a converged object costs
+/// no request. `Some(stored)` when written, `None` when it already matched.
 pub(crate) async fn update(
     cluster: &ManagementCluster,
     current: &Value,
@@ -41,12 +92,7 @@ pub(crate) async fn update(
     update_with(cluster, current, intent, SpecAuthority::FieldsSet).await
 }
 
-/// Brings the object `current` to `intent` as the topology's write (see
-/// [`crate::merge::apply`]: the intent is all the topology sets on the object, so
-/// fields it set last time and no longer sets are removed) with optimistic
-/// concurrency: a 409 Conflict re-reads the object and tries again, up to
-/// [`CONFLICT_RETRIES`] times. `Some(stored)` when written, `None` when it already
-/// matched.
+/// [`update`], for callers outside the reconcile (the same write).
 pub async fn apply_intent(
     cluster: &ManagementCluster,
     current: &Value,
@@ -60,97 +106,50 @@ pub(crate) async fn update_with(
     cluster: &ManagementCluster,
     current: &Value,
     intent: &Value,
-    authority: SpecAuthority,
+    _authority: SpecAuthority,
 ) -> Result<Option<Value>, ReconcileError> {
-    let mut current = current.clone();
-    for _ in 0..=CONFLICT_RETRIES {
-        let want = merged(&current, intent, authority);
-        if want == current {
-            return Ok(None);
-        }
-        match cluster.replace(&want).await {
-            Ok(stored) => return Ok(Some(stored)),
-            Err(ClientError::Api(e)) if is_conflict(&e) => {
-                tracing::debug!(object = %current.name(), "conflict; reading the object again");
-                match cluster
-                    .get(
-                        current.api_version(),
-                        current.kind(),
-                        current.namespace(),
-                        current.name(),
-                    )
-                    .await?
-                {
-                    Some(fresh) => current = fresh,
-                    None => {
-                        return Err(ReconcileError::invalid(format!(
-                            "{} {}/{} was deleted while being updated",
-                            current.kind(),
-                            current.namespace(),
-                            current.name()
-                        )));
-                    }
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
+    let body = apply_body(current, intent);
+    let changed = cluster.predict_apply(Some(current), &body).await?.changed;
+    let legacy = has_legacy_record(current);
+    if !changed && !legacy {
+        return Ok(None);
     }
-    Err(ReconcileError::invalid(format!(
-        "{} {}/{}: still conflicting after {CONFLICT_RETRIES} retries",
-        current.kind(),
-        current.namespace(),
-        current.name()
-    )))
+    let mut stored = if changed {
+        cluster.apply(&body).await?
+    } else {
+        current.clone()
+    };
+    if legacy {
+        stored = forget_legacy_record(cluster, &stored).await?;
+    }
+    Ok(Some(stored))
 }
 
-/// Creates the object `desired` describes (only the parts the topology owns are sent).
-///
-/// Names are deterministic, so an object a crashed reconcile created before it could
-/// record it (e.g. in the Cluster's references) is found under the same name: when it
-/// belongs to the same Cluster's topology it is adopted (brought to the intent) instead
-/// of failing the reconcile forever.
+/// Creates the object `desired` describes (only the parts the topology owns are sent)
+/// with a server-side apply, as Cluster API does: names are deterministic, so an object
+/// a crashed reconcile created before it could record it is found under the same name
+/// and brought to the intent instead of failing the reconcile forever.
 pub(crate) async fn create(
     cluster: &ManagementCluster,
     desired: &Value,
 ) -> Result<Value, ReconcileError> {
-    let intent = topograph_api::managed::record(merge::intent(desired));
-    match cluster.create(&intent).await {
+    let mut intent = merge::intent(desired);
+    if let Some(metadata) = intent.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("uid");
+    }
+    match cluster.apply(&intent).await {
         Ok(created) => Ok(created),
-        Err(ClientError::Api(e)) if is_already_exists(&e) => {
-            let existing = cluster
-                .get(
-                    desired.api_version(),
-                    desired.kind(),
-                    desired.namespace(),
-                    desired.name(),
-                )
-                .await?;
-            match existing {
-                Some(existing) if same_topology(&existing, desired) => {
-                    tracing::info!(
-                        kind = desired.kind(),
-                        name = desired.name(),
-                        "adopting an object an earlier reconcile created"
-                    );
-                    Ok(update(cluster, &existing, &intent)
-                        .await?
-                        .unwrap_or(existing))
-                }
-                _ => Err(create_error(desired, &e)),
-            }
-        }
         Err(ClientError::Api(e)) => Err(create_error(desired, &e)),
         Err(other) => Err(other.into()),
     }
 }
 
-/// The existing object is part of the same Cluster's topology as `desired`.
-fn same_topology(existing: &Value, desired: &Value) -> bool {
-    let labels = existing.labels();
-    let cluster = labels.get(topograph_engine::labels::CLUSTER_NAME);
-    labels.contains_key(topograph_engine::labels::TOPOLOGY_OWNED)
-        && cluster.is_some()
-        && cluster == desired.labels().get(topograph_engine::labels::CLUSTER_NAME)
+/// A random name suffix in the API server's alphabet.
+fn random_suffix() -> String {
+    use std::hash::BuildHasher;
+    let seed =
+        std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
+    topograph_api::server::name_suffix(seed)
 }
 
 /// Drops the generated name from the message so the Cluster's condition stays the same
@@ -227,15 +226,16 @@ pub(crate) async fn template(
         )));
     }
     let intent = merge::intent(desired);
-    let change = if same_kind {
-        merge::change(current, &merge::apply(current, &intent))
+    let (any, spec) = if same_kind {
+        let predicted = cluster
+            .predict_apply(Some(current), &apply_body(current, &intent))
+            .await?;
+        let spec = predicted.object.get("spec") != current.get("spec");
+        (predicted.changed || has_legacy_record(current), spec)
     } else {
-        Change {
-            any: true,
-            spec: true,
-        }
+        (true, true)
     };
-    if !change.any {
+    if !any {
         return Ok(TemplateOutcome {
             name: current.name().to_string(),
             replaced: None,
@@ -243,7 +243,7 @@ pub(crate) async fn template(
             updated: false,
         });
     }
-    if !change.spec {
+    if !spec {
         update(cluster, current, &intent).await?;
         return Ok(TemplateOutcome {
             name: current.name().to_string(),
@@ -254,14 +254,13 @@ pub(crate) async fn template(
     }
     // A spec change: a new template under a new name, so machines created from the old
     // one keep their template until the holder rolls them.
+    // Named here, as Cluster API's name generator does: an apply needs the name.
     let mut rotated = intent;
     if let Some(metadata) = rotated.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("name");
-        metadata.insert("generateName".into(), json!(prefix));
+        metadata.remove("uid");
+        metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
     }
-    let created = cluster
-        .create(&topograph_api::managed::record(rotated))
-        .await?;
+    let created = create(cluster, &rotated).await?;
     Ok(TemplateOutcome {
         name: created.name().to_string(),
         replaced: Some(current.clone()),

@@ -72,9 +72,11 @@ impl Env {
         let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
             .await
             .unwrap();
+        // Users and providers write under field managers of their own.
         let other = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
             .await
-            .unwrap();
+            .unwrap()
+            .with_field_manager("someone-else");
         for object in class.iter().chain(&clusters) {
             other.create(object).await.unwrap();
         }
