@@ -185,7 +185,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
                     && sum(
                         s,
                         "topograph_applier_object_writes_total",
-                        &["kind=\"MachineDeployment\"", "verb=\"create\""],
+                        &["kind=\"MachineDeployment\"", "verb=\"apply\""],
                     ) >= 1.0
                     && sum(s, "topograph_applier_watch_lag_seconds_count", &[]) >= 1.0
             },

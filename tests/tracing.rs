@@ -161,10 +161,10 @@ fn find(spans: &[Span]) -> Option<Found> {
         .filter(|s| s.service == "tg-applier" && s.name == "write" && s.parent == reconcile.span_id)
         .cloned()
         .collect();
-    // The first reconcile creates the MachineDeployment last.
+    // The first reconcile creates the MachineDeployment last (a server-side apply).
     writes
         .iter()
-        .any(|w| w.attribute("kind") == "MachineDeployment" && w.attribute("verb") == "create")
+        .any(|w| w.attribute("kind") == "MachineDeployment" && w.attribute("verb") == "apply")
         .then_some(Found {
             apply,
             enqueue,
