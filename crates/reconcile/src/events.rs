@@ -25,6 +25,18 @@ pub fn key(object: &Value) -> String {
     format!("\"{}/{}\"", object.namespace(), object.name())
 }
 
+/// `Updated <Kind> "ns/name"`, with ` with version change from X to Y` when the write
+/// moved the version at `version_at` (Cluster API's text for control planes and
+/// MachineDeployments).
+pub fn updated(stored: &Value, version_at: &[&str], version_from: Option<&str>) -> String {
+    let version_to = stored.at(version_at).and_then(Value::as_str);
+    let suffix = match (version_from, version_to) {
+        (Some(from), Some(to)) if from != to => format!(" with version change from {from} to {to}"),
+        _ => String::new(),
+    };
+    format!("Updated {} {}{suffix}", stored.kind(), key(stored))
+}
+
 /// The Event object for `message` about `involved`.
 pub fn event(involved: &Value, reason: &str, message: &str) -> Value {
     let nanos = SystemTime::now()

@@ -130,18 +130,8 @@ async fn holder(
     let intent = merge::without_empty_endpoint(merge::intent(desired));
     if let Some(stored) = write::update(run.api, current, &intent).await? {
         run.outcome.updated += 1;
-        let version_to = stored.at(cp_paths::VERSION).and_then(Value::as_str);
-        let suffix = match (version_from.as_deref(), version_to) {
-            (Some(from), Some(to)) if from != to => {
-                format!(" with version change from {from} to {to}")
-            }
-            _ => String::new(),
-        };
-        run.event(
-            UPDATE,
-            format!("Updated {} {}{suffix}", stored.kind(), events::key(&stored)),
-        )
-        .await;
+        let message = events::updated(&stored, cp_paths::VERSION, version_from.as_deref());
+        run.event(UPDATE, message).await;
     }
     Ok(())
 }

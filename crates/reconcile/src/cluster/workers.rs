@@ -153,18 +153,8 @@ async fn update(
         .map(str::to_string);
     if let Some(stored) = write::update(run.api, &existing.object, &merge::intent(&object)).await? {
         run.outcome.updated += 1;
-        let version_to = stored.at(VERSION).and_then(Value::as_str);
-        let suffix = match (version_from.as_deref(), version_to) {
-            (Some(from), Some(to)) if from != to => {
-                format!(" with version change from {from} to {to}")
-            }
-            _ => String::new(),
-        };
-        run.event(
-            UPDATE,
-            format!("Updated MachineDeployment {}{suffix}", events::key(&stored)),
-        )
-        .await;
+        let message = events::updated(&stored, VERSION, version_from.as_deref());
+        run.event(UPDATE, message).await;
     }
     // A replaced template goes once no MachineSet still builds machines from it. While
     // some do (a rollout in progress), the MachineSets become its owners in place of

@@ -144,14 +144,6 @@ pub(crate) async fn create(
     }
 }
 
-/// A random name suffix in the API server's alphabet.
-fn random_suffix() -> String {
-    use std::hash::BuildHasher;
-    let seed =
-        std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
-    topograph_api::server::name_suffix(seed)
-}
-
 /// Drops the generated name from the message so the Cluster's condition stays the same
 /// from one attempt to the next (Cluster API does the same).
 fn create_error(desired: &Value, e: &kube::Error) -> ReconcileError {
@@ -225,42 +217,49 @@ pub(crate) async fn template(
             desired.name()
         )));
     }
-    let intent = merge::intent(desired);
-    let (any, spec) = if same_kind {
+    // The engine names a copy whose spec changed anew (deterministically, so a plan
+    // and the reconcile after it agree); a copy of another kind is new as well.
+    let rotation = if desired.name() != current.name() || !same_kind {
+        desired.clone()
+    } else {
+        let intent = merge::intent(desired);
         let predicted = cluster
             .predict_apply(Some(current), &apply_body(current, &intent))
             .await?;
-        let spec = predicted.object.get("spec") != current.get("spec");
-        (predicted.changed || has_legacy_record(current), spec)
-    } else {
-        (true, true)
+        if predicted.object.get("spec") == current.get("spec") {
+            if !predicted.changed && !has_legacy_record(current) {
+                return Ok(TemplateOutcome {
+                    name: current.name().to_string(),
+                    replaced: None,
+                    created: false,
+                    updated: false,
+                });
+            }
+            update(cluster, current, &intent).await?;
+            return Ok(TemplateOutcome {
+                name: current.name().to_string(),
+                replaced: None,
+                created: false,
+                updated: true,
+            });
+        }
+        // The spec changes only by what the topology stopped setting (the engine sees
+        // the desired fields in place): a rotation too, named from what it becomes.
+        let spec = predicted.object.get("spec").cloned().unwrap_or_default();
+        let suffix = topograph_engine::names::suffix(&[
+            current.namespace(),
+            current.name(),
+            "release",
+            &spec.to_string(),
+        ]);
+        let mut renamed = desired.clone();
+        let name = topograph_engine::names::simple(prefix, &suffix);
+        topograph_api::object::set_at(&mut renamed, &["metadata", "name"], json!(name));
+        renamed
     };
-    if !any {
-        return Ok(TemplateOutcome {
-            name: current.name().to_string(),
-            replaced: None,
-            created: false,
-            updated: false,
-        });
-    }
-    if !spec {
-        update(cluster, current, &intent).await?;
-        return Ok(TemplateOutcome {
-            name: current.name().to_string(),
-            replaced: None,
-            created: false,
-            updated: true,
-        });
-    }
-    // A spec change: a new template under a new name, so machines created from the old
-    // one keep their template until the holder rolls them.
-    // Named here, as Cluster API's name generator does: an apply needs the name.
-    let mut rotated = intent;
-    if let Some(metadata) = rotated.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("uid");
-        metadata.insert("name".into(), json!(format!("{prefix}{}", random_suffix())));
-    }
-    let created = create(cluster, &rotated).await?;
+    // A new template under a new name, so machines created from the old one keep their
+    // template until the holder rolls them.
+    let created = create(cluster, &rotation).await?;
     Ok(TemplateOutcome {
         name: created.name().to_string(),
         replaced: Some(current.clone()),
