@@ -65,12 +65,29 @@ pub fn admit_and_render(
     render_admitting(cluster, &class, store)
 }
 
-/// Admits `cluster` against its admitted class, then renders it.
+/// Admits `cluster` against its admitted class, then renders it. A Cluster of another
+/// class is refused: admission would only warn that its class is unknown, and its
+/// variables would then be neither defaulted nor validated against the class used.
 pub fn render_admitting(
     cluster: &Cluster,
     class: &Admitted<ClusterClass>,
     store: &ObjectStore,
 ) -> Result<Rendered, Refusal> {
+    if let Some(topology) = &cluster.topology {
+        let namespace = topology.class_namespace_or(&cluster.namespace);
+        if topology.class != class.name || namespace != class.namespace {
+            return Err(Refusal::Cluster(vec![
+                topograph_api::field::FieldError::invalid(
+                    "spec.topology.class",
+                    &topology.class,
+                    format!(
+                        "the Cluster uses ClusterClass {namespace}/{}, not {}/{}",
+                        topology.class, class.namespace, class.name
+                    ),
+                ),
+            ]));
+        }
+    }
     let admission = admission::admit_cluster(cluster, None, &[class]);
     let Some(cluster) = admission.admitted else {
         return Err(Refusal::Cluster(admission.errors));

@@ -35,14 +35,13 @@ impl std::fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
-/// What a desired state is computed from: the Cluster and its class (decoded, and as
-/// stored), and the templates and current objects read for it.
+/// What a desired state is computed from: the Cluster (decoded; its document is the
+/// object as stored), its class (decoded, and as stored), and the templates and current
+/// objects read for it.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderInputs<'a> {
     /// The Cluster.
     pub cluster: &'a Cluster,
-    /// The Cluster object.
-    pub cluster_object: &'a Value,
     /// Its class.
     pub class: &'a ClusterClass,
     /// The class object.

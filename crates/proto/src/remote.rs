@@ -208,7 +208,7 @@ impl Engine for RemoteEngine {
             let request = pb::RenderRequest {
                 cluster_class: encode(inputs.class_object),
                 templates: Vec::new(),
-                cluster: encode(inputs.cluster_object),
+                cluster: encode(&inputs.cluster.document),
                 current_objects: inputs.objects.iter().map(encode).collect(),
             };
             let response = self

@@ -86,17 +86,21 @@ pub fn validate_variables(
     definitions: &[VariableDefinition],
     scope: Scope<'_>,
 ) -> Vec<FieldError> {
+    #[cfg(feature = "validation-count")]
     VALIDATIONS.with(|n| n.set(n.get() + 1));
     cluster::validate_variables(values, old, definitions, scope)
 }
 
+#[cfg(feature = "validation-count")]
 thread_local! {
     static VALIDATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many variable lists [`validate_variables`] has checked on this thread: lets a
+/// How many variable lists [`validate_variables`] has checked on this thread (with the
+/// `validation-count` feature, which only tests turn on): lets a
 /// test see that one request validates a Cluster's values once, not once per stage
 /// (validation runs CEL and is the costly part of admission).
+#[cfg(feature = "validation-count")]
 pub fn validations_on_this_thread() -> u64 {
     VALIDATIONS.with(std::cell::Cell::get)
 }

@@ -16,7 +16,6 @@ use topograph_api::ObjectExt;
 use topograph_api::Violation;
 use topograph_api::load::{Bundle, Input, LoadOptions, load, parse_documents};
 use topograph_api::model::Cluster;
-use topograph_api::object::versioned_key;
 use topograph_engine::admission::{self, Verdict};
 use topograph_engine::validate::default_cluster;
 use topograph_engine::{ObjectStore, Refusal, plan};
@@ -24,10 +23,6 @@ use topograph_proto::render::v1 as pb;
 use topograph_proto::violations::invalid;
 
 use crate::cache::{CachedClass, ClassCache, Lru, key, request_key};
-
-fn violation(field: impl Into<String>, description: impl Into<String>) -> Violation {
-    Violation::new(field, description)
-}
 
 /// Field errors about the object in request field `field`, as violations.
 fn field_violations(field: &str, errors: &[FieldError]) -> Vec<Violation> {
@@ -47,7 +42,7 @@ fn load_named(
     for (name, bytes) in inputs {
         match std::str::from_utf8(bytes) {
             Ok(text) => texts.push(Input { name, text }),
-            Err(e) => violations.push(violation(name, format!("not UTF-8 JSON: {e}"))),
+            Err(e) => violations.push(Violation::new(name, format!("not UTF-8 JSON: {e}"))),
         }
     }
     if !violations.is_empty() {
@@ -59,7 +54,7 @@ fn load_named(
     load(&texts, &options).map_err(|errors| {
         errors
             .into_iter()
-            .map(|e| violation(e.source.file.clone(), e.message))
+            .map(|e| Violation::new(e.source.file.clone(), e.message))
             .collect()
     })
 }
@@ -67,7 +62,10 @@ fn load_named(
 /// Exactly one Cluster in `bytes` (request field `field`).
 fn one_cluster(field: &str, bytes: &[u8]) -> Result<Cluster, Vec<Violation>> {
     if bytes.is_empty() {
-        return Err(vec![violation(field, "Required value: a Cluster (JSON)")]);
+        return Err(vec![Violation::new(
+            field,
+            "Required value: a Cluster (JSON)",
+        )]);
     }
     let mut bundle = load_named(&[(field.to_string(), bytes)], None)?;
     match (
@@ -75,7 +73,7 @@ fn one_cluster(field: &str, bytes: &[u8]) -> Result<Cluster, Vec<Violation>> {
         bundle.cluster_classes.len() + bundle.objects.len(),
     ) {
         (1, 0) => Ok(bundle.clusters.remove(0).value),
-        _ => Err(vec![violation(field, "must hold exactly one Cluster")]),
+        _ => Err(vec![Violation::new(field, "must hold exactly one Cluster")]),
     }
 }
 
@@ -86,7 +84,7 @@ fn one_class(
     namespace: &str,
 ) -> Result<topograph_api::model::ClusterClass, Vec<Violation>> {
     if bytes.is_empty() {
-        return Err(vec![violation(
+        return Err(vec![Violation::new(
             field,
             "Required value: a ClusterClass (JSON)",
         )]);
@@ -97,24 +95,27 @@ fn one_class(
         bundle.clusters.len() + bundle.objects.len(),
     ) {
         (1, 0) => Ok(bundle.cluster_classes.remove(0).value),
-        _ => Err(vec![violation(field, "must hold exactly one ClusterClass")]),
+        _ => Err(vec![Violation::new(
+            field,
+            "must hold exactly one ClusterClass",
+        )]),
     }
 }
 
 /// Exactly one object (JSON or YAML) in `bytes`, request field `field`.
 fn one_object(field: &str, bytes: &[u8]) -> Result<Value, Vec<Violation>> {
     let text = std::str::from_utf8(bytes)
-        .map_err(|e| vec![violation(field, format!("not UTF-8 JSON: {e}"))])?;
+        .map_err(|e| vec![Violation::new(field, format!("not UTF-8 JSON: {e}"))])?;
     let (mut docs, errors) = parse_documents(field, text);
     if !errors.is_empty() {
         return Err(errors
             .into_iter()
-            .map(|e| violation(field, e.message))
+            .map(|e| Violation::new(field, e.message))
             .collect());
     }
     match docs.len() {
         1 => Ok(docs.remove(0).value),
-        _ => Err(vec![violation(field, "must hold exactly one object")]),
+        _ => Err(vec![Violation::new(field, "must hold exactly one object")]),
     }
 }
 
@@ -177,8 +178,8 @@ fn json_objects(field: &str, items: &[Vec<u8>]) -> Result<Vec<Value>, Vec<Violat
     for (i, bytes) in items.iter().enumerate() {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v) if v.is_object() => out.push(v),
-            Ok(_) => violations.push(violation(format!("{field}[{i}]"), "not a JSON object")),
-            Err(e) => violations.push(violation(
+            Ok(_) => violations.push(Violation::new(format!("{field}[{i}]"), "not a JSON object")),
+            Err(e) => violations.push(Violation::new(
                 format!("{field}[{i}]"),
                 format!("invalid JSON: {e}"),
             )),
@@ -297,7 +298,7 @@ impl Handlers {
         };
         let cluster = one_cluster(&at("cluster"), &request.cluster)?;
         let Some(topology) = &cluster.topology else {
-            return Err(vec![violation(
+            return Err(vec![Violation::new(
                 format!("{}.spec.topology", at("cluster")),
                 "Required value: the Cluster has no managed topology to render",
             )]);
@@ -307,7 +308,7 @@ impl Handlers {
         let class = &cached.class;
         let class_namespace = topology.class_namespace_or(&cluster.namespace);
         if topology.class != class.name || class_namespace != class.namespace {
-            return Err(vec![violation(
+            return Err(vec![Violation::new(
                 format!("{}.spec.topology.class", at("cluster")),
                 format!(
                     "Invalid value: {:?}: the Cluster uses ClusterClass {class_namespace}/{}, the request carries {}/{}",
@@ -315,21 +316,14 @@ impl Handlers {
                 ),
             )]);
         }
-        // Admission as the embedded engine runs it (`admit_and_render`), in steps so the
-        // class's verdict comes from the cache; refusals keep their field paths and
-        // carry the engine's own messages.
+        // The class's verdict comes from the cache; the Cluster is admitted with it by
+        // the embedded engine's own `render_admitting`, so refusals carry its messages.
         let admitted_class = match &cached.admitted {
             Ok(admitted) => admitted,
             Err(problems) => {
                 return Err(Refusal::class(class, problems.clone())
                     .violations(&at("cluster_class"), &at("cluster")));
             }
-        };
-        let admission = admission::admit_cluster(&cluster, None, &[admitted_class]);
-        let Some(admitted) = admission.admitted else {
-            return Err(
-                Refusal::Cluster(admission.errors).violations(&at("cluster_class"), &at("cluster"))
-            );
         };
 
         let mut inputs: Vec<(String, &[u8])> = Vec::new();
@@ -343,7 +337,7 @@ impl Handlers {
             .map(|c| &c.source)
             .or(templates.clusters.first().map(|c| &c.source))
         {
-            return Err(vec![violation(
+            return Err(vec![Violation::new(
                 other.file.clone(),
                 "a template cannot be a ClusterClass or a Cluster",
             )]);
@@ -367,7 +361,7 @@ impl Handlers {
                 .chain(current.objects.into_iter().map(|o| o.value)),
         );
         let started = std::time::Instant::now();
-        let rendered = topograph_engine::render(&admitted, admitted_class, &store);
+        let rendered = topograph_engine::render_admitting(&cluster, admitted_class, &store);
         if let Some(times) = &self.times {
             let result = if rendered.is_ok() { "ok" } else { "error" };
             times
@@ -377,8 +371,8 @@ impl Handlers {
                 })
                 .observe(started.elapsed().as_secs_f64());
         }
-        let rendered = rendered
-            .map_err(|e| Refusal::Render(e).violations(&at("cluster_class"), &at("cluster")))?;
+        let rendered =
+            rendered.map_err(|refusal| refusal.violations(&at("cluster_class"), &at("cluster")))?;
         Ok(RenderOutcome {
             desired: rendered.desired.objects().into_iter().cloned().collect(),
             desired_state: rendered.desired,
@@ -404,8 +398,8 @@ impl Handlers {
 
     fn render_uncached(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
         let outcome = self.render_inner(request, "").map_err(invalid)?;
-        let mut desired = outcome.desired;
-        desired.sort_by_cached_key(versioned_key);
+        // `DesiredState::objects` gives them sorted already.
+        let desired = outcome.desired;
         let delete = plan::to_delete(&desired, &outcome.current)
             .into_iter()
             .map(object_name)
@@ -454,7 +448,7 @@ impl Handlers {
     /// the verdict, warnings included, is the one the embedded mode gives.
     pub fn validate(&self, request: &pb::ValidateRequest) -> Result<pb::ValidateResponse, Status> {
         if request.object.is_empty() {
-            return Err(invalid(vec![violation(
+            return Err(invalid(vec![Violation::new(
                 "object",
                 "Required value: a ClusterClass or a Cluster (JSON)",
             )]));
@@ -483,13 +477,13 @@ impl Handlers {
         };
         let verdict = match (object.kind(), &old) {
             ("ClusterClass", Some(o)) if o.kind() != "ClusterClass" => {
-                return Err(invalid(vec![violation(
+                return Err(invalid(vec![Violation::new(
                     "old_object",
                     "must hold exactly one ClusterClass, the object's stored version",
                 )]));
             }
             ("Cluster", Some(o)) if o.kind() != "Cluster" => {
-                return Err(invalid(vec![violation(
+                return Err(invalid(vec![Violation::new(
                     "old_object",
                     "must hold exactly one Cluster, the object's stored version",
                 )]));
@@ -503,7 +497,7 @@ impl Handlers {
                 admission::admit_cluster_object(&object, old.as_ref(), &classes)
             }
             _ => {
-                return Err(invalid(vec![violation(
+                return Err(invalid(vec![Violation::new(
                     "object",
                     "must hold exactly one ClusterClass or one Cluster",
                 )]));
@@ -538,7 +532,7 @@ impl Handlers {
         let (desired, current) = match &request.render {
             Some(render) => {
                 if !request.desired.is_empty() || !request.current.is_empty() {
-                    return Err(invalid(vec![violation(
+                    return Err(invalid(vec![Violation::new(
                         "desired",
                         "give either render or desired and current, not both",
                     )]));

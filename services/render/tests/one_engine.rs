@@ -99,7 +99,6 @@ async fn both_render(
         topograph_api::load::decode_cluster_class(class_object.clone()).expect("ClusterClass");
     let inputs = RenderInputs {
         cluster: &cluster,
-        cluster_object,
         class: &class,
         class_object,
         objects: &q.templates,

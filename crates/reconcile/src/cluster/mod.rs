@@ -126,7 +126,6 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
     let inputs = RenderInputs {
         cluster: &c,
-        cluster_object: &run.cluster,
         class: &class,
         class_object: &class_object,
         objects: &current.engine_inputs,
