@@ -78,6 +78,27 @@ pub fn name_to_create(
     Some(generated)
 }
 
+/// Why a body that names a `metadata.uid` cannot be written, if it cannot: it addresses
+/// that very object, so it may neither create one (an apply to a deleted object must
+/// not bring it back) nor land on another object of the same name. The text follows
+/// kube-apiserver's, and goes after "Operation cannot be fulfilled on …" (409).
+pub fn uid_mismatch(body: &Value, stored: Option<&Value>) -> Option<String> {
+    let uid = metadata_str(body, "uid");
+    if uid.is_empty() {
+        return None;
+    }
+    match stored {
+        None => Some(format!(
+            "uid mismatch: the provided object specified uid {uid}, and no existing object was found"
+        )),
+        Some(stored) if metadata_str(stored, "uid") != uid => Some(format!(
+            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+            metadata_str(stored, "uid")
+        )),
+        Some(_) => None,
+    }
+}
+
 /// Whether a write's resourceVersion precondition holds: a resourceVersion the written
 /// object carries must be the stored one; none (or an empty one) is no precondition.
 /// When it fails the server answers [`Refused::conflict`].

@@ -988,6 +988,11 @@ impl Inner {
             ));
         }
         let stored = self.get(rt, ns, name).ok().cloned();
+        if let Some(why) = server::uid_mismatch(&config, stored.as_ref()) {
+            return Err(ApiError::conflict_because(
+                &rt.group, &rt.plural, name, &why,
+            ));
+        }
         if let Some(stored) = &stored
             && !server::resource_version_holds(&config, stored)
         {

@@ -517,3 +517,41 @@ async fn dry_run_and_refusals() {
         assert_eq!(r.body["kind"], "Status", "{body}");
     }
 }
+
+/// A body that names a uid addresses that very object: it creates nothing and lands on
+/// no other object of the name (kube-apiserver's texts).
+#[tokio::test]
+async fn an_apply_naming_a_uid_must_find_that_object() {
+    let server = start().await;
+    let mut config = widget(json!({"replicas": 1}));
+    config["metadata"]["uid"] = json!("0000-gone");
+    let refused = apply(&server, "?fieldManager=a", &config).await;
+    assert_eq!(refused.code, 409, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "Operation cannot be fulfilled on widgets.example.com \"w\": uid mismatch: the provided object specified uid 0000-gone, and no existing object was found"
+    );
+
+    config["metadata"].as_object_mut().unwrap().remove("uid");
+    let created = apply(&server, "?fieldManager=a", &config).await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    let uid = created.body["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    config["metadata"]["uid"] = json!("another");
+    let refused = apply(&server, "?fieldManager=a", &config).await;
+    assert_eq!(refused.code, 409, "{}", refused.body);
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "Precondition failed: UID in precondition: another, UID in object meta: {uid}"
+            )),
+        "{}",
+        refused.body
+    );
+    config["metadata"]["uid"] = json!(uid);
+    assert_eq!(apply(&server, "?fieldManager=a", &config).await.code, 200);
+}

@@ -50,16 +50,6 @@ impl WriteCounts {
     pub fn total(&self) -> u64 {
         self.create + self.update + self.patch + self.delete
     }
-
-    /// The writes made since `earlier`.
-    pub fn since(&self, earlier: &WriteCounts) -> WriteCounts {
-        WriteCounts {
-            create: self.create - earlier.create,
-            update: self.update - earlier.update,
-            patch: self.patch - earlier.patch,
-            delete: self.delete - earlier.delete,
-        }
-    }
 }
 
 #[derive(Default)]
@@ -545,21 +535,32 @@ impl ManagementCluster {
         }
         let gv = GroupVersion::parse(api_version).map_err(Error::invalid)?;
         let resource = self.resource(api_version, kind, "").await?;
-        let schema = match resource {
+        let (schema, lasting) = match resource {
             Some(resource) if !gv.group.is_empty() => {
                 let name = format!("{}.{}", resource.plural, gv.group);
-                let crd = self
+                let read = self
                     .get(CRD_API_VERSION, "CustomResourceDefinition", "", &name)
                     .await
-                    .ok()
-                    .flatten();
-                crd.and_then(|crd| Schema::from_crd(&crd, &gv.version).ok())
-                    .unwrap_or_else(Schema::unknown)
+                    .map_err(|e| e.to_string())
+                    .and_then(|crd| crd.ok_or_else(|| "not found".to_string()))
+                    .and_then(|crd| Schema::from_crd(&crd, &gv.version).map_err(|e| e.to_string()));
+                match read {
+                    Ok(schema) => (schema, true),
+                    // Predicting without list-type hints costs at most a needless apply;
+                    // the next reconcile asks again (a CRD may be readable or fixed by
+                    // then), so a failure is never remembered.
+                    Err(e) => {
+                        tracing::warn!(crd = %name, error = %e, "no schema for predicting applies; every list taken as atomic");
+                        (Schema::unknown(), false)
+                    }
+                }
             }
-            _ => Schema::unknown(),
+            _ => (Schema::unknown(), true),
         };
         let schema = Arc::new(schema);
-        self.lock_schemas().insert(key, schema.clone());
+        if lasting {
+            self.lock_schemas().insert(key, schema.clone());
+        }
         Ok(schema)
     }
 
@@ -589,7 +590,7 @@ impl ManagementCluster {
         let target = self.target(intent).await?;
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         self.count(&self.writes.patch, intent.kind(), "apply");
-        self.writer.apply(target, &self.field_manager, schema).await
+        self.writer.apply(target, schema).await
     }
 
     /// Deletes the object; one already gone (or of a kind not served) is not an error.
@@ -654,12 +655,7 @@ trait Writer: Send + Sync {
     fn create<'a>(&'a self, to: Target<'a>) -> Write<'a, Value>;
     fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value>;
     fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value>;
-    fn apply<'a>(
-        &'a self,
-        to: Target<'a>,
-        manager: &'a str,
-        schema: Arc<Schema>,
-    ) -> Write<'a, Value>;
+    fn apply<'a>(&'a self, to: Target<'a>, schema: Arc<Schema>) -> Write<'a, Value>;
     fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()>;
     /// The overlay reads must see, for a dry run.
     fn overlay(&self) -> Option<&Mutex<Overlay>>;
@@ -701,10 +697,10 @@ impl Writer for Live {
         })
     }
 
-    fn apply<'a>(&'a self, to: Target<'a>, manager: &'a str, _: Arc<Schema>) -> Write<'a, Value> {
+    fn apply<'a>(&'a self, to: Target<'a>, _: Arc<Schema>) -> Write<'a, Value> {
         Box::pin(async move {
             let (name, intent) = (to.object.name(), Patch::Apply(to.object));
-            let params = PatchParams::apply(manager).force();
+            let params = PatchParams::apply(&to.manager).force();
             to_value(to.resource.api.patch(name, &params, &intent).await?)
         })
     }
@@ -788,19 +784,17 @@ impl Writer for DryRun {
         })
     }
 
-    fn apply<'a>(
-        &'a self,
-        to: Target<'a>,
-        manager: &'a str,
-        schema: Arc<Schema>,
-    ) -> Write<'a, Value> {
+    fn apply<'a>(&'a self, to: Target<'a>, schema: Arc<Schema>) -> Write<'a, Value> {
         Box::pin(async move {
             let current = self.current(&to).await?;
             let intent = to.object;
+            if let Some(why) = topograph_api::server::uid_mismatch(intent, current.as_ref()) {
+                return self.apply(&to, |_| Err::<Value, _>(Refusal::Precondition(why)));
+            }
             let applied = topograph_ssa::apply(
                 current.as_ref(),
                 intent,
-                manager,
+                &to.manager,
                 intent.api_version(),
                 true,
                 &schema,
@@ -850,6 +844,7 @@ fn refused(to: &Target<'_>, refusal: Refusal) -> Error {
         Refusal::AlreadyExists => Refused::already_exists(group, plural, name),
         Refusal::Conflict => Refused::conflict(group, plural, name),
         Refusal::NameRequired => Refused::invalid(group, kind, name, NAME_REQUIRED),
+        Refusal::Precondition(why) => Refused::conflict_because(group, plural, name, &why),
     };
     Error::Api(kube::Error::Api(Box::new(kube::core::Status {
         code,

@@ -41,6 +41,8 @@ pub enum Refusal {
     Conflict,
     /// 422 Invalid: a create with neither a name nor a `generateName`.
     NameRequired,
+    /// 409 Conflict: another precondition failed; the text says which.
+    Precondition(String),
 }
 
 /// The writes of one dry run.

@@ -19,19 +19,19 @@ impl Error {
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid(message.into())
     }
-}
 
-/// The API server's answer was 409 Conflict: the object changed since it was read.
-pub fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
+    /// The API server answered with HTTP status `code`.
+    pub fn has_code(&self, code: u16) -> bool {
+        matches!(self, Error::Api(e) if has_code(e, code))
+    }
 }
 
 /// The API server's answer was 404 Not Found.
 pub fn is_not_found(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 404)
+    has_code(e, 404)
 }
 
-/// The API server's answer was 409 AlreadyExists: a create found the name taken.
-pub fn is_already_exists(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409 && s.reason == "AlreadyExists")
+/// The API server answered with HTTP status `code`.
+pub fn has_code(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == code)
 }

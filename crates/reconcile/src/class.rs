@@ -170,11 +170,8 @@ pub async fn reconcile_class(
     if result.is_ok() && problems.is_empty() {
         status.insert("observedGeneration".into(), json!(generation));
     }
-    let status = Value::Object(status);
-    if object.get("status") != Some(&status) {
-        cluster
-            .merge_patch_status(&object, &json!({ "status": status }))
-            .await?;
+    if let Some(patch) = conditions::status_patch(object.get("status"), &status) {
+        cluster.merge_patch_status(&object, &patch).await?;
         outcome.status_written = true;
     }
     result.map(|()| outcome)

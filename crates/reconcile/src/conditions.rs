@@ -61,6 +61,27 @@ fn status_text(ok: bool) -> &'static str {
     if ok { "True" } else { "False" }
 }
 
+/// The merge patch of the status subresource that takes `old` to `new`: only the
+/// top-level keys that changed (of `v1beta2`, only its conditions), so what other
+/// controllers wrote in between — other keys, other `v1beta2` fields — stays. `None`
+/// when nothing changed.
+pub fn status_patch(old: Option<&Value>, new: &Map<String, Value>) -> Option<Value> {
+    let empty = Map::new();
+    let old = old.and_then(Value::as_object).unwrap_or(&empty);
+    let mut patch = Map::new();
+    for (key, value) in new {
+        if old.get(key) == Some(value) {
+            continue;
+        }
+        let changed = match (key.as_str(), value.get("conditions")) {
+            ("v1beta2", Some(conditions)) => json!({ "conditions": conditions }),
+            _ => value.clone(),
+        };
+        patch.insert(key.clone(), changed);
+    }
+    (!patch.is_empty()).then(|| json!({ "status": patch }))
+}
+
 /// Sets `condition` in `status` (an object), keeping every other condition.
 pub fn set(status: &mut Map<String, Value>, condition: &Condition, generation: i64) {
     let mut v1beta1 = Map::new();
@@ -138,6 +159,29 @@ pub fn find<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_patch_carries_only_what_changed() {
+        let old = json!({"phase": "Provisioning", "infrastructureReady": true,
+                         "v1beta2": {"conditions": [], "other": 1}});
+        let mut new = old.as_object().unwrap().clone();
+        assert_eq!(status_patch(Some(&old), &new), None);
+        new.insert("phase".into(), json!("Provisioned"));
+        set(
+            &mut new,
+            &Condition::ok("TopologyReconciled", "ReconcileSucceeded"),
+            2,
+        );
+        let patch = status_patch(Some(&old), &new).unwrap();
+        let status = patch["status"].as_object().unwrap();
+        let keys: Vec<&str> = status.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["conditions", "phase", "v1beta2"]);
+        assert_eq!(
+            status["v1beta2"].as_object().unwrap().len(),
+            1,
+            "conditions only"
+        );
+    }
 
     #[test]
     fn re_setting_the_same_condition_keeps_its_transition_time() {

@@ -21,7 +21,7 @@ use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::applied_object::Action;
 
 use crate::objects::{Role, class_of, role};
-use crate::state::{State, api_status, clusters_using, is_code};
+use crate::state::{State, api_status, clusters_using};
 use crate::tenancy::Tenant;
 use topograph_api::Violation;
 use topograph_proto::violations::invalid;
@@ -559,7 +559,7 @@ async fn write(api: &ManagementCluster, item: &Item) -> Result<(Action, Value), 
         };
         match result {
             Ok(done) => return Ok(done),
-            Err(e) if attempt == 0 && is_code(&e, 409) => {
+            Err(e) if attempt == 0 && e.has_code(409) => {
                 let o = &item.object;
                 stored = api
                     .get(o.api_version(), o.kind(), o.namespace(), o.name())

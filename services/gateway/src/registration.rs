@@ -101,10 +101,6 @@ fn secrets_api(home: &ManagementCluster, namespace: &str) -> Api<Secret> {
     Api::namespaced(home.client().clone(), namespace)
 }
 
-fn is_code(e: &kube::Error, code: u16) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == code)
-}
-
 /// The RegisterManagementCluster RPC.
 pub async fn register(
     state: &State,
@@ -209,7 +205,7 @@ pub async fn unregister(
             .await
         {
             Ok(_) => removed = true,
-            Err(e) if is_code(&e, 404) => {}
+            Err(e) if topograph_management::error::has_code(&e, 404) => {}
             Err(e) => {
                 return Err(Status::unavailable(format!(
                     "deleting Secret {namespace}/{name}: {e}"

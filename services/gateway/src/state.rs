@@ -125,11 +125,6 @@ pub fn api_status(what: &str, e: impl Into<ReconcileError>) -> Status {
     }
 }
 
-/// Whether the API server answered `code`.
-pub fn is_code(e: &topograph_management::Error, code: u16) -> bool {
-    matches!(e, topograph_management::Error::Api(kube::Error::Api(s)) if s.code == code)
-}
-
 /// The Clusters (anywhere on the management cluster) using ClusterClass
 /// `namespace/name`, sorted by namespace and name.
 pub async fn clusters_using(

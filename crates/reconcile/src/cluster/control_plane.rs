@@ -11,7 +11,7 @@ use topograph_engine::wire::{self, control_plane as cp_paths};
 
 use super::Run;
 use super::read::Current;
-use super::write::{self, Compatibility, SpecAuthority};
+use super::write::{self, Compatibility};
 use crate::error::ReconcileError;
 use crate::events::{self, CREATE, DELETE, UPDATE};
 use crate::merge;
@@ -163,7 +163,8 @@ pub(crate) async fn template_events(
     }
 }
 
-/// Creates, updates or deletes a MachineHealthCheck; the topology owns its whole spec.
+/// Creates, updates or deletes a MachineHealthCheck; the topology owns the spec fields
+/// it applies (as with every object it writes with server-side apply).
 pub(crate) async fn health_check(
     run: &mut Run<'_>,
     current: Option<&Value>,
@@ -178,9 +179,7 @@ pub(crate) async fn health_check(
         }
         (Some(current), Some(desired)) => {
             let intent = merge::intent(desired);
-            if let Some(stored) =
-                write::update_with(run.api, current, &intent, SpecAuthority::Whole).await?
-            {
+            if let Some(stored) = write::update(run.api, current, &intent).await? {
                 run.outcome.updated += 1;
                 let message = format!("Updated MachineHealthCheck {}", events::key(&stored));
                 events::record(run.api, &stored, UPDATE, message).await;

@@ -149,13 +149,10 @@ pub(crate) async fn report(
     {
         status.insert("phase".into(), json!(phase));
     }
-    let status = Value::Object(status);
-    if cluster.get("status") == Some(&status) {
-        return Ok(());
+    // Only what changed, and only the topology's own fields: others written since the
+    // Cluster was read stay as they are.
+    if let Some(patch) = conditions::status_patch(cluster.get("status"), &status) {
+        api.merge_patch_status(cluster, &patch).await?;
     }
-    // Re-read is not needed: a merge patch of status does not carry a resourceVersion,
-    // and the status fields written here are the topology's own.
-    api.merge_patch_status(cluster, &json!({ "status": status }))
-        .await?;
     Ok(())
 }

@@ -14,15 +14,6 @@ use crate::merge;
 use topograph_management::ManagementCluster;
 use topograph_management::error::Error as ClientError;
 
-/// Whether the topology owns a whole `spec` (MachineHealthChecks) or only the fields
-/// it sets (everything else). Under server-side apply both are the fields it applies:
-/// other managers' fields of a health check's spec stay theirs, as with Cluster API.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SpecAuthority {
-    FieldsSet,
-    Whole,
-}
-
 /// What the topology applies to an existing object: its identity, the current uid (so
 /// an apply can never re-create an object deleted in between, as Cluster API sends it),
 /// and the parts of `intent` the topology owns.
@@ -72,7 +63,17 @@ async fn forget_legacy_record(
                 .collect()
         })
         .unwrap_or_default();
-    let mut patch = json!({"metadata": {"annotations": {MANAGED_PATHS: null}}});
+    // With the object's resourceVersion: the managed fields are replaced whole, so a
+    // write in between must fail this patch (409, retried next reconcile) rather than
+    // lose its owner's entry.
+    let resource_version = object
+        .pointer("/metadata/resourceVersion")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut patch = json!({"metadata": {
+        "resourceVersion": resource_version,
+        "annotations": {MANAGED_PATHS: null},
+    }});
     if !entries.is_empty() {
         patch["metadata"]["managedFields"] = Value::Array(entries);
     }
@@ -88,25 +89,6 @@ pub(crate) async fn update(
     cluster: &ManagementCluster,
     current: &Value,
     intent: &Value,
-) -> Result<Option<Value>, ReconcileError> {
-    update_with(cluster, current, intent, SpecAuthority::FieldsSet).await
-}
-
-/// [`update`], for callers outside the reconcile (the same write).
-pub async fn apply_intent(
-    cluster: &ManagementCluster,
-    current: &Value,
-    intent: &Value,
-) -> Result<Option<Value>, ReconcileError> {
-    update(cluster, current, intent).await
-}
-
-/// [`update`] with an explicit [`SpecAuthority`].
-pub(crate) async fn update_with(
-    cluster: &ManagementCluster,
-    current: &Value,
-    intent: &Value,
-    _authority: SpecAuthority,
 ) -> Result<Option<Value>, ReconcileError> {
     let body = apply_body(current, intent);
     let changed = cluster.predict_apply(Some(current), &body).await?.changed;
@@ -125,6 +107,15 @@ pub(crate) async fn update_with(
     Ok(Some(stored))
 }
 
+/// [`update`], for callers outside the reconcile (the same write).
+pub async fn apply_intent(
+    cluster: &ManagementCluster,
+    current: &Value,
+    intent: &Value,
+) -> Result<Option<Value>, ReconcileError> {
+    update(cluster, current, intent).await
+}
+
 /// Creates the object `desired` describes (only the parts the topology owns are sent)
 /// with a server-side apply, as Cluster API does: names are deterministic, so an object
 /// a crashed reconcile created before it could record it is found under the same name
@@ -133,11 +124,8 @@ pub(crate) async fn create(
     cluster: &ManagementCluster,
     desired: &Value,
 ) -> Result<Value, ReconcileError> {
-    let mut intent = merge::intent(desired);
-    if let Some(metadata) = intent.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("uid");
-    }
-    match cluster.apply(&intent).await {
+    // `merge::intent` never carries a uid: an apply that creates must not name one.
+    match cluster.apply(&merge::intent(desired)).await {
         Ok(created) => Ok(created),
         Err(ClientError::Api(e)) => Err(create_error(desired, &e)),
         Err(other) => Err(other.into()),
