@@ -51,7 +51,10 @@ impl Write {
 pub fn manager_from_user_agent(user_agent: &str) -> String {
     let product = user_agent.split('/').next().unwrap_or("");
     let mut out = String::new();
-    for c in product.chars().filter(|c| !c.is_control()) {
+    for c in product
+        .chars()
+        .filter(|c| topograph_gocompat::strconv::is_print(*c))
+    {
         if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
             break;
         }
@@ -60,20 +63,48 @@ pub fn manager_from_user_agent(user_agent: &str) -> String {
     out
 }
 
-/// `PatchOptions.meta.k8s.io "" is invalid: <causes>`: kube-apiserver's 422 for bad
-/// patch options (a missing field manager on apply, `force` on another patch).
-pub fn invalid_patch_options(causes: &str) -> ApiError {
+/// `<kind>.meta.k8s.io "" is invalid: <causes>`: kube-apiserver's 422 for bad write
+/// options (`CreateOptions`, `UpdateOptions`, `PatchOptions`: a missing or malformed
+/// field manager, `force` on a non-apply patch, an unsupported `dryRun`).
+pub fn invalid_options(kind: &str, causes: &str) -> ApiError {
     ApiError {
         code: 422,
         reason: "Invalid",
-        message: format!("PatchOptions.meta.k8s.io \"\" is invalid: {causes}"),
+        message: format!("{kind}.meta.k8s.io \"\" is invalid: {causes}"),
         details: Some(Box::new(crate::status::Details {
             name: String::new(),
             group: "meta.k8s.io".into(),
-            kind: "PatchOptions".into(),
+            kind: kind.into(),
             causes: Vec::new(),
         })),
     }
+}
+
+/// What kube-apiserver's `ValidateFieldManager` says about an explicit field manager:
+/// at most 128 bytes, every character printable (Go's `unicode.IsPrint`).
+pub fn field_manager_problems(manager: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let quoted = topograph_gocompat::strconv::quote(manager);
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        problems.push(format!(
+            "fieldManager: Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
+        ));
+    }
+    for (i, c) in manager.char_indices() {
+        if !topograph_gocompat::strconv::is_print(c) {
+            problems.push(format!(
+                "fieldManager: Invalid value: {quoted}: invalid character U+{:04X} at position {i}",
+                c as u32
+            ));
+        }
+    }
+    problems
+}
+
+/// A boolean query parameter as kube-apiserver reads one: absent, `0` or `false` (any
+/// case) is false; anything else, an empty value included, is true.
+pub fn query_bool(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 /// The schema a kind's objects merge by in `version`: the CRD's `openAPIV3Schema`

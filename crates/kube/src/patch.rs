@@ -5,9 +5,40 @@ use crate::status::ApiError;
 use crate::store::PatchType;
 use serde_json::Value;
 
+/// How deeply a patched object may nest. A request body's depth is bounded when it is
+/// decoded, but many JSON patch operations can build a deeper document step by step;
+/// the recursive walks every write goes through (pruning, validation, managed fields,
+/// encoding) must not run out of stack on one.
+pub const MAX_DEPTH: usize = 512;
+
 /// Applies `patch` to `doc` in place; bad patches are 400, failing JSON patch operations
 /// (a `test` that does not hold, a missing path) 422 as the API server answers.
 pub fn apply(doc: &mut Value, patch_type: PatchType, patch: &Value) -> Result<(), ApiError> {
+    apply_unbounded(doc, patch_type, patch)?;
+    if depth(doc) > MAX_DEPTH {
+        return Err(ApiError::bad_request(format!(
+            "the patched object nests deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    Ok(())
+}
+
+/// How deeply `value` nests (a scalar is 1), without recursion.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn apply_unbounded(doc: &mut Value, patch_type: PatchType, patch: &Value) -> Result<(), ApiError> {
     match patch_type {
         PatchType::Merge | PatchType::Strategic => {
             if !patch.is_object() {
@@ -35,6 +66,24 @@ pub fn apply(doc: &mut Value, patch_type: PatchType, patch: &Value) -> Result<()
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_patch_may_not_nest_the_object_without_bound() {
+        let mut doc = json!({});
+        let mut path = String::new();
+        let mut refused = None;
+        for _ in 0..MAX_DEPTH + 2 {
+            path.push_str("/a");
+            let op = json!([{"op": "add", "path": path, "value": {}}]);
+            if let Err(e) = apply(&mut doc, PatchType::Json, &op) {
+                refused = Some(e);
+                break;
+            }
+        }
+        let refused = refused.expect("refused before it nests without bound");
+        assert_eq!(refused.code, 400);
+        assert!(depth(&doc) <= MAX_DEPTH + 1);
+    }
 
     #[test]
     fn merge_patch_follows_rfc_7386() {

@@ -360,23 +360,18 @@ fn resource(
             let patch_type = match content_type(headers).as_str() {
                 "application/merge-patch+json" => PatchType::Merge,
                 "application/json-patch+json" => PatchType::Json,
-                "application/strategic-merge-patch+json" => PatchType::Strategic,
+                "application/strategic-merge-patch+json" if rt.group.is_empty() => {
+                    PatchType::Strategic
+                }
                 "application/apply-patch+yaml" => {
                     // Required explicitly: the User-Agent does not stand in for it here.
                     if query.get("fieldManager").is_none_or(|m| m.is_empty()) {
-                        return Err(fields::invalid_patch_options(
+                        return Err(fields::invalid_options(
+                            "PatchOptions",
                             "fieldManager: Required value: is required for apply patch",
                         ));
                     }
-                    let force = match force.map(String::as_str) {
-                        None | Some("" | "false" | "0") => false,
-                        Some("true" | "1") => true,
-                        Some(other) => {
-                            return Err(ApiError::bad_request(format!(
-                                "invalid value for force: {other:?}"
-                            )));
-                        }
-                    };
+                    let force = fields::query_bool(force.map(String::as_str));
                     let config = fields::parse_apply_body(body)?;
                     // 201 when the apply created the object, as kube-apiserver answers.
                     let existed = store.get(rt, &ns, name).is_ok();
@@ -391,8 +386,8 @@ fn resource(
                 }
                 _ => {
                     // kube-apiserver's text, listing what the kind accepts: custom
-                    // resources take no strategic merge patch there (this server
-                    // treats one as a merge patch, but does not advertise it).
+                    // resources take no strategic merge patch (a built-in kind's is
+                    // applied here as a merge patch).
                     let accepted = if rt.group.is_empty() {
                         "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
                     } else {
@@ -404,7 +399,8 @@ fn resource(
                 }
             };
             if force.is_some() {
-                return Err(fields::invalid_patch_options(
+                return Err(fields::invalid_options(
+                    "PatchOptions",
                     "force: Forbidden: may not be specified for non-apply patch",
                 ));
             }
@@ -457,8 +453,25 @@ fn resource(
 /// User-Agent's product name (kube-apiserver's rule), and `dryRun=All`, which only
 /// writes (create, update, patch) accept here.
 fn writer(query: &Params, headers: &HeaderMap, verb: Verb) -> Result<Write, ApiError> {
+    let options = match verb {
+        Verb::Create => "CreateOptions",
+        Verb::Update => "UpdateOptions",
+        Verb::Patch => "PatchOptions",
+        _ => "DeleteOptions",
+    };
     let manager = match query.get("fieldManager").filter(|m| !m.is_empty()) {
-        Some(m) => m.clone(),
+        Some(m) => {
+            let problems = fields::field_manager_problems(m);
+            if !problems.is_empty() {
+                let causes = if problems.len() == 1 {
+                    problems.concat()
+                } else {
+                    format!("[{}]", problems.join(", "))
+                };
+                return Err(fields::invalid_options(options, &causes));
+            }
+            m.clone()
+        }
         None => fields::manager_from_user_agent(
             headers
                 .get(header::USER_AGENT)
@@ -475,9 +488,12 @@ fn writer(query: &Params, headers: &HeaderMap, verb: Verb) -> Result<Write, ApiE
             ));
         }
         Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "dryRun: Unsupported value: []string{{\"{other}\"}}: supported values: \"All\""
-            )));
+            return Err(fields::invalid_options(
+                options,
+                &format!(
+                    "dryRun: Unsupported value: []string{{\"{other}\"}}: supported values: \"All\""
+                ),
+            ));
         }
     };
     Ok(Write { manager, dry_run })

@@ -555,3 +555,77 @@ async fn an_apply_naming_a_uid_must_find_that_object() {
     config["metadata"]["uid"] = json!(uid);
     assert_eq!(apply(&server, "?fieldManager=a", &config).await.code, 200);
 }
+
+/// A field the schema does not declare (and whose object does not keep unknown fields)
+/// is refused before anything merges, with kube-apiserver's 500 text; it is not
+/// applied, pruned afterwards and left owned.
+#[tokio::test]
+async fn an_apply_with_an_undeclared_field_is_refused() {
+    let server = start().await;
+    let mut config = widget(json!({"items": [{"name": "a", "bogus": 1}]}));
+    let refused = apply(&server, "?fieldManager=a", &config).await;
+    assert_eq!(refused.code, 500, "{}", refused.body);
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("failed to create typed patch object ("),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(r#".spec.items[name="a"].bogus: field not declared in schema"#),
+        "{message}"
+    );
+    config["spec"] = json!({"items": [{"name": "a"}]});
+    config["extra"] = json!(1);
+    let refused = apply(&server, "?fieldManager=a", &config).await;
+    assert_eq!(refused.code, 500, "{}", refused.body);
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(".extra: field not declared in schema")
+    );
+    // Under x-kubernetes-preserve-unknown-fields anything goes.
+    config.as_object_mut().unwrap().remove("extra");
+    config["spec"]["anything"] = json!({"at": "all"});
+    assert_eq!(apply(&server, "?fieldManager=a", &config).await.code, 201);
+}
+
+/// Write options are checked as kube-apiserver checks them: a field manager of at most
+/// 128 printable bytes, `dryRun` only `All`, `force` read as Go reads a boolean query
+/// parameter; custom resources take no strategic merge patch.
+#[tokio::test]
+async fn write_options_are_checked_as_kube_apiserver_does() {
+    let server = start().await;
+    let config = widget(json!({"replicas": 1}));
+    let long = "m".repeat(129);
+    let refused = apply(&server, &format!("?fieldManager={long}"), &config).await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
+    );
+    let refused = apply(&server, "?fieldManager=a&dryRun=Some", &config).await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("PatchOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value")
+    );
+    assert_eq!(
+        apply(&server, "?fieldManager=a&force=TRUE", &config)
+            .await
+            .code,
+        201
+    );
+    let smp = request(
+        &server,
+        "PATCH",
+        &format!("{BASE}/w"),
+        "application/strategic-merge-patch+json",
+        None,
+        r#"{"spec":{"replicas":2}}"#,
+    )
+    .await;
+    assert_eq!(smp.code, 415, "{}", smp.body);
+}

@@ -86,7 +86,8 @@ fn item_element(kind: &ListKind, item: &Value) -> Result<PathElement, String> {
 }
 
 /// Checks an applied configuration as kube-apiserver does before merging it: every
-/// item of a set or map-list has its path element, and none is there twice.
+/// field is declared by the schema, every item of a set or map-list has its path
+/// element, and none is there twice.
 pub(crate) fn check_applied(v: &Value, ty: &Type) -> Result<(), String> {
     check(v, ty, &mut Vec::new())
 }
@@ -121,6 +122,17 @@ fn check_map(
 ) -> Result<(), String> {
     for (k, child) in map {
         path.push(PathElement::Field(k.clone()));
+        // A structural schema names every field it allows unless it keeps unknown
+        // fields (or gives map values a type); kube-apiserver refuses the rest.
+        if let Type::Map(m) = ty
+            && m.elements.is_none()
+            && !m.fields.contains_key(k)
+        {
+            return Err(format!(
+                "{}: field not declared in schema",
+                Path(path.clone())
+            ));
+        }
         check(child, ty.field(k).0, path)?;
         path.pop();
     }
