@@ -8,6 +8,7 @@ use crate::selector::{FieldSelector, Filter, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{DeleteOptions, PatchType, Store, Sub, with_api_version};
 use crate::types::ResourceType;
+use crate::util::meta_str;
 use crate::watch::{self, WatchParams};
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -345,14 +346,32 @@ fn resource(
                 return Err(ApiError::method_not_allowed());
             }
             require_json(headers)?;
-            let created = store.create_as(rt, version, &ns, json_body(body)?, &w)?;
+            let body = json_body(body)?;
+            // kube-apiserver's storage refuses a create that carries a resourceVersion.
+            if !meta_str(&body, "resourceVersion").is_empty() {
+                return Err(ApiError::internal(
+                    "resourceVersion should not be set on objects to be created",
+                ));
+            }
+            let created = store.create_as(rt, version, &ns, body, &w)?;
             Ok(render(StatusCode::CREATED, created))
         }
         (Verb::Update, Some(name)) => {
             require_json(headers)?;
+            let body = json_body(body)?;
+            // Custom resources allow no unconditional update: a PUT names the version it
+            // replaces (customResourceStrategy.AllowUnconditionalUpdate is false).
+            if !rt.group.is_empty() && meta_str(&body, "resourceVersion").is_empty() {
+                return Err(ApiError::invalid(
+                    &rt.group,
+                    &rt.kind,
+                    name,
+                    "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+                ));
+            }
             Ok(render(
                 StatusCode::OK,
-                store.update_as(rt, version, &ns, name, json_body(body)?, target.sub, &w)?,
+                store.update_as(rt, version, &ns, name, body, target.sub, &w)?,
             ))
         }
         (Verb::Patch, Some(name)) => {

@@ -629,3 +629,69 @@ async fn write_options_are_checked_as_kube_apiserver_does() {
     .await;
     assert_eq!(smp.code, 415, "{}", smp.body);
 }
+
+/// Preconditions kube-apiserver's storage enforces: a create names no resourceVersion;
+/// a custom resource is only replaced by a PUT naming the version it replaces.
+#[tokio::test]
+async fn creates_and_updates_carry_the_resource_version_kube_requires() {
+    let server = start().await;
+    let collection = BASE;
+    let mut object = widget(json!({"replicas": 1}));
+    object["metadata"]["resourceVersion"] = json!("7");
+    let refused = request(
+        &server,
+        "POST",
+        collection,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(refused.code, 500, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "resourceVersion should not be set on objects to be created"
+    );
+    object["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    let created = request(
+        &server,
+        "POST",
+        collection,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(created.code, 201, "{}", created.body);
+
+    let path = format!("{BASE}/w");
+    let refused = request(
+        &server,
+        "PUT",
+        &path,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    assert_eq!(
+        refused.body["message"],
+        "Widget.example.com \"w\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+    );
+    object["metadata"]["resourceVersion"] = created.body["metadata"]["resourceVersion"].clone();
+    object["spec"]["replicas"] = json!(2);
+    let replaced = request(
+        &server,
+        "PUT",
+        &path,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(replaced.code, 200, "{}", replaced.body);
+}
