@@ -62,6 +62,8 @@ const SERVER_METADATA: &[&str] = &[
 
 /// One object of the request.
 struct Item {
+    /// The request field the objects came in (`objects`, `proposed`).
+    list: &'static str,
     index: usize,
     role: Role,
     /// As given.
@@ -74,17 +76,18 @@ struct Item {
 
 impl Item {
     fn field(&self) -> String {
-        format!("objects[{}]", self.index)
+        format!("{}[{}]", self.list, self.index)
     }
 }
 
-/// Parses the request's objects; every problem is reported.
-fn parse(objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
+/// Parses the request's objects, which came in request field `list`; every problem is
+/// reported at its path there.
+fn parse(list: &'static str, objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
     let mut items = Vec::new();
     let mut violations = Vec::new();
     let mut seen: BTreeMap<ObjectKey, usize> = BTreeMap::new();
     for (index, bytes) in objects.iter().enumerate() {
-        let at = format!("objects[{index}]");
+        let at = format!("{list}[{index}]");
         let value: Value = match serde_json::from_slice(bytes) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
@@ -127,11 +130,12 @@ fn parse(objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Violation>> {
         if let Some(first) = seen.insert(ObjectKey::of(&value), index) {
             violations.push(Violation::new(
                 at,
-                format!("Duplicate value: the same object as objects[{first}]"),
+                format!("Duplicate value: the same object as {list}[{first}]"),
             ));
             continue;
         }
         items.push(Item {
+            list,
             index,
             role,
             object: value.clone(),
@@ -252,25 +256,26 @@ impl Prepared {
     }
 }
 
-/// Prepares `objects` for `method` on management cluster `mc`. A ClusterClass update
-/// is checked against the Clusters using it only with `class_against_users` (Impact
-/// reports those Clusters one by one instead of refusing).
+/// Prepares `objects`, which came in request field `list`, for `method` on management
+/// cluster `mc`. A ClusterClass update is checked against the Clusters using it only
+/// with `class_against_users` (Impact reports those Clusters one by one instead of
+/// refusing).
 pub(crate) async fn prepare(
     state: &State,
     tenant: &Tenant,
     method: &str,
     mc: &str,
-    objects: &[Vec<u8>],
+    (list, objects): (&'static str, &[Vec<u8>]),
     class_against_users: bool,
 ) -> Result<Prepared, Status> {
     tenant.authorize(method, mc, None)?;
     if objects.is_empty() {
         return Err(invalid(vec![Violation::new(
-            "objects",
+            list,
             "Required value: at least one object",
         )]));
     }
-    let mut items = parse(objects).map_err(invalid)?;
+    let mut items = parse(list, objects).map_err(invalid)?;
     // Every namespace is authorised before anything is read.
     for item in &items {
         tenant.authorize(method, mc, Some(item.given.namespace()))?;
@@ -295,7 +300,7 @@ pub(crate) async fn prepare(
             .map_err(|e| api_status("reading the management cluster's API discovery", e))?;
         if !served {
             unserved.push(Violation::new(
-                format!("objects[{}].kind", item.index),
+                format!("{}.kind", item.field()),
                 format!(
                     "Unsupported value: {:?}: management cluster {mc:?} does not serve {} in {}; its CustomResourceDefinition must be installed first",
                     given.kind(),
@@ -368,7 +373,15 @@ pub async fn apply(
         api,
         items,
         warnings,
-    } = prepare(state, tenant, METHOD, mc, &request.objects, true).await?;
+    } = prepare(
+        state,
+        tenant,
+        METHOD,
+        mc,
+        ("objects", &request.objects),
+        true,
+    )
+    .await?;
     let mut response = pb::ApplyResponse {
         objects: Vec::new(),
         warnings,
@@ -460,6 +473,9 @@ async fn admit(
         .filter(|i| i.role == Role::Class)
         .map(|i| i.object.clone())
         .collect();
+    // Stored classes read for the request's Clusters: many Clusters of one class read it
+    // once.
+    let mut stored_classes: BTreeMap<(String, String), Option<Value>> = BTreeMap::new();
     for item in items.iter_mut() {
         let verdict = match item.role {
             Role::Template => continue,
@@ -477,7 +493,7 @@ async fn admit(
                     .engine
                     .admit_class(&item.object, item.stored.as_ref(), &users)
                     .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?
+                    .map_err(|e| Status::unavailable(format!("admitting {}: {e}", item.field())))?
             }
             Role::Cluster => {
                 let mut classes = Vec::new();
@@ -488,18 +504,22 @@ async fn admit(
                     {
                         Some(c) => classes.push(c.clone()),
                         None => {
-                            if let Some(c) = api
-                                .get(
-                                    crate::objects::API_VERSION,
-                                    "ClusterClass",
-                                    &namespace,
-                                    &name,
-                                )
-                                .await
-                                .map_err(|e| api_status("reading the Cluster's ClusterClass", e))?
-                            {
-                                classes.push(c);
+                            let key = (namespace, name);
+                            if !stored_classes.contains_key(&key) {
+                                let read = api
+                                    .get(
+                                        crate::objects::API_VERSION,
+                                        "ClusterClass",
+                                        &key.0,
+                                        &key.1,
+                                    )
+                                    .await
+                                    .map_err(|e| {
+                                        api_status("reading the Cluster's ClusterClass", e)
+                                    })?;
+                                stored_classes.insert(key.clone(), read);
                             }
+                            classes.extend(stored_classes.get(&key).cloned().flatten());
                         }
                     }
                 }
@@ -507,7 +527,7 @@ async fn admit(
                     .engine
                     .admit_cluster(&item.object, item.stored.as_ref(), &classes)
                     .await
-                    .map_err(|e| Status::unavailable(e.to_string()))?
+                    .map_err(|e| Status::unavailable(format!("admitting {}: {e}", item.field())))?
             }
         };
         let field = item.field();
@@ -589,7 +609,7 @@ mod tests {
             json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "b", "namespace": "n"}}).to_string().into_bytes(),
             json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "metadata": {"name": "b", "namespace": "n"}}).to_string().into_bytes(),
         ];
-        let violations = parse(&objects).err().unwrap();
+        let violations = parse("objects", &objects).err().unwrap();
         let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
         assert_eq!(
             fields,
@@ -599,6 +619,14 @@ mod tests {
                 "objects[2].metadata.namespace",
                 "objects[4]"
             ]
+        );
+        // Plan and Impact carry their objects in `proposed`: paths name that field.
+        let violations = parse("proposed", &objects).err().unwrap();
+        assert_eq!(violations[0].field, "proposed[0]");
+        assert!(
+            violations[3]
+                .description
+                .ends_with("the same object as proposed[3]")
         );
     }
 

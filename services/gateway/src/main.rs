@@ -3,8 +3,9 @@
 //! `topograph-gateway --listen ADDR --management-clusters DIR --render ADDR|in-process
 //!  --redis URL|memory --tenants FILE --metrics-listen ADDR`
 //!
-//! Every flag can also be given as an environment variable: `TOPOGRAPH_GATEWAY_*`, or
-//! for the queue's flags, shared with the appliers
+//! Every flag can also be given as an environment variable: `TOPOGRAPH_GATEWAY_*`;
+//! `--field-manager` is `TOPOGRAPH_FIELD_MANAGER`, as for the appliers; for the queue's
+//! flags, shared with the appliers
 //! ([`topograph_queue::flags::QueueArgs`]), `TOPOGRAPH_REDIS`, `TOPOGRAPH_REDIS_PREFIX`
 //! and `TOPOGRAPH_REDIS_SHARDS` (their former `TOPOGRAPH_GATEWAY_REDIS*` names are
 //! still read, with a warning, while these are unset). Once it serves, the process
@@ -37,8 +38,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "topograph-gateway", version, about)]
 struct Args {
-    /// The field manager Apply's writes and Plan's dry runs own fields as
-    /// (`capi-topology` takes over what Cluster API's topology controller managed).
+    /// The field manager the gateway's writes name and its plans' dry-run reconciles
+    /// apply as: set it to the appliers' `--field-manager`, or plans predict applies by
+    /// another manager than the one that will make them.
     #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
     field_manager: String,
     /// Address of the gRPC server.

@@ -81,7 +81,15 @@ pub async fn plan(
     let (api, proposed) = if request.proposed.is_empty() {
         (state.cluster(mc)?, Vec::new())
     } else {
-        let prepared = prepare(state, tenant, METHOD, mc, &request.proposed, true).await?;
+        let prepared = prepare(
+            state,
+            tenant,
+            METHOD,
+            mc,
+            ("proposed", &request.proposed),
+            true,
+        )
+        .await?;
         let objects = prepared.objects();
         (prepared.api, objects)
     };
@@ -105,7 +113,15 @@ pub async fn impact(
 ) -> Result<ImpactStream, Status> {
     const METHOD: &str = "Impact";
     let mc = request.management_cluster.as_str();
-    let prepared = prepare(state, tenant, METHOD, mc, &request.proposed, false).await?;
+    let prepared = prepare(
+        state,
+        tenant,
+        METHOD,
+        mc,
+        ("proposed", &request.proposed),
+        false,
+    )
+    .await?;
     let proposed: Vec<Value> = prepared.objects();
     let classes = proposed
         .iter()
