@@ -76,14 +76,17 @@ fn render_all(bundle: &Bundle, store: &ObjectStore) -> Result<u64, String> {
 /// Runs the command.
 pub fn run(command: &BenchCommand) -> ExitCode {
     let BenchCommand::Render(args) = command;
-    if !(args.duration.is_finite() && args.duration > 0.0) {
-        eprintln!("error: --duration must be a positive number of seconds");
-        return ExitCode::from(EXIT_USAGE);
-    }
+    let budget = match Duration::try_from_secs_f64(args.duration) {
+        Ok(budget) if !budget.is_zero() => budget,
+        _ => {
+            eprintln!("error: --duration must be a positive number of seconds");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     // Every document as JSON text: the form requests carry objects in.
     let mut decoded = Vec::new();
     for file in &args.files {
-        let text = match std::fs::read_to_string(file) {
+        let text = match crate::inputs::read_file(file) {
             Ok(text) => text,
             Err(e) => {
                 eprintln!("error: {file}: {e}");
@@ -151,7 +154,6 @@ pub fn run(command: &BenchCommand) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     }
-    let budget = Duration::from_secs_f64(args.duration);
     let start = Instant::now();
     let mut renders = 0u64;
     while start.elapsed() < budget {

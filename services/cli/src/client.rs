@@ -262,14 +262,7 @@ fn parse_json(bytes: &[u8]) -> Value {
 fn read_objects(files: &[String], namespace: &str) -> Result<Vec<Value>, String> {
     let mut objects = Vec::new();
     for name in files {
-        let text = if name == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| format!("reading standard input: {e}"))?;
-            text
-        } else {
-            std::fs::read_to_string(name).map_err(|e| format!("reading {name}: {e}"))?
-        };
+        let text = crate::inputs::read_file(name).map_err(|e| format!("reading {name}: {e}"))?;
         let (docs, errors) = topograph_api::load::parse_documents(name, &text);
         if let Some(e) = errors.first() {
             return Err(e.to_string());
@@ -277,7 +270,13 @@ fn read_objects(files: &[String], namespace: &str) -> Result<Vec<Value>, String>
         for doc in docs {
             let mut object = doc.value;
             if object.namespace().is_empty() && object.kind() != "Namespace" {
-                object["metadata"]["namespace"] = json!(namespace);
+                // A document whose metadata is not an object is refused by the server
+                // with its path; it must not panic here.
+                topograph_api::object::set_at(
+                    &mut object,
+                    &["metadata", "namespace"],
+                    json!(namespace),
+                );
             }
             objects.push(object);
         }

@@ -28,7 +28,7 @@ pub struct InputArgs {
     pub env: bool,
 }
 
-fn read_file(name: &str) -> std::io::Result<String> {
+pub(crate) fn read_file(name: &str) -> std::io::Result<String> {
     if name == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;

@@ -87,7 +87,11 @@ fn examples() -> Result<Vec<Value>, String> {
         for doc in docs {
             let mut object = doc.value;
             if object.namespace().is_empty() {
-                object["metadata"]["namespace"] = Value::from("default");
+                topograph_api::object::set_at(
+                    &mut object,
+                    &["metadata", "namespace"],
+                    Value::from("default"),
+                );
             }
             objects.push(object);
         }
