@@ -35,6 +35,26 @@ impl std::fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
+/// Why a render gave no desired state: the inputs were refused (the messages a
+/// Cluster's condition reports), or the engine could not answer at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RenderFailure {
+    /// Admission or the render refused the inputs.
+    Refused(Vec<String>),
+    /// No verdict: a remote engine unreachable or answering something unreadable.
+    Unavailable(Unavailable),
+}
+
+impl RenderFailure {
+    /// One message per problem.
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            RenderFailure::Refused(messages) => messages.clone(),
+            RenderFailure::Unavailable(e) => vec![e.0.clone()],
+        }
+    }
+}
+
 /// What a desired state is computed from: the Cluster (decoded; its document is the
 /// object as stored), its class (decoded, and as stored), and the templates and current
 /// objects read for it.
@@ -117,12 +137,11 @@ pub trait Engine: Send + Sync {
         classes: &'a [Value],
     ) -> BoxFuture<'a, Result<Verdict, Unavailable>>;
 
-    /// Admits the class and the Cluster, then renders the desired state; the
-    /// messages say why there is none.
+    /// Admits the class and the Cluster, then renders the desired state.
     fn render<'a>(
         &'a self,
         inputs: RenderInputs<'a>,
-    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>>;
+    ) -> BoxFuture<'a, Result<DesiredState, RenderFailure>>;
 
     /// The way from `current` objects to `desired` ones.
     fn plan<'a>(
@@ -172,12 +191,12 @@ impl Engine for Local {
     fn render<'a>(
         &'a self,
         inputs: RenderInputs<'a>,
-    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+    ) -> BoxFuture<'a, Result<DesiredState, RenderFailure>> {
         Box::pin(async move {
             let store = ObjectStore::new(inputs.objects.iter().cloned());
             crate::admit_and_render(inputs.cluster, inputs.class, &store)
                 .map(|rendered| rendered.desired)
-                .map_err(|refusal| refusal.messages())
+                .map_err(|refusal| RenderFailure::Refused(refusal.messages()))
         })
     }
 

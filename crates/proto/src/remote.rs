@@ -10,7 +10,9 @@ use topograph_api::Violation;
 use topograph_api::field::{ErrorType, FieldError};
 use topograph_engine::DesiredState;
 use topograph_engine::admission::Verdict;
-use topograph_engine::service::{BoxFuture, Engine, ObjectName, Plan, RenderInputs, Unavailable};
+use topograph_engine::service::{
+    BoxFuture, Engine, ObjectName, Plan, RenderFailure, RenderInputs, Unavailable,
+};
 
 use crate::balance;
 use crate::render::v1 as pb;
@@ -149,12 +151,15 @@ impl RemoteEngine {
     }
 }
 
-/// The messages of a failed render: for a refusal, the descriptions of its violations,
-/// which are the texts the engine gives in process.
-fn render_messages(status: &tonic::Status) -> Vec<String> {
+/// A failed render call: a refusal of the inputs carries the descriptions of its
+/// violations, which are the texts the engine gives in process; any other status means
+/// the service gave no verdict.
+fn render_failure(status: &tonic::Status) -> RenderFailure {
     match crate::violations::of_status(status) {
-        Some(violations) => violations.into_iter().map(|v| v.description).collect(),
-        None => vec![unavailable(status).0],
+        Some(violations) => {
+            RenderFailure::Refused(violations.into_iter().map(|v| v.description).collect())
+        }
+        None => RenderFailure::Unavailable(unavailable(status)),
     }
 }
 
@@ -195,7 +200,7 @@ impl Engine for RemoteEngine {
     fn render<'a>(
         &'a self,
         inputs: RenderInputs<'a>,
-    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+    ) -> BoxFuture<'a, Result<DesiredState, RenderFailure>> {
         // The client side of the render call; the render service's span is its child.
         let span = tracing::info_span!(
             "render",
@@ -216,15 +221,17 @@ impl Engine for RemoteEngine {
                 .clone()
                 .render(traced(request))
                 .await
-                .map_err(|s| render_messages(&s))?
+                .map_err(|s| render_failure(&s))?
                 .into_inner();
             let desired = response.desired.ok_or_else(|| {
-                vec!["render service: the response carries no desired state".to_string()]
+                RenderFailure::Unavailable(Unavailable(
+                    "render service: the response carries no desired state".to_string(),
+                ))
             })?;
             crate::desired::from_message(&desired).map_err(|e| {
-                vec![format!(
+                RenderFailure::Unavailable(Unavailable(format!(
                     "render service: the response's desired state is unreadable: {e}"
-                )]
+                )))
             })
         };
         Box::pin(tracing::Instrument::instrument(call, span))

@@ -12,6 +12,10 @@ pub enum ReconcileError {
     /// The desired state could not be computed (invalid input, patch errors, ...).
     #[error("{}", .0.join("; "))]
     Render(Vec<String>),
+    /// The engine (the render service) gave no answer: nothing is wrong with the
+    /// Cluster.
+    #[error("{0}")]
+    EngineUnavailable(String),
     /// The Cluster does not exist (any more).
     #[error("Cluster {0} not found")]
     ClusterNotFound(String),

@@ -23,7 +23,7 @@ use topograph_queue::QueueStats;
 use serde_json::Value;
 use topograph_engine::Engine;
 use topograph_engine::admission::Verdict;
-use topograph_engine::service::{BoxFuture, Plan, RenderInputs, Unavailable};
+use topograph_engine::service::{BoxFuture, Plan, RenderFailure, RenderInputs, Unavailable};
 use topograph_management::api::WriteObserver;
 use topograph_reconcile::ReconcileError;
 
@@ -303,7 +303,9 @@ impl Metrics {
 pub fn failure_kind(e: &ReconcileError) -> Option<&'static str> {
     match e {
         ReconcileError::Api(e) => Some(kube_failure_kind(e)),
-        ReconcileError::Render(_) | ReconcileError::ClusterNotFound(_) => None,
+        ReconcileError::Render(_)
+        | ReconcileError::ClusterNotFound(_)
+        | ReconcileError::EngineUnavailable(_) => None,
         ReconcileError::Invalid(_) => None,
     }
 }
@@ -374,15 +376,20 @@ impl Engine for TimedEngine {
     fn render<'a>(
         &'a self,
         inputs: RenderInputs<'a>,
-    ) -> BoxFuture<'a, Result<DesiredState, Vec<String>>> {
+    ) -> BoxFuture<'a, Result<DesiredState, RenderFailure>> {
         Box::pin(async move {
             let started = Instant::now();
             let result = self.inner.render(inputs).await;
+            let outcome = match &result {
+                Ok(_) => "ok",
+                Err(RenderFailure::Refused(_)) => "error",
+                Err(RenderFailure::Unavailable(_)) => "unavailable",
+            };
             self.metrics
                 .render_duration
                 .get_or_create(&RenderLabels {
                     class: inputs.class_object.name().to_string(),
-                    result: if result.is_ok() { "ok" } else { "error" }.to_string(),
+                    result: outcome.to_string(),
                 })
                 .observe(started.elapsed().as_secs_f64());
             result

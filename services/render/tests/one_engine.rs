@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio_stream::wrappers::TcpListenerStream;
 use topograph_api::load::parse_documents;
 use topograph_api::object::ObjectExt;
-use topograph_engine::service::{Engine, RenderInputs};
+use topograph_engine::service::{Engine, RenderFailure, RenderInputs};
 use topograph_engine::{Local, admission};
 use topograph_proto::remote::RemoteEngine;
 use topograph_proto::render::v1 as pb;
@@ -106,7 +106,11 @@ async fn both_render(
     let l = local.render(inputs).await;
     let r = remote.render(inputs).await;
     assert_eq!(l, r, "local and remote renders differ");
-    l
+    // A refusal is a verdict on the inputs, never "the engine is unavailable".
+    l.map_err(|failure| match failure {
+        RenderFailure::Refused(messages) => messages,
+        other => panic!("not a refusal: {other:?}"),
+    })
 }
 
 #[tokio::test]
@@ -234,5 +238,32 @@ fn one_render_request_validates_the_variables_once() {
     assert_eq!(
         per_render, per_admission,
         "a Render validates the Cluster's variables once, in admission"
+    );
+}
+
+/// A render service that cannot be reached gives no verdict on the Cluster: the
+/// failure says the engine is unavailable, not that the inputs are refused.
+#[tokio::test]
+async fn an_unreachable_render_service_is_unavailable_not_a_refusal() {
+    let q = quick_start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let remote = RemoteEngine::connect_lazy(&format!("http://127.0.0.1:{port}")).expect("address");
+    let cluster = topograph_api::load::decode_cluster(q.cluster.clone()).expect("Cluster");
+    let class = topograph_api::load::decode_cluster_class(q.class.clone()).expect("class");
+    let failure = remote
+        .render(RenderInputs {
+            cluster: &cluster,
+            class: &class,
+            class_object: &q.class,
+            objects: &q.templates,
+        })
+        .await
+        .expect_err("nobody answers");
+    assert!(
+        matches!(failure, RenderFailure::Unavailable(_)),
+        "{failure:?}"
     );
 }

@@ -25,7 +25,7 @@ use crate::error::ReconcileError;
 use crate::events;
 use status::Progress;
 use topograph_engine::Engine;
-use topograph_engine::service::RenderInputs;
+use topograph_engine::service::{RenderFailure, RenderInputs};
 use topograph_management::ManagementCluster;
 
 /// What one reconcile did: objects created, updated and deleted, and every write request
@@ -136,7 +136,10 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     let desired = engine
         .render(inputs)
         .await
-        .map_err(ReconcileError::Render)?;
+        .map_err(|failure| match failure {
+            RenderFailure::Refused(messages) => ReconcileError::Render(messages),
+            RenderFailure::Unavailable(e) => ReconcileError::EngineUnavailable(e.0),
+        })?;
 
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
