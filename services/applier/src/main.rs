@@ -45,10 +45,8 @@ struct Args {
     /// The queue, in whose Redis the watcher leases live too.
     #[command(flatten)]
     queue: QueueArgs,
-    /// The field manager the topology's server-side applies own fields as
-    /// (`capi-topology` takes over what Cluster API's topology controller managed).
-    #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
-    field_manager: String,
+    #[command(flatten)]
+    field_manager: topograph_management::user_agent::FieldManagerArgs,
     /// Directory of `<name>.kubeconfig` files, one per management cluster.
     #[arg(
         long,
@@ -104,7 +102,7 @@ struct Args {
 fn main() -> ExitCode {
     topograph_management::user_agent::set("topograph-applier", env!("CARGO_PKG_VERSION"));
     let args = Args::parse();
-    topograph_management::user_agent::set_field_manager(&args.field_manager);
+    args.field_manager.install();
     topograph_telemetry::runner::run("topograph-applier", start(args))
 }
 

@@ -27,10 +27,8 @@ pub enum Output {
 /// updates and deletes what its topology says, and reports on its status.
 #[derive(Args, Debug)]
 pub struct ReconcileArgs {
-    /// The field manager the topology's server-side applies own fields as
-    /// (`capi-topology` takes over what Cluster API's topology controller managed).
-    #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
-    field_manager: String,
+    #[command(flatten)]
+    field_manager: topograph_management::user_agent::FieldManagerArgs,
     /// kubeconfig of the management cluster (its current context is used).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: PathBuf,
@@ -47,7 +45,7 @@ pub struct ReconcileArgs {
 }
 
 pub fn run(args: &ReconcileArgs) -> ExitCode {
-    topograph_management::user_agent::set_field_manager(&args.field_manager);
+    args.field_manager.install();
     let Some((namespace, name)) = args
         .cluster
         .split_once('/')

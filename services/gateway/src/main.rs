@@ -38,11 +38,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "topograph-gateway", version, about)]
 struct Args {
-    /// The field manager the gateway's writes name and its plans' dry-run reconciles
-    /// apply as: set it to the appliers' `--field-manager`, or plans predict applies by
-    /// another manager than the one that will make them.
-    #[arg(long, env = "TOPOGRAPH_FIELD_MANAGER", default_value = "topograph")]
-    field_manager: String,
+    #[command(flatten)]
+    field_manager: topograph_management::user_agent::FieldManagerArgs,
     /// Address of the gRPC server.
     #[arg(
         long,
@@ -121,7 +118,7 @@ struct Args {
 fn main() -> ExitCode {
     topograph_management::user_agent::set("topograph-gateway", env!("CARGO_PKG_VERSION"));
     let (args, deprecated) = topograph_queue::flags::parse::<Args>(GATEWAY_RENAMED);
-    topograph_management::user_agent::set_field_manager(&args.field_manager);
+    args.field_manager.install();
     topograph_telemetry::runner::run("topograph-gateway", async move {
         for warning in &deprecated {
             tracing::warn!("{warning}");
