@@ -278,6 +278,34 @@ pub fn load(inputs: &[Input<'_>], options: &LoadOptions) -> Result<Bundle, Vec<L
         docs.extend(d);
         errors.extend(e);
     }
+    let files: Vec<&str> = inputs.iter().map(|i| i.name).collect();
+    decode_documents(docs, errors, &files, options)
+}
+
+/// [`load`] of documents already read as JSON (objects an API server returned, a
+/// request's objects): decoded the same way, without printing and parsing them again.
+pub fn load_values(
+    docs: Vec<Loaded<Value>>,
+    options: &LoadOptions,
+) -> Result<Bundle, Vec<LoadError>> {
+    let mut files: Vec<String> = Vec::new();
+    for doc in &docs {
+        if !files.contains(&doc.source.file) {
+            files.push(doc.source.file.clone());
+        }
+    }
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    decode_documents(docs, Vec::new(), &files, options)
+}
+
+/// Namespace defaulting and decoding of every document; problems (`errors` holds the
+/// parsing ones) are reported in the order of `files`, then of the documents.
+fn decode_documents(
+    docs: Vec<Loaded<Value>>,
+    mut errors: Vec<LoadError>,
+    files: &[&str],
+    options: &LoadOptions,
+) -> Result<Bundle, Vec<LoadError>> {
     let namespace = options
         .namespace
         .clone()
@@ -365,7 +393,7 @@ pub fn load(inputs: &[Input<'_>], options: &LoadOptions) -> Result<Bundle, Vec<L
         Ok(bundle)
     } else {
         // Report in the order of the inputs, then of the documents.
-        let file_order = |file: &str| inputs.iter().position(|i| i.name == file);
+        let file_order = |file: &str| files.iter().position(|f| *f == file);
         errors.sort_by_key(|e| (file_order(&e.source.file), e.source.document, e.source.item));
         Err(errors)
     }

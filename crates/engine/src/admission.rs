@@ -19,7 +19,7 @@ use std::ops::Deref;
 
 use serde_json::Value;
 use topograph_api::field::FieldError;
-use topograph_api::load::{Bundle, Input, LoadOptions, load};
+use topograph_api::load::{Bundle, LoadOptions, Loaded, Source, load_values};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_api::object::ObjectExt;
 use topograph_api::violation::Violation;
@@ -191,17 +191,18 @@ impl Verdict {
     }
 }
 
-/// Reads objects the way every input is read (strict fields, defaults).
-fn load_values(named: &[(String, &Value)]) -> Result<Bundle, Vec<Violation>> {
-    let texts: Vec<(String, String)> = named
-        .iter()
-        .map(|(name, value)| (name.clone(), value.to_string()))
-        .collect();
-    let inputs: Vec<Input<'_>> = texts
-        .iter()
-        .map(|(name, text)| Input { name, text })
-        .collect();
-    load(&inputs, &LoadOptions::default()).map_err(|errors| {
+/// Reads one object the way every input is read (strict fields, defaults), from the
+/// JSON it already is.
+fn load_value(name: &str, value: &Value) -> Result<Bundle, Vec<Violation>> {
+    let doc = Loaded {
+        source: Source {
+            file: name.to_string(),
+            document: 1,
+            item: None,
+        },
+        value: value.clone(),
+    };
+    load_values(vec![doc], &LoadOptions::default()).map_err(|errors| {
         errors
             .into_iter()
             .map(|e| Violation::new("", e.message))
@@ -214,7 +215,7 @@ fn load_stored(values: &[Value], warnings: &mut Vec<String>) -> Bundle {
     let mut bundle = Bundle::default();
     for value in values {
         let name = format!("{} {}/{}", value.kind(), value.namespace(), value.name());
-        match load_values(&[(name.clone(), value)]) {
+        match load_value(&name, value) {
             Ok(b) => {
                 bundle.clusters.extend(b.clusters);
                 bundle.cluster_classes.extend(b.cluster_classes);
@@ -253,7 +254,7 @@ fn read_with_old<T>(
     take: fn(Bundle) -> Vec<T>,
     warnings: &mut Vec<String>,
 ) -> Result<(T, Option<T>), Verdict> {
-    let mut read = match load_values(&[("object".to_string(), object)]) {
+    let mut read = match load_value("object", object) {
         Ok(bundle) => take(bundle),
         Err(v) => return Err(Verdict::refused(v, object)),
     };
