@@ -263,9 +263,10 @@ impl Handlers {
         self
     }
 
-    /// The response a Render of exactly these inputs gave before, if cached.
-    pub fn cached_render(&self, request: &pb::RenderRequest) -> Option<Arc<pb::RenderResponse>> {
-        self.responses.get(&render_key(request))
+    /// The response a Render whose inputs have `key` ([`render_key`]) gave before, if
+    /// cached.
+    pub fn cached_render(&self, key: &[u8; 32]) -> Option<Arc<pb::RenderResponse>> {
+        self.responses.get(key)
     }
 
     /// The class in `bytes` for Clusters in `namespace`, from the cache when it was seen.
@@ -383,7 +384,15 @@ impl Handlers {
 
     /// `Render`, remembered: rendering is a function of the request's bytes.
     pub fn render(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
-        let key = render_key(request);
+        self.render_keyed(render_key(request), request)
+    }
+
+    /// [`Handlers::render`] of a request whose [`render_key`] is known already.
+    pub fn render_keyed(
+        &self,
+        key: [u8; 32],
+        request: &pb::RenderRequest,
+    ) -> Result<pb::RenderResponse, Status> {
         if let Some(hit) = self.responses.get(&key) {
             return Ok((*hit).clone());
         }
@@ -576,7 +585,7 @@ impl Handlers {
 }
 
 /// The key of a Render request: every input, in field order.
-fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
+pub fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
     let counts = [
         (request.templates.len() as u64).to_le_bytes(),
         (request.current_objects.len() as u64).to_le_bytes(),
@@ -625,19 +634,24 @@ mod tests {
     fn cached_renders_equal_fresh_ones_and_other_inputs_miss() {
         let cached = Handlers::new(4, 64 << 20);
         let fresh = Handlers::new(4, 0);
-        assert!(cached.cached_render(&request(2)).is_none());
+        assert!(cached.cached_render(&render_key(&request(2))).is_none());
         let first = cached.render(&request(2)).unwrap();
-        let hit = cached.cached_render(&request(2)).expect("remembered");
+        let hit = cached
+            .cached_render(&render_key(&request(2)))
+            .expect("remembered");
         assert_eq!(*hit, first);
         assert_eq!(fresh.render(&request(2)).unwrap(), first);
-        assert!(fresh.cached_render(&request(2)).is_none(), "cache off");
+        assert!(
+            fresh.cached_render(&render_key(&request(2))).is_none(),
+            "cache off"
+        );
         // Any byte of input changes the key.
-        assert!(cached.cached_render(&request(5)).is_none());
+        assert!(cached.cached_render(&render_key(&request(5))).is_none());
         let other = cached.render(&request(5)).unwrap();
         assert_ne!(other, first);
         let mut moved = request(2);
         let template = moved.templates.remove(0);
         moved.current_objects.push(template);
-        assert!(cached.cached_render(&moved).is_none());
+        assert!(cached.cached_render(&render_key(&moved)).is_none());
     }
 }

@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 use topograph_proto::render::v1 as pb;
 use topograph_proto::render::v1::render_service_server::RenderService;
 
-use crate::handlers::Handlers;
+use crate::handlers::{self, Handlers};
 
 /// The gRPC service: runs the [`crate::handlers`] on the blocking pool.
 #[derive(Debug, Clone)]
@@ -30,7 +30,7 @@ impl RenderServer {
     async fn run<Req, Resp>(
         &self,
         request: Request<Req>,
-        work: fn(&Handlers, &Req) -> Result<Resp, Status>,
+        work: impl FnOnce(&Handlers, &Req) -> Result<Resp, Status> + Send + 'static,
     ) -> Result<Response<Resp>, Status>
     where
         Req: Send + 'static,
@@ -71,10 +71,11 @@ impl RenderService for RenderServer {
     ) -> Result<Response<pb::RenderResponse>, Status> {
         // A cached response needs no engine worker: answered here, it never queues
         // behind renders that do.
-        if let Some(hit) = self.handlers.cached_render(request.get_ref()) {
+        let key = handlers::render_key(request.get_ref());
+        if let Some(hit) = self.handlers.cached_render(&key) {
             return Ok(Response::new((*hit).clone()));
         }
-        self.run(request, Handlers::render).await
+        self.run(request, move |h, r| h.render_keyed(key, r)).await
     }
 
     async fn validate(
