@@ -137,7 +137,8 @@ pub fn reset_fields(rt: &ResourceType, sub: Sub) -> Option<topograph_ssa::FieldS
 /// Writes into `new` the managed fields a non-apply write of it over `old` (None for
 /// a create) leaves: the manager's `Update` entry takes what changed. A non-empty
 /// `metadata.managedFields` in `new` replaces the old entries (clients move
-/// ownership that way); an empty list `[]` resets them, as in kube-apiserver.
+/// ownership that way); `[]` or `[{}]` resets them, as kube-apiserver's
+/// `isResetManagedFields` reads a request.
 pub fn record_update(
     rt: &ResourceType,
     schema: &Schema,
@@ -151,7 +152,15 @@ pub fn record_update(
         && new
             .pointer("/metadata/managedFields")
             .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty);
+            .is_some_and(|entries| match entries.as_slice() {
+                [] => true,
+                [only] => only.as_object().is_some_and(|o| o.is_empty()),
+                _ => false,
+            });
+    if reset && let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+        // `[{}]` is a request, not an entry to keep.
+        meta.insert("managedFields".into(), Value::Array(Vec::new()));
+    }
     let old_without_entries;
     let old = if reset {
         // Reading the old object's entries is what an empty list must not do.

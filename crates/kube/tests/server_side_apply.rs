@@ -375,6 +375,33 @@ async fn other_writes_record_update_entries() {
         "{}",
         reset.body
     );
+    // `[{}]` resets them too (kube-apiserver's isResetManagedFields).
+    let again = apply(
+        &server,
+        "?fieldManager=owner",
+        &widget(json!({"replicas": 9})),
+    )
+    .await;
+    assert!(
+        again.body["metadata"].get("managedFields").is_some(),
+        "{}",
+        again.body
+    );
+    let reset = request(
+        &server,
+        "PATCH",
+        &format!("{BASE}/w"),
+        "application/json-patch+json",
+        None,
+        r#"[{"op": "replace", "path": "/metadata/managedFields", "value": [{}]}]"#,
+    )
+    .await;
+    assert_eq!(reset.code, 200, "{}", reset.body);
+    assert!(
+        reset.body["metadata"].get("managedFields").is_none(),
+        "{}",
+        reset.body
+    );
 }
 
 #[tokio::test]
