@@ -54,6 +54,15 @@ pub(crate) fn on_create(
     object: &mut Value,
     keep_status: bool,
 ) -> Result<(), ApiError> {
+    // Every object's name is a DNS-1123 subdomain (a Namespace's, a label, is left to
+    // its own rule), as ValidateObjectMeta requires, schema or not.
+    if rt.kind != "Namespace" {
+        let problems: Vec<FieldError> = topograph_variables::labels::dns1123_subdomain(name)
+            .into_iter()
+            .map(|message| FieldError::invalid("metadata.name", name, message))
+            .collect();
+        refuse(rt, name, problems)?;
+    }
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
     };

@@ -722,3 +722,30 @@ async fn creates_and_updates_carry_the_resource_version_kube_requires() {
     .await;
     assert_eq!(replaced.code, 200, "{}", replaced.body);
 }
+
+/// An object's name is a DNS-1123 subdomain, whatever its schema (ValidateObjectMeta).
+#[tokio::test]
+async fn a_name_that_is_not_a_dns_subdomain_is_refused() {
+    let server = start().await;
+    let mut object = widget(json!({}));
+    object["metadata"]["name"] = json!("Bad_Name");
+    let refused = request(
+        &server,
+        "POST",
+        BASE,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Widget.example.com \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of"),
+        "{message}"
+    );
+    assert_eq!(
+        refused.body["details"]["causes"][0]["field"],
+        "metadata.name"
+    );
+}
