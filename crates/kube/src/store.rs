@@ -706,12 +706,8 @@ impl Inner {
         let name =
             server::name_to_create(&body, name_suffix, |name| self.get(rt, ns, name).is_ok())
                 .ok_or_else(|| ApiError::invalid(&rt.group, &rt.kind, "", server::NAME_REQUIRED))?;
-        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
-        if self.get(rt, ns, &name).is_ok() {
-            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
-        }
-        // A dry run takes no resourceVersion: nothing is stored, nothing changes.
-        let rv = if w.dry_run { 0 } else { self.next_rv() };
+        // Named and placed before validation, so rules about the name (CEL on
+        // `self.metadata.name`) see the one a generateName gave.
         let Some(meta) = metadata_mut(&mut body) else {
             return Err(ApiError::bad_request(
                 "the request body must be a JSON object",
@@ -723,6 +719,17 @@ impl Inner {
         } else {
             meta.remove("namespace");
         }
+        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
+        if self.get(rt, ns, &name).is_ok() {
+            return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
+        }
+        // A dry run takes no resourceVersion: nothing is stored, nothing changes.
+        let rv = if w.dry_run { 0 } else { self.next_rv() };
+        let Some(meta) = metadata_mut(&mut body) else {
+            return Err(ApiError::bad_request(
+                "the request body must be a JSON object",
+            ));
+        };
         let uid = uuid_v4();
         meta.insert("uid".into(), Value::String(uid.clone()));
         meta.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
