@@ -92,12 +92,24 @@ pub(crate) async fn update(
 ) -> Result<Option<Value>, ReconcileError> {
     let body = apply_body(current, intent);
     let changed = cluster.predict_apply(Some(current), &body).await?.changed;
+    write_predicted(cluster, current, &body, changed).await
+}
+
+/// The write of `body` over `current` once a prediction said whether it `changed`
+/// anything: the apply when it does, and the legacy record's removal when the object
+/// still carries one. `None` when nothing was written.
+async fn write_predicted(
+    cluster: &ManagementCluster,
+    current: &Value,
+    body: &Value,
+    changed: bool,
+) -> Result<Option<Value>, ReconcileError> {
     let legacy = has_legacy_record(current);
     if !changed && !legacy {
         return Ok(None);
     }
     let mut stored = if changed {
-        cluster.apply(&body).await?
+        cluster.apply(body).await?
     } else {
         current.clone()
     };
@@ -210,25 +222,17 @@ pub(crate) async fn template(
     let rotation = if desired.name() != current.name() || !same_kind {
         desired.clone()
     } else {
-        let intent = merge::intent(desired);
-        let predicted = cluster
-            .predict_apply(Some(current), &apply_body(current, &intent))
-            .await?;
+        let body = apply_body(current, &merge::intent(desired));
+        let predicted = cluster.predict_apply(Some(current), &body).await?;
         if predicted.object.get("spec") == current.get("spec") {
-            if !predicted.changed && !has_legacy_record(current) {
-                return Ok(TemplateOutcome {
-                    name: current.name().to_string(),
-                    replaced: None,
-                    created: false,
-                    updated: false,
-                });
-            }
-            update(cluster, current, &intent).await?;
+            let updated = write_predicted(cluster, current, &body, predicted.changed)
+                .await?
+                .is_some();
             return Ok(TemplateOutcome {
                 name: current.name().to_string(),
                 replaced: None,
                 created: false,
-                updated: true,
+                updated,
             });
         }
         // The spec changes only by what the topology stopped setting (the engine sees
