@@ -43,6 +43,9 @@ impl fmt::Display for Source {
 pub struct LoadError {
     /// Where.
     pub source: Source,
+    /// The field of the object the problem is about (`spec.topology.version`); empty
+    /// when it is about the document as a whole or the field is not known.
+    pub field: String,
     /// What, including the object and field when known.
     pub message: String,
 }
@@ -172,6 +175,7 @@ pub fn parse_documents(name: &str, text: &str) -> (Vec<Loaded<Value>>, Vec<LoadE
                 Ok(value) => push_document(source(i + 1), value, &mut docs, &mut errors),
                 Err(e) => {
                     errors.push(LoadError {
+                        field: String::new(),
                         source: source(i + 1),
                         message: format!("invalid JSON: {e}"),
                     });
@@ -189,6 +193,7 @@ pub fn parse_documents(name: &str, text: &str) -> (Vec<Loaded<Value>>, Vec<LoadE
             Ok(Value::Null) => {}
             Ok(value) => push_document(source(i + 1), value, &mut docs, &mut errors),
             Err(e) => errors.push(LoadError {
+                field: String::new(),
                 source: source(i + 1),
                 message: yaml_error_message(&e, start_line),
             }),
@@ -205,6 +210,7 @@ fn push_document(
 ) {
     if !value.is_object() {
         errors.push(LoadError {
+            field: String::new(),
             source,
             message: "a document must be a Kubernetes object (a mapping with apiVersion and kind)"
                 .to_string(),
@@ -225,6 +231,7 @@ fn push_document(
                 });
             } else {
                 errors.push(LoadError {
+                    field: String::new(),
                     source: item_source,
                     message: "a list item must be a Kubernetes object".to_string(),
                 });
@@ -251,12 +258,18 @@ pub fn decode_cluster_class(value: Value) -> Result<ClusterClass, Vec<String>> {
 
 /// Decodes a typed document, reporting the failing field's path.
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
+    decode_at(value).map_err(|(_, message)| message)
+}
+
+/// [`decode`], with the failing field's path apart (empty for the document itself).
+fn decode_at<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
-            e.inner().to_string()
+            (String::new(), e.inner().to_string())
         } else {
-            format!("{path}: {}", e.inner())
+            let message = format!("{path}: {}", e.inner());
+            (path, message)
         }
     })
 }
@@ -313,12 +326,14 @@ fn decode_documents(
 
     let mut bundle = Bundle::default();
     for Loaded { source, mut value } in docs {
-        let fail = |errors: &mut Vec<LoadError>, message: String| {
+        let fail_at = |errors: &mut Vec<LoadError>, field: &str, message: String| {
             errors.push(LoadError {
+                field: field.to_string(),
                 source: source.clone(),
                 message,
             });
         };
+        let fail = |errors: &mut Vec<LoadError>, message: String| fail_at(errors, "", message);
         let (api_version, kind) = (value.api_version().to_string(), value.kind().to_string());
         if api_version.is_empty() || kind.is_empty() {
             let missing = if api_version.is_empty() {
@@ -365,18 +380,18 @@ fn decode_documents(
         }
         let what = format!("{kind} {}/{}", value.namespace(), value.name());
         match kind.as_str() {
-            "ClusterClass" => match decode::<v1beta1::ClusterClass>(value) {
+            "ClusterClass" => match decode_at::<v1beta1::ClusterClass>(value) {
                 Ok(wire) => match ClusterClass::from_v1beta1(&wire) {
                     Ok(cc) => bundle.cluster_classes.push(Loaded { source, value: cc }),
                     Err(errs) => {
                         for e in errs {
-                            fail(&mut errors, format!("{what}: {e}"));
+                            fail_at(&mut errors, &e.path, format!("{what}: {e}"));
                         }
                     }
                 },
-                Err(e) => fail(&mut errors, format!("{what}: {e}")),
+                Err((field, e)) => fail_at(&mut errors, &field, format!("{what}: {e}")),
             },
-            "Cluster" => match decode::<v1beta1::Cluster>(value.clone()) {
+            "Cluster" => match decode_at::<v1beta1::Cluster>(value.clone()) {
                 Ok(wire) => {
                     let cluster = Cluster::from_v1beta1(&wire, value);
                     bundle.clusters.push(Loaded {
@@ -384,7 +399,7 @@ fn decode_documents(
                         value: cluster,
                     });
                 }
-                Err(e) => fail(&mut errors, format!("{what}: {e}")),
+                Err((field, e)) => fail_at(&mut errors, &field, format!("{what}: {e}")),
             },
             _ => bundle.objects.push(Loaded { source, value }),
         }

@@ -205,7 +205,7 @@ fn load_value(name: &str, value: &Value) -> Result<Bundle, Vec<Violation>> {
     load_values(vec![doc], &LoadOptions::default()).map_err(|errors| {
         errors
             .into_iter()
-            .map(|e| Violation::new("", e.message))
+            .map(|e| Violation::new(e.field, e.message))
             .collect()
     })
 }

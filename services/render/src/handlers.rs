@@ -54,7 +54,10 @@ fn load_named(
     load(&texts, &options).map_err(|errors| {
         errors
             .into_iter()
-            .map(|e| Violation::new(e.source.file.clone(), e.message))
+            .map(|e| {
+                let field = topograph_api::violation::prefix_path(&e.source.file, &e.field);
+                Violation::new(field, e.message)
+            })
             .collect()
     })
 }
