@@ -77,27 +77,94 @@ pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> 
         .collect()
 }
 
-/// `remove` operations for the fields the topology set on `current` last time and
-/// `desired` no longer sets, as the applier removes them: each at the highest map the
-/// removal leaves empty (the applier prunes those), in path order.
-pub fn released(current: &Value, desired: &Value) -> Vec<Value> {
-    let mut after = current.clone();
-    let released = managed::release(&mut after, desired);
-    let mut removed = std::collections::BTreeSet::new();
-    for path in &released {
-        let segments: Vec<&str> = path.split('/').skip(1).collect();
-        for end in 1..=segments.len() {
-            let prefix = format!("/{}", segments[..end].join("/"));
-            if current.pointer(&prefix).is_some() && after.pointer(&prefix).is_none() {
-                removed.insert(prefix);
-                break;
-            }
+/// The field manager whose applied fields a plan releases: the fleet's default
+/// (`--field-manager`).
+const FIELD_MANAGER: &str = "topograph";
+
+/// The parts of `desired` the topology applies, identified as `current` is.
+fn applied_parts(current: &Value, desired: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for key in ["apiVersion", "kind"] {
+        if let Some(v) = desired.get(key).or_else(|| current.get(key)) {
+            out.insert(key.to_string(), v.clone());
         }
     }
+    let mut metadata = serde_json::Map::new();
+    for key in [
+        "name",
+        "namespace",
+        "labels",
+        "annotations",
+        "ownerReferences",
+    ] {
+        if let Some(v) = desired.pointer(&format!("/metadata/{key}")) {
+            metadata.insert(key.to_string(), v.clone());
+        }
+    }
+    out.insert("metadata".to_string(), Value::Object(metadata));
+    if let Some(spec) = desired.get("spec") {
+        out.insert("spec".to_string(), spec.clone());
+    }
+    Value::Object(out)
+}
+
+/// `remove` operations for what a server-side apply of `desired` by the topology's
+/// field manager would remove from `current`: the fields it applied last time and no
+/// longer applies, unless another manager owns something there; each at the highest
+/// node that goes, in path order. Objects the topology never applied lose nothing;
+/// those written before server-side apply lose what their managed-paths record names.
+pub fn released(current: &Value, desired: &Value) -> Vec<Value> {
+    let after = if current.annotations().contains_key(managed::MANAGED_PATHS) {
+        let mut after = current.clone();
+        managed::release(&mut after, desired);
+        after
+    } else {
+        // The entry's time does not matter to what is removed.
+        let schema = topograph_ssa::schema::Schema::unknown();
+        let intent = applied_parts(current, desired);
+        let applied = topograph_ssa::apply(
+            Some(current),
+            &intent,
+            FIELD_MANAGER,
+            current.api_version(),
+            true,
+            &schema,
+            "1970-01-01T00:00:00Z",
+        );
+        match applied {
+            Ok(applied) => applied.object,
+            Err(_) => return Vec::new(),
+        }
+    };
+    let mut removed = Vec::new();
+    for pointer in ["/metadata/labels", "/metadata/annotations", "/spec"] {
+        if let Some(before) = current.pointer(pointer) {
+            gone(pointer, before, after.pointer(pointer), &mut removed);
+        }
+    }
+    removed.sort();
     removed
         .into_iter()
         .map(|path| json!({"op": "remove", "path": path}))
         .collect()
+}
+
+/// The highest paths under `path` that are in `before` and not in `after`.
+fn gone(path: &str, before: &Value, after: Option<&Value>, out: &mut Vec<String>) {
+    match (before, after) {
+        (_, None) => out.push(path.to_string()),
+        (Value::Object(before), Some(Value::Object(after))) => {
+            for (key, value) in before {
+                gone(
+                    &format!("{path}/{}", escape(key)),
+                    value,
+                    after.get(key),
+                    out,
+                );
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The operations that give `current` every field `desired` sets, in key order.
@@ -220,6 +287,56 @@ mod tests {
             .unwrap()
             .remove("annotations");
         assert!(released(&unrecorded, &desired).is_empty());
+    }
+
+    #[test]
+    fn fields_the_topology_applied_and_no_longer_applies_are_removed() {
+        let schema = topograph_ssa::schema::Schema::unknown();
+        let earlier = json!({"apiVersion": "x.io/v1", "kind": "K",
+                             "metadata": {"name": "a", "labels": {"tier": "gold"}},
+                             "spec": {"a": {"b": {"c": 1}}, "keep": {"x": 1}, "list": [1]}});
+        let at = "2026-01-01T00:00:00Z";
+        let applied =
+            topograph_ssa::apply(None, &earlier, FIELD_MANAGER, "x.io/v1", true, &schema, at)
+                .unwrap()
+                .object;
+        // Another writer adds fields of its own, recorded as its Update.
+        let mut current = applied.clone();
+        current["spec"]["keep"]["theirs"] = json!(2);
+        current["metadata"]["labels"]["team"] = json!("blue");
+        let managed = topograph_ssa::update(
+            Some(&applied),
+            &current,
+            "someone-else",
+            "x.io/v1",
+            &schema,
+            at,
+            None,
+        );
+        topograph_ssa::managed::write_managed_fields(&mut current, &managed);
+        let desired = json!({"apiVersion": "x.io/v1", "kind": "K",
+                             "metadata": {"name": "a"}, "spec": {"keep": {"x": 1}}});
+        let ops = plan(
+            std::slice::from_ref(&desired),
+            std::slice::from_ref(&current),
+        )
+        .modified;
+        assert_eq!(ops.len(), 1);
+        assert_eq!(
+            ops[0].1,
+            json!([
+                {"op": "remove", "path": "/metadata/labels/tier"},
+                {"op": "remove", "path": "/spec/a"},
+                {"op": "remove", "path": "/spec/list"},
+            ])
+        );
+        // An object the topology never applied loses nothing.
+        let mut never = current.clone();
+        never["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        assert!(released(&never, &desired).is_empty());
     }
 
     #[test]

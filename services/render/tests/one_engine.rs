@@ -174,7 +174,10 @@ async fn the_embedded_engine_and_the_render_service_agree() {
     assert!(!verdict.violations.is_empty());
     // The path of the unknown field, not only a message about it.
     assert_eq!(verdict.violations[0].field, "spec.bogus", "{verdict:?}");
-    assert!(verdict.violations[0].description.contains("bogus"), "{verdict:?}");
+    assert!(
+        verdict.violations[0].description.contains("bogus"),
+        "{verdict:?}"
+    );
 
     // A class refused by admission.
     let mut bad_class = q.class.clone();
