@@ -50,6 +50,10 @@ pub struct Config {
     pub snapshot_interval: Duration,
     /// Objects (CRDs first) created at start, with their status kept.
     pub seed: Vec<Value>,
+    /// Serve server-side apply. Off, apply patches get 415 Unsupported Media Type, as
+    /// from an API server that predates it (Kubernetes before 1.16), so clients can be
+    /// tested against one.
+    pub server_side_apply: bool,
 }
 
 impl Default for Config {
@@ -62,6 +66,7 @@ impl Default for Config {
             snapshot: None,
             snapshot_interval: Duration::from_secs(3),
             seed: Vec::new(),
+            server_side_apply: true,
         }
     }
 }
@@ -96,6 +101,7 @@ impl Server {
             counters: counters.clone(),
             bookmark_interval: config.bookmark_interval,
             shutdown: shutdown_rx.clone(),
+            server_side_apply: config.server_side_apply,
         });
         let app = routes::router(state);
         let mut rx = shutdown_rx.clone();

@@ -32,6 +32,10 @@ struct Args {
     /// Interval of watch bookmarks, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     bookmark_interval_ms: u64,
+    /// Answer apply patches with 415, as an API server without server-side apply does
+    /// (to see how clients behave against one).
+    #[arg(long)]
+    no_server_side_apply: bool,
 }
 
 #[tokio::main]
@@ -51,6 +55,7 @@ async fn main() -> anyhow::Result<()> {
             .simulate_providers
             .then(|| Duration::from_millis(args.provider_delay_ms)),
         snapshot: args.snapshot.clone(),
+        server_side_apply: !args.no_server_side_apply,
         ..Config::default()
     };
     let server = Server::start(config).await?;

@@ -25,6 +25,9 @@ pub(crate) struct AppState {
     pub counters: Arc<Counters>,
     pub bookmark_interval: Duration,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Apply patches are served (false: answered as a server without server-side
+    /// apply answers them).
+    pub server_side_apply: bool,
 }
 
 pub(crate) fn router(state: Arc<AppState>) -> Router {
@@ -382,7 +385,7 @@ fn resource(
                 "application/strategic-merge-patch+json" if rt.group.is_empty() => {
                     PatchType::Strategic
                 }
-                "application/apply-patch+yaml" => {
+                "application/apply-patch+yaml" if app.server_side_apply => {
                     // Required explicitly: the User-Agent does not stand in for it here.
                     if query.get("fieldManager").is_none_or(|m| m.is_empty()) {
                         return Err(fields::invalid_options(
@@ -407,13 +410,19 @@ fn resource(
                     // kube-apiserver's text, listing what the kind accepts: custom
                     // resources take no strategic merge patch (a built-in kind's is
                     // applied here as a merge patch).
-                    let accepted = if rt.group.is_empty() {
-                        "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
-                    } else {
-                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-                    };
+                    let mut accepted = vec![
+                        "application/json-patch+json",
+                        "application/merge-patch+json",
+                    ];
+                    if rt.group.is_empty() {
+                        accepted.push("application/strategic-merge-patch+json");
+                    }
+                    if app.server_side_apply {
+                        accepted.push("application/apply-patch+yaml");
+                    }
                     return Err(ApiError::unsupported_media_type(format!(
-                        "the body of the request was in an unknown format - accepted media types include: {accepted}"
+                        "the body of the request was in an unknown format - accepted media types include: {}",
+                        accepted.join(", ")
                     )));
                 }
             };

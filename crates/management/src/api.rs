@@ -108,6 +108,8 @@ pub struct ManagementCluster {
     // (apiVersion, kind) -> the structural schema its CRD declares, for predicting
     // applies without asking the server.
     schemas: Arc<Mutex<Schemas>>,
+    // The server's URL, to name it in errors about the server itself.
+    server: Arc<str>,
 }
 
 /// Structural schemas by (apiVersion, kind).
@@ -129,6 +131,7 @@ impl ManagementCluster {
             observer: None,
             field_manager: Arc::from(crate::user_agent::field_manager()),
             schemas: Arc::default(),
+            server: Arc::from("(in process)"),
         }
     }
 
@@ -261,9 +264,11 @@ impl ManagementCluster {
         }
         let watch_client = Client::try_from(config.clone())?;
         config.read_timeout = Some(request_timeout);
+        let server = Arc::from(config.cluster_url.to_string());
         let client = Client::try_from(config)?;
         Ok(ManagementCluster {
             watch_client,
+            server,
             ..Self::new(client)
         })
     }
@@ -590,7 +595,16 @@ impl ManagementCluster {
         let target = self.target(intent).await?;
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         self.count(&self.writes.patch, intent.kind(), "apply");
-        self.writer.apply(target, schema).await
+        match self.writer.apply(target, schema).await {
+            Err(Error::Api(kube::Error::Api(status))) if status.code == 415 => {
+                Err(Error::NoServerSideApply {
+                    server: self.server.to_string(),
+                    object: format!("{} {}/{}", intent.kind(), intent.namespace(), intent.name()),
+                    message: status.message,
+                })
+            }
+            other => other,
+        }
     }
 
     /// Deletes the object; one already gone (or of a kind not served) is not an error.

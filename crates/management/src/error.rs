@@ -12,6 +12,20 @@ pub enum Error {
     /// A kubeconfig, an object or an answer that cannot be used.
     #[error("{0}")]
     Invalid(String),
+    /// The API server does not serve server-side apply (it answered an apply patch
+    /// with 415 Unsupported Media Type): topograph writes with nothing else, so this is
+    /// said plainly rather than worked around with another kind of write.
+    #[error(
+        "the API server {server} does not support server-side apply: it answered the apply of {object} with 415 Unsupported Media Type ({message}); topograph writes the topology only with server-side apply (Kubernetes 1.22 or later)"
+    )]
+    NoServerSideApply {
+        /// The server's URL.
+        server: String,
+        /// `<Kind> <namespace>/<name>`.
+        object: String,
+        /// The server's own message.
+        message: String,
+    },
 }
 
 impl Error {

@@ -191,3 +191,40 @@ async fn another_field_manager_name_takes_over_with_ownership_intact() {
     );
     assert_eq!(stored.name(), "dc");
 }
+
+/// An API server without server-side apply answers 415: the client says so, naming the
+/// server and the object, and nothing is written another way.
+#[tokio::test]
+async fn a_server_without_server_side_apply_is_named_in_a_clear_error() {
+    let server = Server::start(Config {
+        seed: vec![crd()],
+        server_side_apply: false,
+        ..Config::default()
+    })
+    .await
+    .unwrap();
+    let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .unwrap();
+    let err = api
+        .apply(&intent(json!({"loadBalancer": "a"})))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    let url = format!("http://{}", server.addr());
+    assert!(text.starts_with(&format!("the API server {url}")), "{text}");
+    assert!(
+        text.contains("does not support server-side apply"),
+        "{text}"
+    );
+    assert!(text.contains("DockerCluster default/dc"), "{text}");
+    assert!(text.contains("415 Unsupported Media Type"), "{text}");
+    assert!(
+        api.get(API, "DockerCluster", "default", "dc")
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing was written"
+    );
+    assert_eq!(server.counts().writes(), 1, "the refused apply alone");
+}

@@ -36,6 +36,9 @@ impl From<topograph_management::Error> for ReconcileError {
         match e {
             topograph_management::Error::Api(e) => ReconcileError::Api(e),
             topograph_management::Error::Invalid(message) => ReconcileError::Invalid(message),
+            other @ topograph_management::Error::NoServerSideApply { .. } => {
+                ReconcileError::Invalid(other.to_string())
+            }
         }
     }
 }

@@ -19,7 +19,9 @@ use topograph_api::object::group_of;
 
 /// The parts of a desired object the topology owns; everything else (status,
 /// server-set metadata, copied timestamps) is not sent, as Cluster API's
-/// server-side-apply helper does.
+/// server-side-apply helper does. Objects of Cluster API's own kinds also lose their
+/// empty maps and nulls: Cluster API builds them as typed objects, which cannot carry
+/// an empty struct or a nil, so an apply of them never sets (nor owns) one.
 pub fn intent(desired: &Value) -> Value {
     let mut out = Map::new();
     for key in ["apiVersion", "kind", "spec"] {
@@ -42,28 +44,60 @@ pub fn intent(desired: &Value) -> Value {
         }
     }
     out.insert("metadata".to_string(), Value::Object(metadata));
-    Value::Object(out)
+    let mut out = Value::Object(out);
+    if is_typed(&out) {
+        drop_empty_and_null(&mut out);
+    }
+    out
 }
 
-/// Drops an empty `spec.controlPlaneEndpoint.host` / zero `port` from an intent: the
+/// Cluster API's own kinds (group `cluster.x-k8s.io` itself, not the provider
+/// groups under it).
+fn is_typed(object: &Value) -> bool {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    group_of(api_version) == "cluster.x-k8s.io"
+}
+
+/// Removes, in maps only (lists are values as a whole), every `{}` and `null`, and a
+/// map left empty by those removals.
+fn drop_empty_and_null(value: &mut Value) {
+    let Some(map) = value.as_object_mut() else {
+        return;
+    };
+    map.retain(|_, v| !v.is_null() && !v.as_object().is_some_and(Map::is_empty));
+    for v in map.values_mut() {
+        drop_empty_and_null(v);
+    }
+    map.retain(|_, v| !v.as_object().is_some_and(Map::is_empty));
+}
+
+/// Drops an empty `spec.controlPlaneEndpoint.host` / zero `port` from an intent (the
+/// contract's ignore paths for InfrastructureClusters and control planes): the
 /// provider fills them in, and enforcing the template's empty values would undo that.
+/// The endpoint goes too when those removals leave it empty; an endpoint the template
+/// wrote as `{}` stays, as Cluster API filters only what it removed.
 pub fn without_empty_endpoint(mut intent: Value) -> Value {
-    if let Some(endpoint) = intent
-        .get_mut("spec")
-        .and_then(|s| s.get_mut("controlPlaneEndpoint"))
+    let Some(spec) = intent.get_mut("spec").and_then(Value::as_object_mut) else {
+        return intent;
+    };
+    let Some(endpoint) = spec
+        .get_mut("controlPlaneEndpoint")
         .and_then(Value::as_object_mut)
-    {
-        if endpoint.get("host").and_then(Value::as_str) == Some("") {
-            endpoint.remove("host");
-        }
-        if endpoint.get("port").and_then(Value::as_i64) == Some(0) {
-            endpoint.remove("port");
-        }
-        if endpoint.is_empty()
-            && let Some(spec) = intent.get_mut("spec").and_then(Value::as_object_mut)
-        {
-            spec.remove("controlPlaneEndpoint");
-        }
+    else {
+        return intent;
+    };
+    let mut removed = false;
+    if endpoint.get("host").and_then(Value::as_str) == Some("") {
+        removed |= endpoint.remove("host").is_some();
+    }
+    if endpoint.get("port").and_then(Value::as_i64) == Some(0) {
+        removed |= endpoint.remove("port").is_some();
+    }
+    if removed && endpoint.is_empty() {
+        spec.remove("controlPlaneEndpoint");
     }
     intent
 }
@@ -182,6 +216,45 @@ mod tests {
         assert_eq!(owners.len(), 3);
         assert_eq!(owners[0]["controller"], json!(true));
         assert_eq!(owners[2]["name"], json!("o"));
+    }
+
+    #[test]
+    fn typed_kinds_lose_empty_maps_and_nulls_provider_kinds_keep_them() {
+        let spec = json!({"a": {}, "b": null, "c": {"d": {}}, "e": [{}], "f": 0, "g": ""});
+        let md = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+                        "metadata": {"name": "n", "labels": {}}, "spec": spec});
+        assert_eq!(
+            intent(&md),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+                   "metadata": {"name": "n"}, "spec": {"e": [{}], "f": 0, "g": ""}})
+        );
+        let provider = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                              "kind": "DockerCluster", "metadata": {"name": "n"}, "spec": spec});
+        assert_eq!(intent(&provider)["spec"], spec);
+    }
+
+    #[test]
+    fn an_endpoint_written_empty_stays_one_emptied_by_the_ignore_paths_goes() {
+        let with = |endpoint: Value| json!({"spec": {"controlPlaneEndpoint": endpoint}});
+        for (endpoint, want) in [
+            (json!({}), with(json!({}))),
+            (json!({"host": "", "port": 0}), json!({"spec": {}})),
+            (
+                json!({"host": "", "port": 6443}),
+                with(json!({"port": 6443})),
+            ),
+            (json!({"host": "h", "port": 0}), with(json!({"host": "h"}))),
+            (
+                json!({"host": "h", "port": 1}),
+                with(json!({"host": "h", "port": 1})),
+            ),
+        ] {
+            assert_eq!(
+                without_empty_endpoint(with(endpoint.clone())),
+                want,
+                "{endpoint}"
+            );
+        }
     }
 
     #[test]

@@ -136,3 +136,114 @@ async fn the_legacy_managed_paths_record_is_dropped() {
     );
     assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
 }
+
+/// Applies `spec` to `object` as another field manager (with force, as controllers do).
+async fn apply_as(env: &Env, manager: &str, object: &Value, spec: Value) -> Value {
+    let intent = json!({
+        "apiVersion": object.api_version(),
+        "kind": object.kind(),
+        "metadata": {"name": object.name(), "namespace": object.namespace()},
+        "spec": spec,
+    });
+    env.other
+        .with_field_manager(manager)
+        .apply(&intent)
+        .await
+        .unwrap()
+}
+
+/// The quick-start with `md-1`'s replicas left to others (an autoscaler).
+fn quick_start_with_free_replicas() -> (Vec<Value>, Value) {
+    let (class, mut cluster) = support::quick_start();
+    let mds = cluster["spec"]["topology"]["workers"]["machineDeployments"]
+        .as_array_mut()
+        .unwrap();
+    let md1 = mds.iter_mut().find(|md| md["name"] == "md-1").unwrap();
+    md1.as_object_mut().unwrap().remove("replicas");
+    (class, cluster)
+}
+
+/// A field the topology leaves unset belongs to whoever sets it: an autoscaler's
+/// replicas stay, and the topology does not even write.
+#[tokio::test]
+async fn replicas_an_autoscaler_owns_stay_when_the_topology_leaves_them_unset() {
+    let (class, cluster) = quick_start_with_free_replicas();
+    let env = Env::start(class, vec![cluster]).await;
+    env.converge("dev").await;
+    let md = env.machine_deployment("dev", "md-1").await.unwrap();
+    apply_as(&env, "cluster-autoscaler", &md, json!({"replicas": 5})).await;
+
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert_eq!(outcome.writes, 0, "{outcome:?}");
+    let md = env.machine_deployment("dev", "md-1").await.unwrap();
+    assert_eq!(md["spec"]["replicas"], 5);
+}
+
+/// A field the topology set and another manager then took by force is taken back by
+/// force, and the Event names the field and the manager it was taken from.
+#[tokio::test]
+async fn a_conflicting_manager_is_overridden_and_the_event_says_so() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let md = env.machine_deployment("dev", "md-0").await.unwrap();
+    apply_as(&env, "cluster-autoscaler", &md, json!({"replicas": 7})).await;
+
+    let outcome = env.reconcile("dev").await.unwrap();
+    assert!(outcome.writes > 0, "{outcome:?}");
+    let md = env.machine_deployment("dev", "md-0").await.unwrap();
+    assert_eq!(md["spec"]["replicas"], 2, "the topology's value again");
+    let owners: Vec<&str> = md["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e.pointer("/fieldsV1/f:spec/f:replicas").is_some())
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(owners, ["topograph"]);
+    let want = format!(
+        "TopologyUpdate: Updated MachineDeployment \"{NS}/{}\" by force over 1 conflict: conflict with \"cluster-autoscaler\": .spec.replicas",
+        md.name()
+    );
+    let events = env.events().await;
+    assert!(events.contains(&want), "{want}\nnot in {events:#?}");
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+}
+
+/// What the class stops setting is removed from the objects (the topology released
+/// it, and nobody else owns it), while the rest stays.
+#[tokio::test]
+async fn a_field_the_class_stops_setting_is_removed() {
+    let env = Env::quick_start().await;
+    let class = || async {
+        env.get(support::V1BETA1, "ClusterClass", "quick-start")
+            .await
+            .unwrap()
+    };
+    let set_label = |mut workers: Value, label: Option<&str>| {
+        let metadata = &mut workers["machineDeployments"][0]["template"]["metadata"];
+        match label {
+            Some(value) => *metadata = json!({"labels": {"team": value}}),
+            None => *metadata = json!({}),
+        }
+        json!({"spec": {"workers": workers}})
+    };
+    let labels = |md: &Value| md["spec"]["template"]["metadata"]["labels"].clone();
+
+    let cc = class().await;
+    env.patch(&cc, set_label(cc["spec"]["workers"].clone(), Some("a")))
+        .await;
+    env.converge("dev").await;
+    let md = env.machine_deployment("dev", "md-0").await.unwrap();
+    assert_eq!(labels(&md)["team"], "a");
+
+    let cc = class().await;
+    env.patch(&cc, set_label(cc["spec"]["workers"].clone(), None))
+        .await;
+    env.converge("dev").await;
+    let md = env.machine_deployment("dev", "md-0").await.unwrap();
+    assert!(labels(&md).get("team").is_none(), "{}", labels(&md));
+    assert_eq!(
+        labels(&md)["topology.cluster.x-k8s.io/deployment-name"],
+        "md-0"
+    );
+}

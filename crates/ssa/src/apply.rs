@@ -77,6 +77,9 @@ pub struct Applied {
     pub managed: Vec<ManagedFieldsEntry>,
     /// Whether the object or its ownership (times aside) differs from live.
     pub changed: bool,
+    /// Fields other managers owned that a forced apply took from them (empty without
+    /// force, where they are a [`ApplyError::Conflicts`] instead).
+    pub overridden: Conflicts,
 }
 
 /// Why an apply did not happen.
@@ -314,10 +317,10 @@ pub fn apply_with(
             });
         }
     }
+    // Grouped by owner in the order of kube-apiserver's identifiers; a stable sort
+    // keeps each owner's paths in set order.
+    conflicts.sort_by(|a, b| cmp_identity_text(&a.owner, &b.owner));
     if !o.force && !conflicts.is_empty() {
-        // Grouped by owner in the order of kube-apiserver's identifiers; a stable
-        // sort keeps each owner's paths in set order.
-        conflicts.sort_by(|a, b| cmp_identity_text(&a.owner, &b.owner));
         return Err(ApplyError::Conflicts(Conflicts(conflicts)));
     }
     for entry in managers.values_mut() {
@@ -348,6 +351,7 @@ pub fn apply_with(
         object,
         managed,
         changed,
+        overridden: Conflicts(conflicts),
     })
 }
 

@@ -71,12 +71,26 @@ impl Conflicts {
 
     /// kube-apiserver's status message.
     pub fn message(&self) -> String {
+        format!(
+            "Apply failed with {}: {}",
+            self.count_text(),
+            self.listing()
+        )
+    }
+
+    /// `1 conflict`, `3 conflicts`.
+    pub fn count_text(&self) -> String {
+        match self.0.len() {
+            1 => "1 conflict".to_string(),
+            n => format!("{n} conflicts"),
+        }
+    }
+
+    /// The conflicts as kube-apiserver lists them after its count: `conflict with
+    /// "m" using v1: .spec.replicas` for one, owners with their fields for several.
+    pub fn listing(&self) -> String {
         if let [only] = self.0.as_slice() {
-            return format!(
-                "Apply failed with 1 conflict: conflict with {}: {}",
-                only.owner_text(),
-                only.path
-            );
+            return format!("conflict with {}: {}", only.owner_text(), only.path);
         }
         let mut lines = Vec::new();
         let mut last: Option<&Identity> = None;
@@ -87,11 +101,12 @@ impl Conflicts {
             }
             lines.push(format!("- {}", c.path));
         }
-        format!(
-            "Apply failed with {} conflicts: {}",
-            self.0.len(),
-            lines.join("\n")
-        )
+        lines.join("\n")
+    }
+
+    /// No conflicts.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// One cause per conflict.

@@ -10,6 +10,7 @@ use topograph_api::object::{ObjectExt, group_of};
 use topograph_api::managed::MANAGED_PATHS;
 
 use crate::error::ReconcileError;
+use crate::events;
 use crate::merge;
 use topograph_management::ManagementCluster;
 use topograph_management::error::Error as ClientError;
@@ -91,25 +92,35 @@ pub(crate) async fn update(
     intent: &Value,
 ) -> Result<Option<Value>, ReconcileError> {
     let body = apply_body(current, intent);
-    let changed = cluster.predict_apply(Some(current), &body).await?.changed;
-    write_predicted(cluster, current, &body, changed).await
+    let predicted = cluster.predict_apply(Some(current), &body).await?;
+    write_predicted(cluster, current, &body, &predicted).await
 }
 
-/// The write of `body` over `current` once a prediction said whether it `changed`
-/// anything: the apply when it does, and the legacy record's removal when the object
+/// The write of `body` over `current` once a local apply `predicted` what it does: the
+/// apply when it changes anything, and the legacy record's removal when the object
 /// still carries one. `None` when nothing was written.
 async fn write_predicted(
     cluster: &ManagementCluster,
     current: &Value,
     body: &Value,
-    changed: bool,
+    predicted: &topograph_ssa::Applied,
 ) -> Result<Option<Value>, ReconcileError> {
     let legacy = has_legacy_record(current);
-    if !changed && !legacy {
+    if !predicted.changed && !legacy {
         return Ok(None);
     }
-    let mut stored = if changed {
-        cluster.apply(body).await?
+    let mut stored = if predicted.changed {
+        let stored = cluster.apply(body).await?;
+        if !predicted.overridden.is_empty() {
+            events::record(
+                cluster,
+                &stored,
+                events::UPDATE,
+                forced_message(&stored, &predicted.overridden),
+            )
+            .await;
+        }
+        stored
     } else {
         current.clone()
     };
@@ -117,6 +128,18 @@ async fn write_predicted(
         stored = forget_legacy_record(cluster, &stored).await?;
     }
     Ok(Some(stored))
+}
+
+/// The Event text when an apply took fields other managers owned: which fields, from
+/// whom, in kube-apiserver's words for the conflicts force overrode.
+fn forced_message(stored: &Value, overridden: &topograph_ssa::Conflicts) -> String {
+    format!(
+        "Updated {} {} by force over {}: {}",
+        stored.kind(),
+        events::key(stored),
+        overridden.count_text(),
+        overridden.listing()
+    )
 }
 
 /// [`update`], for callers outside the reconcile (the same write).
@@ -225,7 +248,7 @@ pub(crate) async fn template(
         let body = apply_body(current, &merge::intent(desired));
         let predicted = cluster.predict_apply(Some(current), &body).await?;
         if predicted.object.get("spec") == current.get("spec") {
-            let updated = write_predicted(cluster, current, &body, predicted.changed)
+            let updated = write_predicted(cluster, current, &body, &predicted)
                 .await?
                 .is_some();
             return Ok(TemplateOutcome {
