@@ -4,6 +4,7 @@
 //! Cluster API providers. Embedded in tests (`Server::start` on port 0) or run as the
 //! `topograph-kube` binary.
 
+pub mod conversion;
 pub mod counts;
 pub mod discovery;
 pub mod fields;
@@ -54,6 +55,8 @@ pub struct Config {
     /// from an API server that predates it (Kubernetes before 1.16), so clients can be
     /// tested against one.
     pub server_side_apply: bool,
+    /// Plays the conversion webhook of CRDs with `conversion.strategy: Webhook`.
+    pub converter: Option<conversion::Converter>,
 }
 
 impl Default for Config {
@@ -67,6 +70,7 @@ impl Default for Config {
             snapshot_interval: Duration::from_secs(3),
             seed: Vec::new(),
             server_side_apply: true,
+            converter: None,
         }
     }
 }
@@ -76,7 +80,10 @@ pub struct Server;
 impl Server {
     /// Binds, loads the snapshot and seed objects, and serves in the background.
     pub async fn start(config: Config) -> anyhow::Result<RunningServer> {
-        let store = Arc::new(Store::new(config.history_limit));
+        let store = Arc::new(Store::with_converter(
+            config.history_limit,
+            config.converter.clone(),
+        ));
         if let Some(path) = &config.snapshot
             && path.exists()
         {

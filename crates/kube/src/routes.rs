@@ -6,7 +6,7 @@ use crate::discovery;
 use crate::fields::{self, Write};
 use crate::selector::{FieldSelector, Filter, LabelSelector};
 use crate::status::ApiError;
-use crate::store::{DeleteOptions, PatchType, Store, Sub, with_api_version};
+use crate::store::{DeleteOptions, PatchType, Store, Sub};
 use crate::types::ResourceType;
 use crate::util::meta_str;
 use crate::watch::{self, WatchParams};
@@ -296,15 +296,17 @@ fn resource(
     let rt = &target.rt;
     let api_version = rt.api_version(version);
     let ns = target.namespace.clone().unwrap_or_default();
-    let render =
-        |code: StatusCode, obj: Value| json_response(code, &with_api_version(obj, &api_version));
+    // Objects are answered in the version the request named (writes already are).
+    let render = |code: StatusCode, obj: Value| -> Result<Response, ApiError> {
+        Ok(json_response(code, &store.view(rt, obj, &api_version)?))
+    };
     match (verb, &target.name) {
         (Verb::List, None) => {
             let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(query)?);
-            let items: Vec<Value> = items
+            let items = items
                 .into_iter()
-                .map(|o| with_api_version(o, &api_version))
-                .collect();
+                .map(|o| store.view(rt, o, &api_version))
+                .collect::<Result<Vec<Value>, ApiError>>()?;
             Ok(json_response(
                 StatusCode::OK,
                 &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
@@ -343,7 +345,7 @@ fn resource(
                 app.shutdown.clone(),
             ))
         }
-        (Verb::Get, Some(name)) => Ok(render(StatusCode::OK, store.get(rt, &ns, name)?)),
+        (Verb::Get, Some(name)) => render(StatusCode::OK, store.get(rt, &ns, name)?),
         (Verb::Create, None) => {
             if rt.namespaced && target.namespace.is_none() {
                 return Err(ApiError::method_not_allowed());
@@ -357,7 +359,7 @@ fn resource(
                 ));
             }
             let created = store.create_as(rt, version, &ns, body, &w)?;
-            Ok(render(StatusCode::CREATED, created))
+            render(StatusCode::CREATED, created)
         }
         (Verb::Update, Some(name)) => {
             require_json(headers)?;
@@ -372,10 +374,10 @@ fn resource(
                     "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
                 ));
             }
-            Ok(render(
+            render(
                 StatusCode::OK,
                 store.update_as(rt, version, &ns, name, body, target.sub, &w)?,
-            ))
+            )
         }
         (Verb::Patch, Some(name)) => {
             let force = query.get("force");
@@ -404,7 +406,7 @@ fn resource(
                     } else {
                         StatusCode::CREATED
                     };
-                    return Ok(render(code, applied));
+                    return render(code, applied);
                 }
                 _ => {
                     // kube-apiserver's text, listing what the kind accepts: custom
@@ -442,7 +444,7 @@ fn resource(
                 target.sub,
                 &w,
             )?;
-            Ok(render(StatusCode::OK, patched))
+            render(StatusCode::OK, patched)
         }
         (Verb::Delete, Some(name)) => {
             if target.sub != Sub::Main {
@@ -452,22 +454,22 @@ fn resource(
             // 202 like the API server when finalizers keep the object for now.
             let still_there = deleted.pointer("/metadata/deletionTimestamp").is_some()
                 && store.get(rt, &ns, name).is_ok();
-            Ok(render(
+            render(
                 if still_there {
                     StatusCode::ACCEPTED
                 } else {
                     StatusCode::OK
                 },
                 deleted,
-            ))
+            )
         }
         (Verb::Delete, None) => {
             let opts = delete_options(query, body)?;
-            let items: Vec<Value> = store
+            let items = store
                 .delete_collection(rt, target.namespace.as_deref(), &filter(query)?, &opts)
                 .into_iter()
-                .map(|o| with_api_version(o, &api_version))
-                .collect();
+                .map(|o| store.view(rt, o, &api_version))
+                .collect::<Result<Vec<Value>, ApiError>>()?;
             Ok(json_response(
                 StatusCode::OK,
                 &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.current_rv().to_string()}, "items": items}),

@@ -78,6 +78,10 @@ impl Simulator {
         let mut alive = Vec::new();
         for (rt, role) in types {
             let (objects, _) = self.store.list(&rt, None, &Filter::default());
+            let objects: Vec<Value> = objects
+                .into_iter()
+                .filter_map(|o| self.view(&rt, o))
+                .collect();
             for obj in objects {
                 if obj.pointer("/metadata/deletionTimestamp").is_some() {
                     continue;
@@ -203,7 +207,7 @@ impl Simulator {
                     ..Default::default()
                 },
             );
-            for md in mds {
+            for md in mds.into_iter().filter_map(|o| self.view(&md_type, o)) {
                 self.add_owner(&md_type, &md, &owner);
             }
         }
@@ -227,6 +231,7 @@ impl Simulator {
             .find(|t| t.group == group && t.kind == kind)?;
         let ns = if rt.namespaced { ns } else { "" };
         let obj = self.store.get(&rt, ns, name).ok()?;
+        let obj = self.view(&rt, obj)?;
         Some((rt, obj))
     }
 
@@ -248,6 +253,17 @@ impl Simulator {
         );
     }
 
+    /// A stored object as the simulated providers read it: in v1beta1 where the kind
+    /// serves it (they play providers of the v1beta1 contract), else as stored.
+    fn view(&self, rt: &ResourceType, obj: Value) -> Option<Value> {
+        let version = if rt.serves("v1beta1") {
+            "v1beta1"
+        } else {
+            &rt.storage_version
+        };
+        self.store.view(rt, obj, &rt.api_version(version)).ok()
+    }
+
     fn patch(&self, rt: &ResourceType, obj: &Value, sub: Sub, patch: Value) {
         // Most sweeps find nothing to do: check on our copy instead of taking the lock.
         let mut merged = obj.clone();
@@ -255,7 +271,9 @@ impl Simulator {
         if merged == *obj {
             return;
         }
-        let version = rt.versions.first().map(String::as_str).unwrap_or("v1");
+        // In the version the object was read in, so the patch means what it says.
+        let api_version = meta_api_version(obj);
+        let version = crate::types::split_api_version(&api_version).1;
         let result = self.store.patch(
             rt,
             version,
@@ -272,4 +290,11 @@ impl Simulator {
             );
         }
     }
+}
+
+fn meta_api_version(obj: &Value) -> String {
+    obj.get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }

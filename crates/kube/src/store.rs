@@ -4,6 +4,7 @@
 //! generated names, resourceVersion preconditions, generation, status subresource).
 //! One mutex guards it all so each request is atomic; it is never held across an await.
 
+use crate::conversion::{Converter, convert};
 use crate::fields::{self, Write};
 use crate::selector::Filter;
 use crate::status::ApiError;
@@ -82,6 +83,8 @@ struct Inner {
     /// Parsed CRD schemas by (resource key, version), with the resourceVersion of the
     /// CRD they were read from: a CRD's schema is large, and writes read it each time.
     schemas: HashMap<(String, String), (String, Arc<Schema>)>,
+    /// Plays the conversion webhook of kinds whose CRD asks for one.
+    converter: Option<Converter>,
 }
 
 /// Whether a write's managed fields are computed as an update's, or were already
@@ -108,6 +111,11 @@ pub struct Store {
 
 impl Store {
     pub fn new(history_limit: usize) -> Self {
+        Self::with_converter(history_limit, None)
+    }
+
+    /// A store converting objects of kinds with webhook conversion through `converter`.
+    pub fn with_converter(history_limit: usize, converter: Option<Converter>) -> Self {
         // The channel holds as many events as the history: a watcher further behind than
         // that would have to re-list anyway.
         let (tx, _) = broadcast::channel(history_limit.clamp(16, 100_000));
@@ -121,6 +129,7 @@ impl Store {
             evicted_rv: 0,
             tx,
             schemas: HashMap::new(),
+            converter,
         };
         for t in ResourceType::builtins() {
             inner.types.insert(t.key(), Arc::new(t));
@@ -158,8 +167,25 @@ impl Store {
         self.lock().resolve_kind(api_version, kind)
     }
 
+    /// The object as stored (in its kind's storage version).
     pub fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
         self.lock().get(rt, ns, name).cloned()
+    }
+
+    /// What converts objects of kinds with webhook conversion.
+    pub fn converter(&self) -> Option<Converter> {
+        self.lock().converter.clone()
+    }
+
+    /// `object` (as stored, or as a write returned it) in `api_version`.
+    pub fn view(
+        &self,
+        rt: &ResourceType,
+        object: Value,
+        api_version: &str,
+    ) -> Result<Value, ApiError> {
+        let converter = self.lock().converter.clone();
+        convert(converter.as_ref(), rt, object, api_version)
     }
 
     /// Matching objects sorted by namespace and name, and the current resourceVersion.
@@ -387,10 +413,8 @@ impl Store {
         let inner = self.lock();
         let rt = inner.resolve_kind(api_version, kind)?;
         let ns = if rt.namespaced { ns } else { "" };
-        inner
-            .get(&rt, ns, name)
-            .ok()
-            .map(|o| with_api_version(o.clone(), api_version))
+        let object = inner.get(&rt, ns, name).ok()?.clone();
+        inner.view(&rt, object, api_version).ok()
     }
 
     /// Objects of `kind` (in one namespace, or all when `ns` is None), in `api_version`.
@@ -402,7 +426,7 @@ impl Store {
         inner
             .list(&rt, ns, &Filter::default())
             .into_iter()
-            .map(|o| with_api_version(o, api_version))
+            .filter_map(|o| inner.view(&rt, o, api_version).ok())
             .collect()
     }
 
@@ -520,6 +544,13 @@ pub fn with_api_version(mut obj: Value, api_version: &str) -> Value {
     obj
 }
 
+fn meta_api_version(obj: &Value) -> String {
+    obj.get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
 fn set_meta(obj: &mut Value, field: &str, value: Value) {
     if let Some(m) = metadata_mut(obj) {
         m.insert(field.into(), value);
@@ -533,6 +564,27 @@ fn finalizers(obj: &Value) -> usize {
 }
 
 impl Inner {
+    fn view(&self, rt: &ResourceType, object: Value, api_version: &str) -> Result<Value, ApiError> {
+        convert(self.converter.as_ref(), rt, object, api_version)
+    }
+
+    /// `object` in the version its kind is stored in.
+    fn storage_form(&self, rt: &ResourceType, object: Value) -> Result<Value, ApiError> {
+        self.view(rt, object, &rt.api_version(&rt.storage_version))
+    }
+
+    /// The stored object in `version`.
+    fn get_in(
+        &self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<Value, ApiError> {
+        let stored = self.get(rt, ns, name)?.clone();
+        self.view(rt, stored, &rt.api_version(version))
+    }
+
     fn resolve_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
         let (group, version) = split_api_version(api_version);
         self.types
@@ -765,6 +817,7 @@ impl Inner {
         } else {
             None
         };
+        let stored = self.storage_form(rt, body.clone())?;
         if w.dry_run {
             return Ok(body);
         }
@@ -775,8 +828,8 @@ impl Inner {
         self.objects
             .entry(rt.key())
             .or_default()
-            .insert((ns.to_string(), name), body.clone());
-        self.emit(&rt.key(), EventType::Added, body.clone(), None);
+            .insert((ns.to_string(), name), stored.clone());
+        self.emit(&rt.key(), EventType::Added, stored, None);
         Ok(body)
     }
 
@@ -829,7 +882,7 @@ impl Inner {
         w: &Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(rt, version, &mut body)?;
-        let stored = self.get(rt, ns, name)?.clone();
+        let stored = self.get_in(rt, ns, name, version)?;
         let body_name = meta_str(&body, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(ApiError::bad_request(format!(
@@ -907,17 +960,27 @@ impl Inner {
         {
             set_meta(&mut new, "generation", Value::from(generation));
         }
+        // Converted before anything is stored, so a conversion failure changes nothing.
+        let mut storage = self.storage_form(rt, new.clone())?;
         if w.dry_run {
             return Ok(new);
         }
         let rv = self.next_rv();
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
+        set_meta(
+            &mut storage,
+            "resourceVersion",
+            Value::String(rv.to_string()),
+        );
         let key = (ns.to_string(), name.to_string());
+        let old = self.get(rt, ns, name).ok().cloned();
         if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
             if let Some(c) = self.objects.get_mut(&rt.key()) {
-                c.insert(key.clone(), new.clone());
+                c.insert(key.clone(), storage);
             }
-            return Ok(self.remove(rt, &key, false, false));
+            let removed = self.remove(rt, &key, false, false);
+            let api_version = meta_api_version(&new);
+            return self.view(rt, removed, &api_version);
         }
         if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
@@ -925,8 +988,13 @@ impl Inner {
         self.objects
             .entry(rt.key())
             .or_default()
-            .insert(key, new.clone());
-        self.emit(&rt.key(), EventType::Modified, new.clone(), Some(stored));
+            .insert(key, storage.clone());
+        self.emit(
+            &rt.key(),
+            EventType::Modified,
+            storage,
+            old.or(Some(stored)),
+        );
         Ok(new)
     }
 
@@ -942,8 +1010,8 @@ impl Inner {
         sub: Sub,
         w: &Write,
     ) -> Result<Value, ApiError> {
-        let stored = self.get(rt, ns, name)?.clone();
-        let mut doc = with_api_version(stored.clone(), &rt.api_version(version));
+        let stored = self.get_in(rt, ns, name, version)?;
+        let mut doc = stored.clone();
         crate::patch::apply(&mut doc, patch_type, patch)?;
         // A resourceVersion in the patch is a precondition; the stored one is not.
         if !server::resource_version_holds(&doc, &stored) {
@@ -994,7 +1062,10 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let stored = self.get(rt, ns, name).ok().cloned();
+        let stored = match self.get(rt, ns, name) {
+            Ok(_) => Some(self.get_in(rt, ns, name, version)?),
+            Err(_) => None,
+        };
         if let Some(why) = server::uid_mismatch(&config, stored.as_ref()) {
             return Err(ApiError::conflict_because(
                 &rt.group, &rt.plural, name, &why,
@@ -1012,11 +1083,8 @@ impl Inner {
         let schema = self.schema_for(rt, version);
         let ignored = fields::reset_fields(rt, sub);
         let now = crate::util::now_rfc3339();
-        let live = stored
-            .as_ref()
-            .map(|s| with_api_version(s.clone(), &api_version));
         let applied = topograph_ssa::apply_with(
-            live.as_ref(),
+            stored.as_ref(),
             &config,
             &topograph_ssa::ApplyOptions {
                 manager: &w.manager,

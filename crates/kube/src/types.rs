@@ -25,6 +25,11 @@ pub struct ResourceType {
     /// Each served version's `openAPIV3Schema`, when it has one the validator can use:
     /// writes in that version are pruned, defaulted and validated against it.
     pub schemas: BTreeMap<String, Arc<ResourceSchema>>,
+    /// The version objects are stored in.
+    pub storage_version: String,
+    /// The CRD's `spec.conversion.strategy` is `Webhook`: versions differ in more than
+    /// `apiVersion`, and objects are converted between them (see [`crate::conversion`]).
+    pub webhook_conversion: bool,
 }
 
 pub const CRD_GROUP: &str = "apiextensions.k8s.io";
@@ -77,6 +82,8 @@ impl ResourceType {
             categories: vec![],
             status_subresource: status,
             schemas: BTreeMap::new(),
+            storage_version: version.into(),
+            webhook_conversion: false,
         }
     }
 
@@ -164,6 +171,14 @@ impl ResourceType {
             ));
         }
         served.sort_by(|a, b| version_priority_cmp(a, b));
+        let storage_version = versions
+            .iter()
+            .find(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
+            .and_then(|v| v.get("name").and_then(Value::as_str))
+            .map(str::to_string)
+            .or_else(|| served.first().cloned())
+            .unwrap_or_default();
+        let webhook_conversion = s("/spec/conversion/strategy") == "Webhook";
         let status_subresource = versions
             .iter()
             .any(|v| v.pointer("/subresources/status").is_some());
@@ -209,6 +224,8 @@ impl ResourceType {
             categories: strings("/spec/names/categories"),
             status_subresource,
             schemas,
+            storage_version,
+            webhook_conversion,
         })
     }
 

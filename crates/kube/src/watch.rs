@@ -2,9 +2,10 @@
 //! the current state or replayed from the event history, filtered by namespace and
 //! selectors, with optional bookmarks and a timeout.
 
+use crate::conversion::convert;
 use crate::selector::Filter;
 use crate::status::ApiError;
-use crate::store::{Event, EventType, Store, with_api_version};
+use crate::store::{Event, EventType, Store};
 use crate::types::ResourceType;
 use crate::util::meta_str;
 use axum::body::{Body, Bytes};
@@ -40,6 +41,18 @@ pub fn start(
     mut shutdown: watch::Receiver<bool>,
 ) -> Response {
     let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
+    let converter = store.converter();
+    // Events carry objects as stored; each is sent in the watch's version.
+    let in_version = move |rt: &ResourceType, mut line: Value, api_version: &str| -> Value {
+        let object = line["object"].take();
+        match convert(converter.as_ref(), rt, object, api_version) {
+            Ok(object) => {
+                line["object"] = object;
+                line
+            }
+            Err(e) => json!({"type": "ERROR", "object": e.to_status()}),
+        }
+    };
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
         let mut start = match begin {
@@ -53,7 +66,11 @@ pub fn start(
             if params.filter.matches(&obj)
                 && !send(
                     &tx,
-                    json!({"type": "ADDED", "object": with_api_version(obj, &params.api_version)}),
+                    in_version(
+                        &rt,
+                        json!({"type": "ADDED", "object": obj}),
+                        &params.api_version,
+                    ),
                 )
                 .await
             {
@@ -62,7 +79,7 @@ pub fn start(
         }
         for ev in std::mem::take(&mut start.replay) {
             if let Some(line) = translate(&ev, &params)
-                && !send(&tx, line).await
+                && !send(&tx, in_version(&rt, line, &params.api_version)).await
             {
                 return;
             }
@@ -85,7 +102,9 @@ pub fn start(
                         if ev.type_key != key {
                             continue;
                         }
-                        if let Some(line) = translate(&ev, &params) && !send(&tx, line).await {
+                        if let Some(line) = translate(&ev, &params)
+                            && !send(&tx, in_version(&rt, line, &params.api_version)).await
+                        {
                             return;
                         }
                     }
@@ -163,9 +182,7 @@ pub fn translate(ev: &Event, params: &WatchParams) -> Option<Value> {
         }
         _ => return None,
     };
-    Some(
-        json!({"type": event_type.as_str(), "object": with_api_version(ev.object.clone(), &params.api_version)}),
-    )
+    Some(json!({"type": event_type.as_str(), "object": ev.object.clone()}))
 }
 
 #[cfg(test)]
