@@ -16,7 +16,8 @@ pub(crate) struct Names {
     pub health_check: &'static str,
     /// Its node startup timeout, below the health check.
     pub node_startup_timeout: &'static str,
-    /// How a node startup timeout is shown as the invalid value.
+    /// How a node startup timeout is shown as the invalid value (a quoted Go duration,
+    /// or a bare integer as Go prints an `int32`).
     pub node_startup_timeout_value: fn(Duration) -> String,
     /// The remediation limit, below the health check.
     pub max_unhealthy: &'static str,
@@ -47,7 +48,7 @@ pub(crate) struct Names {
 }
 
 fn go_duration(d: Duration) -> String {
-    d.to_string()
+    topograph_api::field::go_quote(&d.to_string())
 }
 
 fn whole_seconds(d: Duration) -> String {

@@ -70,9 +70,10 @@ pub(crate) fn health_check(
         && timeout.as_nanos() != 0
         && timeout.as_secs() < 30
     {
-        errors.push(FieldError::invalid(
+        errors.push(FieldError::new(
             format!("{path}.{}", names.node_startup_timeout),
-            &(names.node_startup_timeout_value)(timeout),
+            topograph_api::ErrorType::Invalid,
+            Some((names.node_startup_timeout_value)(timeout)),
             "must be at least 30s",
         ));
     }
