@@ -39,7 +39,7 @@ pub fn substitute(
             rest = after;
             continue;
         };
-        let Some(end) = body_start.find('}') else {
+        let Some(end) = closing_brace(body_start) else {
             out.push_str(&rest[pos..]);
             rest = "";
             break;
@@ -64,10 +64,18 @@ pub fn substitute(
             // Not a placeholder we understand (for example a shell expression): keep it.
             out.push_str(&rest[pos..pos + 2 + end + 1]);
         } else {
+            // A default may itself hold placeholders (`${A:-${B}}`), as clusterctl's
+            // envsubst allows.
+            let mut use_default = |d: &str, out: &mut String| match substitute(d, values) {
+                Ok(text) => out.push_str(&text),
+                Err(inner) => missing.extend(inner),
+            };
             match (values.get(name), default) {
-                (Some(v), Some(d)) if v.is_empty() && empty_counts_as_unset => out.push_str(d),
+                (Some(v), Some(d)) if v.is_empty() && empty_counts_as_unset => {
+                    use_default(d, &mut out)
+                }
                 (Some(v), _) => out.push_str(v),
-                (None, Some(d)) => out.push_str(d),
+                (None, Some(d)) => use_default(d, &mut out),
                 (None, None) => {
                     let line = text[..text.len() - rest.len() + pos].matches('\n').count() + 1;
                     missing.push(MissingVariable {
@@ -85,6 +93,22 @@ pub fn substitute(
     } else {
         Err(missing)
     }
+}
+
+/// The position of the `}` closing a placeholder whose body starts `body`, skipping
+/// the placeholders nested in it.
+fn closing_brace(body: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let bytes = body.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'{' if i > 0 && bytes[i - 1] == b'$' => depth += 1,
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -109,6 +133,8 @@ mod tests {
             ("${EMPTY:=d}", "d"),
             ("${EMPTY=d}", ""),
             ("${B:-[\"10.0.0.0/8\"]}", "[\"10.0.0.0/8\"]"),
+            ("${UNSET:-${A}}", "x"),
+            ("${UNSET:-x-${UNSET2:-y}}", "x-y"),
             ("${B-d}", "d"),
             ("$$A", "$A"),
             ("$A", "$A"),

@@ -2,9 +2,9 @@
 //! they reference, and the loader that reads them from YAML or JSON.
 //!
 //! Layout:
-//! * [`v1beta1`]: the `cluster.x-k8s.io/v1beta1` wire format, field for field.
-//! * [`model`]: the version-neutral model the engine works on, converted from the wire
-//!   format.
+//! * [`v1beta1`], [`v1beta2`]: the `cluster.x-k8s.io` wire formats, field for field.
+//! * [`model`]: the version-neutral model the engine works on, converted from either
+//!   wire format (the v1beta2 conversion is in `from_v1beta2`).
 //! * [`load`]: multi-document YAML/JSON and `kind: List` into a [`load::Bundle`], with
 //!   errors naming the file, the document and the field.
 //! * [`envsubst`]: clusterctl-style `${VAR}` substitution for published templates.
@@ -19,12 +19,14 @@
 pub mod duration;
 pub mod envsubst;
 pub mod field;
+mod from_v1beta2;
 pub mod load;
 pub mod managed;
 pub mod model;
 pub mod object;
 pub mod server;
 pub mod v1beta1;
+pub mod v1beta2;
 pub mod violation;
 
 pub use duration::Duration;

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::field::FieldError;
 use crate::model::{Cluster, ClusterClass};
 use crate::object::{GroupVersion, ObjectExt, set_at};
-use crate::v1beta1;
+use crate::{v1beta1, v1beta2};
 
 /// The API group of Cluster API's own kinds.
 pub const CLUSTER_API_GROUP: &str = "cluster.x-k8s.io";
@@ -242,23 +242,88 @@ fn push_document(
     docs.push(Loaded { source, value });
 }
 
-/// Reads one Cluster object, as a management cluster returns it (status and
-/// server-set metadata included). The error names the failing field.
+/// The versions of Cluster API's kinds that can be read.
+pub const SUPPORTED_VERSIONS: &[&str] = &[v1beta1::API_VERSION, v1beta2::API_VERSION];
+
+/// The wire version of a Cluster API object, from its `apiVersion`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wire {
+    V1Beta1,
+    V1Beta2,
+}
+
+impl Wire {
+    fn of(api_version: &str) -> Result<Self, FieldError> {
+        match api_version {
+            v1beta1::API_VERSION => Ok(Wire::V1Beta1),
+            v1beta2::API_VERSION => Ok(Wire::V1Beta2),
+            other => Err(FieldError::new(
+                "apiVersion",
+                crate::field::ErrorType::NotSupported,
+                Some(format!("{other:?}")),
+                format!(
+                    "supported values: {}",
+                    SUPPORTED_VERSIONS
+                        .iter()
+                        .map(|v| format!("{v:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+}
+
+/// Decodes a ClusterClass of either version; decoding errors come with their path,
+/// conversion errors as field errors.
+fn decode_class_at(value: Value) -> Result<ClusterClass, ClassProblems> {
+    match Wire::of(value.api_version()).map_err(|e| ClassProblems::Fields(vec![e]))? {
+        Wire::V1Beta1 => {
+            let wire = decode_at::<v1beta1::ClusterClass>(value).map_err(ClassProblems::Decode)?;
+            ClusterClass::from_v1beta1(&wire).map_err(ClassProblems::Fields)
+        }
+        Wire::V1Beta2 => {
+            let wire = decode_at::<v1beta2::ClusterClass>(value).map_err(ClassProblems::Decode)?;
+            Ok(ClusterClass::from_v1beta2(&wire))
+        }
+    }
+}
+
+/// Why a ClusterClass could not be read.
+enum ClassProblems {
+    /// The document does not decode: `(path, message)`.
+    Decode((String, String)),
+    /// It decodes, but lacks what every topology needs.
+    Fields(Vec<FieldError>),
+}
+
+/// Decodes a Cluster of either version, with the failing field's path apart.
+fn decode_cluster_at(value: Value) -> Result<Cluster, (String, String)> {
+    match Wire::of(value.api_version()).map_err(|e| (e.path.clone(), e.to_string()))? {
+        Wire::V1Beta1 => {
+            let wire = decode_at::<v1beta1::Cluster>(value.clone())?;
+            Ok(Cluster::from_v1beta1(&wire, value))
+        }
+        Wire::V1Beta2 => {
+            let wire = decode_at::<v1beta2::Cluster>(value.clone())?;
+            Ok(Cluster::from_v1beta2(&wire, value))
+        }
+    }
+}
+
+/// Reads one Cluster object (either version), as a management cluster returns it
+/// (status and server-set metadata included). The error names the failing field.
 pub fn decode_cluster(value: Value) -> Result<Cluster, String> {
-    let wire = decode::<v1beta1::Cluster>(value.clone())?;
-    Ok(Cluster::from_v1beta1(&wire, value))
+    decode_cluster_at(value).map_err(|(_, message)| message)
 }
 
-/// Reads one ClusterClass object, as a management cluster returns it. Every problem
-/// is reported, each with its field path.
+/// Reads one ClusterClass object (either version), as a management cluster returns
+/// it. Every problem is reported, each with its field path.
 pub fn decode_cluster_class(value: Value) -> Result<ClusterClass, Vec<String>> {
-    let wire = decode::<v1beta1::ClusterClass>(value).map_err(|e| vec![e])?;
-    ClusterClass::from_v1beta1(&wire).map_err(|errs| errs.iter().map(ToString::to_string).collect())
-}
-
-/// Decodes a typed document, reporting the failing field's path.
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
-    decode_at(value).map_err(|(_, message)| message)
+    decode_class_at(value).map_err(|problems| match problems {
+        ClassProblems::Decode((_, message)) => vec![message],
+        ClassProblems::Fields(errs) => errs.iter().map(ToString::to_string).collect(),
+    })
 }
 
 /// [`decode`], with the failing field's path apart (empty for the document itself).
@@ -362,43 +427,28 @@ fn decode_documents(
             bundle.objects.push(Loaded { source, value });
             continue;
         }
-        if gv.version != "v1beta1" {
-            fail(
-                &mut errors,
-                format!(
-                    "{kind} {}: {}",
-                    value.name(),
-                    FieldError::new(
-                        "apiVersion",
-                        crate::field::ErrorType::NotSupported,
-                        Some(format!("{api_version:?}")),
-                        format!("supported values: {:?}", v1beta1::API_VERSION),
-                    )
-                ),
-            );
+        if let Err(e) = Wire::of(&api_version) {
+            fail(&mut errors, format!("{kind} {}: {e}", value.name()));
             continue;
         }
         let what = format!("{kind} {}/{}", value.namespace(), value.name());
         match kind.as_str() {
-            "ClusterClass" => match decode_at::<v1beta1::ClusterClass>(value) {
-                Ok(wire) => match ClusterClass::from_v1beta1(&wire) {
-                    Ok(cc) => bundle.cluster_classes.push(Loaded { source, value: cc }),
-                    Err(errs) => {
-                        for e in errs {
-                            fail_at(&mut errors, &e.path, format!("{what}: {e}"));
-                        }
+            "ClusterClass" => match decode_class_at(value) {
+                Ok(cc) => bundle.cluster_classes.push(Loaded { source, value: cc }),
+                Err(ClassProblems::Fields(errs)) => {
+                    for e in errs {
+                        fail_at(&mut errors, &e.path, format!("{what}: {e}"));
                     }
-                },
-                Err((field, e)) => fail_at(&mut errors, &field, format!("{what}: {e}")),
-            },
-            "Cluster" => match decode_at::<v1beta1::Cluster>(value.clone()) {
-                Ok(wire) => {
-                    let cluster = Cluster::from_v1beta1(&wire, value);
-                    bundle.clusters.push(Loaded {
-                        source,
-                        value: cluster,
-                    });
                 }
+                Err(ClassProblems::Decode((field, e))) => {
+                    fail_at(&mut errors, &field, format!("{what}: {e}"))
+                }
+            },
+            "Cluster" => match decode_cluster_at(value) {
+                Ok(cluster) => bundle.clusters.push(Loaded {
+                    source,
+                    value: cluster,
+                }),
                 Err((field, e)) => fail_at(&mut errors, &field, format!("{what}: {e}")),
             },
             _ => bundle.objects.push(Loaded { source, value }),
@@ -520,7 +570,7 @@ spec:
             ),
             (
                 "apiVersion: cluster.x-k8s.io/v1alpha4\nkind: Cluster\nmetadata: {name: c}\n",
-                "in.yaml: document 1: Cluster c: apiVersion: Unsupported value: \"cluster.x-k8s.io/v1alpha4\": supported values: \"cluster.x-k8s.io/v1beta1\"",
+                "in.yaml: document 1: Cluster c: apiVersion: Unsupported value: \"cluster.x-k8s.io/v1alpha4\": supported values: \"cluster.x-k8s.io/v1beta1\", \"cluster.x-k8s.io/v1beta2\"",
             ),
             (
                 "apiVersion: cluster.x-k8s.io/v1beta1\nkind: ClusterClass\nmetadata: {name: cc}\nspec:\n  controlPlane: {}\n",

@@ -1,9 +1,11 @@
 //! The version-neutral model the engine works on.
 //!
-//! Wire formats (today `cluster.x-k8s.io/v1beta1`, later `v1beta2`) convert into these
-//! types, so the engine never depends on one API version's field names: durations are
+//! Wire formats (`cluster.x-k8s.io/v1beta1` and `v1beta2`) convert into these types, so
+//! the engine never depends on one API version's field names: durations are
 //! [`Duration`]s, references are [`ObjectRef`]s, health checks are one
-//! [`HealthCheck`] type whichever version wrote them.
+//! [`HealthCheck`] type whichever version wrote them. Classes and Clusters remember
+//! the [`WireVersion`] they were written in, only so that problems can be reported at
+//! the paths the user wrote; nothing else depends on it.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,16 @@ use crate::field::FieldError;
 use crate::v1beta1;
 
 pub use crate::v1beta1::{ClusterClassPatch as Patch, IntOrString, UnhealthyCondition};
+
+/// The API version a ClusterClass or Cluster was written in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WireVersion {
+    /// `cluster.x-k8s.io/v1beta1`.
+    #[default]
+    V1Beta1,
+    /// `cluster.x-k8s.io/v1beta2`.
+    V1Beta2,
+}
 
 /// Labels and annotations.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,7 +39,8 @@ pub struct Metadata {
 /// A reference to an object: a template of a class, or an object of a Cluster.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectRef {
-    /// API version.
+    /// API version. A reference that names only a group (v1beta2's contract-versioned
+    /// references) has `group/` here: the version is the one the contract picks.
     pub api_version: String,
     /// Kind.
     pub kind: String,
@@ -84,6 +97,8 @@ pub struct HealthCheck {
     pub node_startup_timeout: Option<Duration>,
     /// External remediation.
     pub remediation_template: Option<ObjectRef>,
+    /// Remediations in flight at once (v1beta2 MachineDeployment classes).
+    pub max_in_flight: Option<IntOrString>,
 }
 
 impl HealthCheck {
@@ -125,6 +140,13 @@ pub struct ClusterClass {
     pub variables: Vec<VariableDefinition>,
     /// Patches, in order.
     pub patches: Vec<Patch>,
+    /// The Kubernetes versions Clusters of this class may run, oldest first (empty:
+    /// any).
+    pub kubernetes_versions: Vec<String>,
+    /// The runtime extension that plans upgrades.
+    pub upgrade_plan_extension: Option<String>,
+    /// The version the class was written in.
+    pub wire: WireVersion,
 }
 
 /// The InfrastructureCluster part of a class.
@@ -174,6 +196,8 @@ pub struct MachineDeploymentClass {
     pub min_ready_seconds: Option<i32>,
     /// Rollout strategy, as the wire format writes it.
     pub strategy: Option<Value>,
+    /// Which machines go first when scaling down (`Random`, `Newest`, `Oldest`).
+    pub deletion_order: Option<String>,
     /// Machine settings.
     pub machine: MachineSettings,
 }
@@ -235,6 +259,8 @@ pub struct Cluster {
     pub topology: Option<Topology>,
     /// The document as it was given, to write the desired Cluster from.
     pub document: Value,
+    /// The version the Cluster was written in.
+    pub wire: WireVersion,
 }
 
 /// Cluster networking, as the builtin variables expose it.
@@ -282,6 +308,8 @@ pub struct ControlPlaneTopology {
     pub health_check: Option<HealthCheckOverride>,
     /// Machine settings overriding the class's.
     pub machine: MachineSettings,
+    /// Roll out the control plane's machines after this time (v1beta2).
+    pub rollout_after: Option<String>,
     /// Variable overrides.
     pub variable_overrides: Vec<Variable>,
 }
@@ -307,6 +335,10 @@ pub struct MachineDeploymentTopology {
     pub min_ready_seconds: Option<i32>,
     /// Rollout strategy.
     pub strategy: Option<Value>,
+    /// Which machines go first when scaling down.
+    pub deletion_order: Option<String>,
+    /// Roll out this MachineDeployment's machines after this time (v1beta2).
+    pub rollout_after: Option<String>,
     /// Variable overrides.
     pub variable_overrides: Vec<Variable>,
 }
@@ -409,6 +441,7 @@ fn health_check(h: &v1beta1::MachineHealthCheckClass) -> HealthCheck {
         unhealthy_range: h.unhealthy_range.clone(),
         node_startup_timeout: h.node_startup_timeout,
         remediation_template: h.remediation_template.as_ref().map(object_ref),
+        max_in_flight: None,
     }
 }
 
@@ -422,6 +455,7 @@ fn health_check_override(h: &v1beta1::MachineHealthCheckTopology) -> HealthCheck
             unhealthy_range: h.unhealthy_range.clone(),
             node_startup_timeout: h.node_startup_timeout,
             remediation_template: h.remediation_template.as_ref().map(object_ref),
+            max_in_flight: None,
         },
     }
 }
@@ -505,6 +539,7 @@ impl ClusterClass {
                     failure_domain: md.failure_domain.clone(),
                     min_ready_seconds: md.min_ready_seconds,
                     strategy: md.strategy.clone(),
+                    deletion_order: None,
                     machine: MachineSettings {
                         node_drain_timeout: md.node_drain_timeout,
                         node_volume_detach_timeout: md.node_volume_detach_timeout,
@@ -570,6 +605,9 @@ impl ClusterClass {
             machine_pools,
             variables,
             patches: spec.patches.clone().unwrap_or_default(),
+            kubernetes_versions: Vec::new(),
+            upgrade_plan_extension: None,
+            wire: WireVersion::V1Beta1,
         })
     }
 }
@@ -597,6 +635,7 @@ impl Cluster {
                         node_deletion_timeout: cp.node_deletion_timeout,
                         readiness_gates: cp.readiness_gates.clone(),
                     },
+                    rollout_after: None,
                     variable_overrides: overrides(cp.variables.as_ref()),
                 },
                 machine_deployments: workers
@@ -618,6 +657,8 @@ impl Cluster {
                         },
                         min_ready_seconds: md.min_ready_seconds,
                         strategy: md.strategy.clone(),
+                        deletion_order: None,
+                        rollout_after: None,
                         variable_overrides: overrides(md.variables.as_ref()),
                     })
                     .collect(),
@@ -663,6 +704,7 @@ impl Cluster {
             },
             topology,
             document,
+            wire: WireVersion::V1Beta1,
         }
     }
 

@@ -16,6 +16,19 @@ use crate::duration::Duration;
 /// The API version these types read.
 pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
 
+/// A string map as Go decodes one: a `null` value is the empty string (a YAML label
+/// written `key:` with nothing after it).
+pub(crate) fn string_map<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<BTreeMap<String, String>>, D::Error> {
+    let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(deserializer)?;
+    Ok(map.map(|m| {
+        m.into_iter()
+            .map(|(k, v)| (k, v.unwrap_or_default()))
+            .collect()
+    }))
+}
+
 /// Kubernetes object metadata; only the fields the engine reads are typed, the rest
 /// (timestamps, managed fields, ...) are accepted and ignored.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -34,10 +47,10 @@ pub struct ObjectMeta {
     #[serde(default)]
     pub generation: Option<i64>,
     /// `metadata.labels`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub labels: Option<BTreeMap<String, String>>,
     /// `metadata.annotations`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
@@ -46,10 +59,10 @@ pub struct ObjectMeta {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelsAndAnnotations {
     /// Labels to apply.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub labels: Option<BTreeMap<String, String>>,
     /// Annotations to apply.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "string_map")]
     pub annotations: Option<BTreeMap<String, String>>,
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use topograph_api::model::{Cluster, ObjectRef};
-use topograph_api::object::{ObjectExt, group_of};
+use topograph_api::object::{ObjectExt, group_of, split_api_version};
 
 /// API version of the objects we write.
 pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
@@ -62,11 +62,14 @@ pub fn ref_value(r: &ObjectRef) -> Value {
 
 /// The reference to `desired`, keeping the current reference's API version when group
 /// and kind are unchanged, so that a version a provider moved to is never downgraded.
+/// A current reference that names only a group (a v1beta2 contract-versioned
+/// reference) has no version to keep.
 pub fn desired_ref(current: Option<&ObjectRef>, desired: &Value) -> ObjectRef {
     let mut r = ref_to(desired);
     if let Some(current) = current
         && group_of(&current.api_version) == group_of(&r.api_version)
         && current.kind == r.kind
+        && !split_api_version(&current.api_version).1.is_empty()
     {
         r.api_version = current.api_version.clone();
     }

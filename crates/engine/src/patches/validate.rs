@@ -225,11 +225,12 @@ fn validate_json_patch(
             "supported values: \"add\", \"remove\", \"replace\"",
         ));
     }
-    if !patch.path.starts_with("/spec/") {
+    let prefix = crate::validate::names::names(class.wire).json_patch_path_prefix;
+    if !patch.path.starts_with(prefix) {
         errors.push(FieldError::invalid(
             format!("{path}.path"),
             &shown(),
-            "jsonPatch path must start with \"/spec/\"",
+            format!("jsonPatch path must start with {prefix:?}"),
         ));
     }
     for part in patch.path.split('/') {
@@ -400,7 +401,7 @@ pub fn validate(class: &ClusterClass) -> Vec<FieldError> {
                     format!("{path}.external"),
                     ErrorType::Invalid,
                     None,
-                    "one of validateExtension and generateExtension must be defined",
+                    crate::validate::names::names(class.wire).external_patch_without_extension,
                 ));
             }
         }

@@ -7,11 +7,20 @@ use topograph_api::field::FieldError;
 use topograph_api::model::{ClusterClass, ObjectRef};
 use topograph_api::object::group_of;
 
-fn same_group_kind(old: &ObjectRef, new: &ObjectRef, path: &str, errors: &mut Vec<FieldError>) {
+use super::names::{Names, names};
+
+fn same_group_kind(
+    old: &ObjectRef,
+    new: &ObjectRef,
+    path: &str,
+    names: &Names,
+    errors: &mut Vec<FieldError>,
+) {
     let (old_group, new_group) = (group_of(&old.api_version), group_of(&new.api_version));
+    let reference = names.compatibility_ref;
     if old_group != new_group {
         errors.push(FieldError::forbidden(
-            format!("{path}.ref.apiVersion"),
+            format!("{path}.{reference}.apiVersion"),
             format!(
                 "group of apiVersion cannot be changed from {old_group:?} to {new_group:?} to prevent incompatible changes in the Clusters"
             ),
@@ -19,7 +28,7 @@ fn same_group_kind(old: &ObjectRef, new: &ObjectRef, path: &str, errors: &mut Ve
     }
     if old.kind != new.kind {
         errors.push(FieldError::forbidden(
-            format!("{path}.ref.kind"),
+            format!("{path}.{reference}.kind"),
             format!(
                 "kind cannot be changed from {:?} to {:?} to prevent incompatible changes in the Clusters",
                 old.kind, new.kind
@@ -31,6 +40,7 @@ fn same_group_kind(old: &ObjectRef, new: &ObjectRef, path: &str, errors: &mut Ve
 /// Problems with replacing `old` by `new`.
 pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    let names = names(new.wire);
     let none = ObjectRef::default();
     let infra = |c: &ClusterClass| c.infrastructure.as_ref().map(|i| i.template.clone());
     if let (o, n) = (infra(old), infra(new))
@@ -40,6 +50,7 @@ pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldE
             o.as_ref().unwrap_or(&none),
             n.as_ref().unwrap_or(&none),
             "spec.infrastructure",
+            names,
             &mut errors,
         );
     }
@@ -47,6 +58,7 @@ pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldE
         &old.control_plane.template,
         &new.control_plane.template,
         "spec.controlPlane",
+        names,
         &mut errors,
     );
     let (o, n) = (
@@ -58,6 +70,7 @@ pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldE
             o.unwrap_or(&none),
             n.unwrap_or(&none),
             "spec.controlPlane.machineInfrastructure",
+            names,
             &mut errors,
         );
     }
@@ -66,7 +79,11 @@ pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldE
             same_group_kind(
                 &old_md.infrastructure,
                 &md.infrastructure,
-                &format!("spec.workers.machineDeployments[{i}].template.infrastructure"),
+                &format!(
+                    "spec.workers.machineDeployments[{i}].{}",
+                    names.worker_infrastructure
+                ),
+                names,
                 &mut errors,
             );
         }
@@ -76,7 +93,11 @@ pub fn check_compatibility(old: &ClusterClass, new: &ClusterClass) -> Vec<FieldE
             same_group_kind(
                 &old_mp.infrastructure,
                 &mp.infrastructure,
-                &format!("spec.workers.machinePools[{i}].template.infrastructure"),
+                &format!(
+                    "spec.workers.machinePools[{i}].{}",
+                    names.worker_infrastructure
+                ),
+                names,
                 &mut errors,
             );
         }

@@ -27,10 +27,8 @@ pub fn default_cluster(
         );
     }
     if topology.class.is_empty() {
-        return Err(vec![FieldError::required(
-            "spec.topology.class",
-            "class cannot be empty",
-        )]);
+        let (path, message) = crate::validate::names::names(cluster.wire).class_missing_on_default;
+        return Err(vec![FieldError::required(path, message)]);
     }
     let Some(class) = class else {
         return Ok(out);

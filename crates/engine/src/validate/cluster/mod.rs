@@ -19,6 +19,7 @@ use topograph_api::field::FieldError;
 use topograph_api::model::{Cluster, ClusterClass};
 
 use super::common;
+use super::names::names;
 
 pub use defaults::default_cluster;
 pub(crate) use topology::variable_lists;
@@ -75,9 +76,10 @@ pub fn validate_cluster(
     let Some(topology) = &cluster.topology else {
         return v;
     };
-    topology::class_and_version(topology, errors);
+    let names = names(cluster.wire);
+    topology::class_and_version(topology, names, errors);
     topology::control_plane_metadata(topology, errors);
-    workers::machine_deployment_fields(topology, errors);
+    workers::machine_deployment_fields(topology, names, errors);
 
     let class_namespace = topology.class_namespace_or(&cluster.namespace);
     let class = find(classes, class_namespace, &topology.class);
@@ -98,10 +100,10 @@ pub fn validate_cluster(
         }
         return v;
     };
-    workers::machine_deployments(topology, class, errors);
+    workers::machine_deployments(topology, class, names, errors);
     workers::machine_pools(topology, class, errors);
     errors.extend(autoscaler(cluster, class));
-    topology::control_plane_health_check(topology, class, errors);
+    topology::control_plane_health_check(topology, class, names, errors);
     let old_topology = old.and_then(|o| o.topology.as_ref());
     topology::variables(topology, old_topology, class, errors);
     v

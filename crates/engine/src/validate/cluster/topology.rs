@@ -8,15 +8,16 @@ use topograph_variables::{Scope, validate_variables};
 
 use super::super::cluster_class::health_check;
 use super::super::common;
+use super::super::names::Names;
 use super::version;
 
 /// The topology names its class, and its version is `v` and a semantic version (the
 /// mutating webhook adds a missing `v`).
-pub(super) fn class_and_version(topology: &Topology, errors: &mut Vec<FieldError>) {
+pub(super) fn class_and_version(topology: &Topology, names: &Names, errors: &mut Vec<FieldError>) {
     if topology.class.is_empty() {
         errors.push(FieldError::required(
             "spec.topology.class",
-            "class cannot be empty",
+            names.class_missing,
         ));
     }
     if !topology.version.starts_with('v') {
@@ -62,13 +63,15 @@ pub(super) fn class_not_found(
 pub(super) fn control_plane_health_check(
     topology: &Topology,
     class: &ClusterClass,
+    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     health_check_override(
         topology.control_plane.health_check.as_ref(),
         class.control_plane.health_check.is_some(),
         class.control_plane.machine_infrastructure.is_some(),
-        "spec.topology.controlPlane.machineHealthCheck",
+        &format!("spec.topology.controlPlane.{}", names.health_check),
+        names,
         errors,
     );
 }
@@ -81,6 +84,7 @@ pub(super) fn health_check_override(
     class_defines: bool,
     class_allows: bool,
     path: &str,
+    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     let Some(check) = check else { return };
@@ -90,11 +94,14 @@ pub(super) fn health_check_override(
             "can be only set if spec.controlPlane.machineInfrastructure is set in ClusterClass",
         ));
     }
-    health_check(&check.check, path, errors);
+    health_check(&check.check, path, names, errors);
     if check.enabled == Some(true) && check.check.is_zero() && !class_defines {
         errors.push(FieldError::forbidden(
             format!("{path}.enable"),
-            "cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
+            format!(
+                "cannot be set to true as {} definition is not available in the Cluster topology or the ClusterClass",
+                names.health_check_definition
+            ),
         ));
     }
 }

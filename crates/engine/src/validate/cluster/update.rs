@@ -133,7 +133,7 @@ pub(super) fn class_set(cluster: &Cluster, errors: &mut Vec<FieldError>) {
     if !cluster.metadata.annotations.contains_key(SKIP_CLASS_CHECK) {
         errors.push(FieldError::forbidden(
             "spec.topology.class",
-            "class cannot be set on an existing Cluster",
+            super::super::names::names(cluster.wire).class_set_on_existing,
         ));
     }
 }

@@ -9,6 +9,7 @@ use topograph_api::model::{Cluster, ClusterClass, Topology};
 
 use super::super::cluster_class::strategy;
 use super::super::common;
+use super::super::names::Names;
 use super::topology::health_check_override;
 
 /// Cluster autoscaler bounds; a MachineDeployment with them must leave replicas unset.
@@ -24,7 +25,11 @@ fn machine_deployment_path(i: usize) -> String {
 
 /// What needs no class: each MachineDeployment's labels and annotations must be valid,
 /// and so must its rollout strategy's `maxUnavailable` / `maxSurge`.
-pub(super) fn machine_deployment_fields(topology: &Topology, errors: &mut Vec<FieldError>) {
+pub(super) fn machine_deployment_fields(
+    topology: &Topology,
+    names: &Names,
+    errors: &mut Vec<FieldError>,
+) {
     for (i, md) in topology.machine_deployments.iter().enumerate() {
         let base = machine_deployment_path(i);
         errors.extend(common::metadata(
@@ -33,7 +38,7 @@ pub(super) fn machine_deployment_fields(topology: &Topology, errors: &mut Vec<Fi
             &format!("{base}.metadata"),
         ));
         if let Some(s) = &md.strategy {
-            strategy(s, &format!("{base}.strategy"), errors);
+            strategy(s, &format!("{base}.{}", names.strategy), errors);
         }
     }
 }
@@ -45,6 +50,7 @@ pub(super) fn machine_deployment_fields(topology: &Topology, errors: &mut Vec<Fi
 pub(super) fn machine_deployments(
     topology: &Topology,
     class: &ClusterClass,
+    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     for (i, md) in topology.machine_deployments.iter().enumerate() {
@@ -66,7 +72,8 @@ pub(super) fn machine_deployments(
             md.health_check.as_ref(),
             md_class.is_some_and(|c| c.health_check.is_some()),
             true,
-            &format!("{base}.machineHealthCheck"),
+            &format!("{base}.{}", names.health_check),
+            names,
             errors,
         );
     }

@@ -6,14 +6,22 @@ use topograph_api::field::FieldError;
 use topograph_api::model::{ClusterClass, HealthCheck};
 
 use super::super::common;
+use super::super::names::Names;
 
 /// Each MachineDeployment class's rollout strategy must be valid (see [`strategy`]).
-pub(super) fn rollout_strategies(class: &ClusterClass, errors: &mut Vec<FieldError>) {
+pub(super) fn rollout_strategies(
+    class: &ClusterClass,
+    names: &Names,
+    errors: &mut Vec<FieldError>,
+) {
     for md in &class.machine_deployments {
         if let Some(s) = &md.strategy {
             strategy(
                 s,
-                &format!("spec.workers.machineDeployments[{}].strategy", md.class),
+                &format!(
+                    "spec.workers.machineDeployments[{}].{}",
+                    md.class, names.strategy
+                ),
                 errors,
             );
         }
@@ -23,25 +31,27 @@ pub(super) fn rollout_strategies(class: &ClusterClass, errors: &mut Vec<FieldErr
 /// The control plane's health check needs the class to give the control plane machines
 /// (`machineInfrastructure`): it checks machines. It and each MachineDeployment class's
 /// must be valid (see [`health_check`]).
-pub(super) fn health_checks(class: &ClusterClass, errors: &mut Vec<FieldError>) {
+pub(super) fn health_checks(class: &ClusterClass, names: &Names, errors: &mut Vec<FieldError>) {
     let cp = &class.control_plane;
     if let Some(check) = &cp.health_check {
+        let path = format!("spec.controlPlane.{}", names.health_check);
         if cp.machine_infrastructure.is_none() {
             errors.push(FieldError::forbidden(
-                "spec.controlPlane.machineHealthCheck",
+                &path,
                 "can be only set if spec.controlPlane.machineInfrastructure is set",
             ));
         }
-        health_check(check, "spec.controlPlane.machineHealthCheck", errors);
+        health_check(check, &path, names, errors);
     }
     for md in &class.machine_deployments {
         if let Some(check) = &md.health_check {
             health_check(
                 check,
                 &format!(
-                    "spec.workers.machineDeployments[{}].machineHealthCheck",
-                    md.class
+                    "spec.workers.machineDeployments[{}].{}",
+                    md.class, names.health_check
                 ),
+                names,
                 errors,
             );
         }
@@ -50,29 +60,41 @@ pub(super) fn health_checks(class: &ClusterClass, errors: &mut Vec<FieldError>) 
 
 /// A health check definition at `path`: a node startup timeout, when set and not zero,
 /// of at least 30s; `maxUnhealthy` an int or a percentage.
-pub(crate) fn health_check(check: &HealthCheck, path: &str, errors: &mut Vec<FieldError>) {
+pub(crate) fn health_check(
+    check: &HealthCheck,
+    path: &str,
+    names: &Names,
+    errors: &mut Vec<FieldError>,
+) {
     if let Some(timeout) = check.node_startup_timeout
         && timeout.as_nanos() != 0
         && timeout.as_secs() < 30
     {
-        errors.push(FieldError::invalid(
-            format!("{path}.nodeStartupTimeout"),
-            &timeout.to_string(),
+        errors.push(FieldError::new(
+            format!("{path}.{}", names.node_startup_timeout),
+            topograph_api::ErrorType::Invalid,
+            Some((names.node_startup_timeout_value)(timeout)),
             "must be at least 30s",
         ));
     }
-    if let Some(max) = &check.max_unhealthy
-        && let Err(e) = common::int_or_percent(max)
-    {
-        let shown = match max {
-            topograph_api::model::IntOrString::Int(i) => i.to_string(),
-            topograph_api::model::IntOrString::String(s) => s.clone(),
-        };
-        errors.push(FieldError::invalid(
-            format!("{path}.maxUnhealthy"),
-            &shown,
-            format!("must be either an int or a percentage: {e}"),
-        ));
+    let limits = [
+        (names.max_unhealthy, &check.max_unhealthy),
+        ("remediation.maxInFlight", &check.max_in_flight),
+    ];
+    for (field, limit) in limits {
+        if let Some(max) = limit
+            && let Err(e) = common::int_or_percent(max)
+        {
+            let shown = match max {
+                topograph_api::model::IntOrString::Int(i) => i.to_string(),
+                topograph_api::model::IntOrString::String(s) => s.clone(),
+            };
+            errors.push(FieldError::invalid(
+                format!("{path}.{field}"),
+                &shown,
+                format!("must be either an int or a percentage: {e}"),
+            ));
+        }
     }
 }
 

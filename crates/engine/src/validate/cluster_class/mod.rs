@@ -15,6 +15,7 @@ use topograph_api::model::{Cluster, ClusterClass, Metadata, ObjectRef, Topology}
 
 use super::common;
 use super::compatibility::check_compatibility;
+use super::names::names;
 
 pub(crate) use machines::{health_check, strategy};
 
@@ -26,12 +27,13 @@ pub fn validate_cluster_class(
     clusters: &[&Cluster],
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    let names = names(class.wire);
     let workers = workers(class);
     templates::references(class, &workers, &mut errors);
     unique_worker_classes(&workers, &mut errors);
-    machines::rollout_strategies(class, &mut errors);
-    machines::health_checks(class, &mut errors);
-    templates::naming_templates(class, &workers, &mut errors);
+    machines::rollout_strategies(class, names, &mut errors);
+    machines::health_checks(class, names, &mut errors);
+    templates::naming_templates(class, &workers, names, &mut errors);
     metadata(class, &workers, &mut errors);
     variable_definitions(class, old, &mut errors);
     patches(class, &mut errors);
@@ -39,7 +41,7 @@ pub fn validate_cluster_class(
     if let Some(old) = old {
         errors.extend(check_compatibility(old, class));
         update::removed_worker_classes(old, &workers, clusters, &mut errors);
-        update::removed_health_checks(old, class, clusters, &mut errors);
+        update::removed_health_checks(old, class, clusters, names, &mut errors);
         update::autoscaler_annotations(class, clusters, &mut errors);
         update::removed_variables(old, class, clusters, &mut errors);
         update::changed_variables(old, class, clusters, &mut errors);

@@ -6,6 +6,7 @@ use topograph_api::model::{ClusterClass, ObjectRef};
 use topograph_api::object::GroupVersion;
 
 use super::super::common;
+use super::super::names::Names;
 use super::Worker;
 use crate::names::{NameData, render_template};
 
@@ -88,6 +89,7 @@ fn reference(r: &ObjectRef, namespace: &str, path: &str, errors: &mut Vec<FieldE
 pub(super) fn naming_templates(
     class: &ClusterClass,
     workers: &[Worker<'_>],
+    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     let sample = || NameData::new("cluster", "xxxxx");
@@ -100,7 +102,7 @@ pub(super) fn naming_templates(
             template,
             "InfraCluster",
             sample(),
-            "spec.infrastructureNamingStrategy.template",
+            names.infrastructure_naming_template,
             errors,
         );
     }
@@ -109,7 +111,7 @@ pub(super) fn naming_templates(
             template,
             "ControlPlane",
             sample(),
-            "spec.controlPlane.namingStrategy.template",
+            &format!("spec.controlPlane.{}", names.naming_template),
             errors,
         );
     }
@@ -120,7 +122,7 @@ pub(super) fn naming_templates(
                 template,
                 worker.kind.name(),
                 sample().with(field, value),
-                &format!("{}.namingStrategy.template", worker.named()),
+                &format!("{}.{}", worker.named(), names.naming_template),
                 errors,
             );
         }

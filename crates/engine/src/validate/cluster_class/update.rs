@@ -9,6 +9,7 @@ use topograph_api::model::{Cluster, ClusterClass, HealthCheckOverride, Topology,
 use topograph_variables::validate_variables;
 
 use super::super::cluster::{autoscaler, variable_lists};
+use super::super::names::Names;
 use super::{Worker, workers};
 
 /// A worker class may not be removed while a Cluster has a worker made from it (`new`
@@ -49,11 +50,13 @@ pub(super) fn removed_health_checks(
     old: &ClusterClass,
     new: &ClusterClass,
     clusters: &[&Cluster],
+    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     if old.control_plane.health_check.is_some() && new.control_plane.health_check.is_none() {
         health_check_in_use(
-            "spec.controlPlane.machineHealthCheck".to_string(),
+            format!("spec.controlPlane.{}", names.health_check),
+            names,
             clusters,
             |t| relies_on_class(t.control_plane.health_check.as_ref()),
             errors,
@@ -68,9 +71,10 @@ pub(super) fn removed_health_checks(
         }
         health_check_in_use(
             format!(
-                "spec.workers.machineDeployments[{}].machineHealthCheck",
-                md.class
+                "spec.workers.machineDeployments[{}].{}",
+                md.class, names.health_check
             ),
+            names,
             clusters,
             |t| {
                 t.machine_deployments
@@ -91,6 +95,7 @@ fn relies_on_class(check: Option<&HealthCheckOverride>) -> bool {
 /// it (`relies`, read on its topology).
 fn health_check_in_use(
     path: String,
+    names: &Names,
     clusters: &[&Cluster],
     relies: impl Fn(&Topology) -> bool,
     errors: &mut Vec<FieldError>,
@@ -104,7 +109,8 @@ fn health_check_in_use(
         errors.push(FieldError::forbidden(
             path,
             format!(
-                "MachineHealthCheck cannot be deleted because it is used by Cluster(s) {:?}",
+                "{} cannot be deleted because it is used by Cluster(s) {:?}",
+                names.health_check_definition,
                 users.join(",")
             ),
         ));
