@@ -15,7 +15,10 @@
 //! * [`field`]: Kubernetes-style field errors.
 //! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
 //! * [`violation`]: one problem with one field of a request, as every door answers.
+//! * [`convert`]: Cluster API's kinds between `cluster.x-k8s.io/v1beta1` and `v1beta2`,
+//!   on JSON, losslessly through the `cluster.x-k8s.io/conversion-data` annotation.
 
+pub mod convert;
 pub mod duration;
 pub mod envsubst;
 pub mod field;
