@@ -15,9 +15,13 @@ use serde_json::Value;
 use crate::status::ApiError;
 use crate::types::ResourceType;
 
+/// The `apiVersion` the server serves a group and kind in (its storage version), for
+/// conversions that must name a version a reference leaves out.
+pub type ApiVersionOf<'a> = &'a dyn Fn(&str, &str) -> Option<String>;
+
 /// The function behind a conversion webhook: an object to the given `apiVersion`
 /// (group/version), its identity kept; the error is the webhook's answer.
-pub type ConvertFn = dyn Fn(&Value, &str) -> Result<Value, String> + Send + Sync;
+pub type ConvertFn = dyn Fn(&Value, &str, ApiVersionOf<'_>) -> Result<Value, String> + Send + Sync;
 
 /// Plays the conversion webhook of every kind whose CRD asks for one.
 #[derive(Clone)]
@@ -25,8 +29,28 @@ pub struct Converter(Arc<ConvertFn>);
 
 impl Converter {
     /// A converter calling `f`.
-    pub fn new(f: impl Fn(&Value, &str) -> Result<Value, String> + Send + Sync + 'static) -> Self {
+    pub fn new(
+        f: impl Fn(&Value, &str, ApiVersionOf<'_>) -> Result<Value, String> + Send + Sync + 'static,
+    ) -> Self {
         Converter(Arc::new(f))
+    }
+
+    /// Cluster API's conversion webhook: its kinds between `cluster.x-k8s.io/v1beta1`
+    /// and `v1beta2` ([`topograph_api::convert`]). As Cluster API's, only the v1beta1
+    /// form carries the `conversion-data` annotation (what v1beta2, the hub, holds and
+    /// v1beta1 cannot); the stored v1beta2 object never does, so what is stored does
+    /// not change with each v1beta1 read-modify-write.
+    pub fn cluster_api() -> Self {
+        Converter::new(|object, to, api_version_of| {
+            use topograph_api::convert::{self, Options, Version};
+            let target =
+                Version::of_api_version(to).ok_or_else(|| format!("cannot convert to {to}"))?;
+            let options = Options {
+                conversion_data: target == Version::V1Beta1,
+                api_version_of,
+            };
+            convert::convert(object, target, &options).map_err(|e| e.to_string())
+        })
     }
 }
 
@@ -42,6 +66,7 @@ pub(crate) fn convert(
     rt: &ResourceType,
     mut object: Value,
     api_version: &str,
+    api_version_of: ApiVersionOf<'_>,
 ) -> Result<Value, ApiError> {
     if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
         return Ok(object);
@@ -62,7 +87,7 @@ pub(crate) fn convert(
     let Some(converter) = converter else {
         return Err(failed("no conversion webhook is served for this kind"));
     };
-    let converted = (converter.0)(&object, api_version).map_err(|e| failed(&e))?;
+    let converted = (converter.0)(&object, api_version, api_version_of).map_err(|e| failed(&e))?;
     if converted.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
         return Err(failed(&format!(
             "the webhook answered with apiVersion {:?}, not {api_version:?}",
@@ -104,7 +129,7 @@ mod tests {
     }
 
     fn rename() -> Converter {
-        Converter::new(|o: &Value, to: &str| {
+        Converter::new(|o: &Value, to: &str, _: ApiVersionOf<'_>| {
             let mut o = o.clone();
             let spec = o["spec"].as_object_mut().ok_or("no spec")?;
             let (from, into) = if to.ends_with("/v2") {
@@ -120,19 +145,37 @@ mod tests {
         })
     }
 
+    fn none(_: &str, _: &str) -> Option<String> {
+        None
+    }
+
     #[test]
     fn strategies() {
         let obj = json!({"apiVersion": "example.com/v1", "kind": "Foo",
                          "metadata": {"name": "f"}, "spec": {"a": 1}});
         assert_eq!(rt(true).storage_version, "v2");
-        let none = convert(Some(&rename()), &rt(false), obj.clone(), "example.com/v2").unwrap();
-        assert_eq!(none["spec"], json!({"a": 1}), "None: apiVersion only");
-        assert_eq!(none["apiVersion"], "example.com/v2");
-        let hook = convert(Some(&rename()), &rt(true), obj.clone(), "example.com/v2").unwrap();
+        let plain = convert(
+            Some(&rename()),
+            &rt(false),
+            obj.clone(),
+            "example.com/v2",
+            &none,
+        )
+        .unwrap();
+        assert_eq!(plain["spec"], json!({"a": 1}), "None: apiVersion only");
+        assert_eq!(plain["apiVersion"], "example.com/v2");
+        let hook = convert(
+            Some(&rename()),
+            &rt(true),
+            obj.clone(),
+            "example.com/v2",
+            &none,
+        )
+        .unwrap();
         assert_eq!(hook["spec"], json!({"b": 1}));
-        let back = convert(Some(&rename()), &rt(true), hook, "example.com/v1").unwrap();
+        let back = convert(Some(&rename()), &rt(true), hook, "example.com/v1", &none).unwrap();
         assert_eq!(back, obj);
-        let missing = convert(None, &rt(true), obj.clone(), "example.com/v2").unwrap_err();
+        let missing = convert(None, &rt(true), obj.clone(), "example.com/v2", &none).unwrap_err();
         assert!(
             missing
                 .to_status()
@@ -141,12 +184,12 @@ mod tests {
             "{}",
             missing.to_status()
         );
-        let renaming = Converter::new(|o: &Value, to: &str| {
+        let renaming = Converter::new(|o: &Value, to: &str, _: ApiVersionOf<'_>| {
             let mut o = o.clone();
             o["apiVersion"] = Value::String(to.into());
             o["metadata"]["name"] = Value::String("other".into());
             Ok(o)
         });
-        assert!(convert(Some(&renaming), &rt(true), obj, "example.com/v2").is_err());
+        assert!(convert(Some(&renaming), &rt(true), obj, "example.com/v2", &none).is_err());
     }
 }

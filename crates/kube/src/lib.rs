@@ -55,7 +55,8 @@ pub struct Config {
     /// from an API server that predates it (Kubernetes before 1.16), so clients can be
     /// tested against one.
     pub server_side_apply: bool,
-    /// Plays the conversion webhook of CRDs with `conversion.strategy: Webhook`.
+    /// Plays the conversion webhook of CRDs with `conversion.strategy: Webhook`
+    /// (by default Cluster API's, as a management cluster with Cluster API installed).
     pub converter: Option<conversion::Converter>,
 }
 
@@ -70,7 +71,7 @@ impl Default for Config {
             snapshot_interval: Duration::from_secs(3),
             seed: Vec::new(),
             server_side_apply: true,
-            converter: None,
+            converter: Some(conversion::Converter::cluster_api()),
         }
     }
 }

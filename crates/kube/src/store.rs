@@ -184,8 +184,21 @@ impl Store {
         object: Value,
         api_version: &str,
     ) -> Result<Value, ApiError> {
-        let converter = self.lock().converter.clone();
-        convert(converter.as_ref(), rt, object, api_version)
+        self.lock().view(rt, object, api_version)
+    }
+
+    /// The `apiVersion` each served group and kind is stored in.
+    pub fn storage_api_versions(&self) -> HashMap<(String, String), String> {
+        self.lock()
+            .types
+            .values()
+            .map(|t| {
+                (
+                    (t.group.clone(), t.kind.clone()),
+                    t.api_version(&t.storage_version),
+                )
+            })
+            .collect()
     }
 
     /// Matching objects sorted by namespace and name, and the current resourceVersion.
@@ -565,7 +578,19 @@ fn finalizers(obj: &Value) -> usize {
 
 impl Inner {
     fn view(&self, rt: &ResourceType, object: Value, api_version: &str) -> Result<Value, ApiError> {
-        convert(self.converter.as_ref(), rt, object, api_version)
+        let api_version_of = |group: &str, kind: &str| {
+            self.types
+                .values()
+                .find(|t| t.group == group && t.kind == kind)
+                .map(|t| t.api_version(&t.storage_version))
+        };
+        convert(
+            self.converter.as_ref(),
+            rt,
+            object,
+            api_version,
+            &api_version_of,
+        )
     }
 
     /// `object` in the version its kind is stored in.

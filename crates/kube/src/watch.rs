@@ -42,10 +42,16 @@ pub fn start(
 ) -> Response {
     let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
     let converter = store.converter();
+    let api_versions = store.storage_api_versions();
     // Events carry objects as stored; each is sent in the watch's version.
     let in_version = move |rt: &ResourceType, mut line: Value, api_version: &str| -> Value {
         let object = line["object"].take();
-        match convert(converter.as_ref(), rt, object, api_version) {
+        let api_version_of = |group: &str, kind: &str| {
+            api_versions
+                .get(&(group.to_string(), kind.to_string()))
+                .cloned()
+        };
+        match convert(converter.as_ref(), rt, object, api_version, &api_version_of) {
             Ok(object) => {
                 line["object"] = object;
                 line

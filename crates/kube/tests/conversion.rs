@@ -9,7 +9,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams, 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
-use topograph_kube::conversion::Converter;
+use topograph_kube::conversion::{ApiVersionOf, Converter};
 use topograph_kube::{Config, RunningServer, Server};
 
 const GROUP: &str = "example.com";
@@ -17,7 +17,7 @@ const GROUP: &str = "example.com";
 /// v1 calls the field `size`, v2 (the storage version) `replicas`; a `size` of -1
 /// cannot convert.
 fn converter() -> Converter {
-    Converter::new(|object: &Value, to: &str| {
+    Converter::new(|object: &Value, to: &str, _: ApiVersionOf<'_>| {
         let mut object = object.clone();
         let (from, into) = if to.ends_with("/v2") {
             ("size", "replicas")

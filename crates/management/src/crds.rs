@@ -73,12 +73,46 @@ pub fn crd(group: &str, kind: &str, versions: &[&str]) -> Value {
     })
 }
 
-/// CRDs for Cluster API's kinds.
+/// CRDs for Cluster API's kinds as today's Cluster API installs them: the kinds the
+/// topology reads and writes are served in `v1beta2` (the storage version) and
+/// `v1beta1`, converted by Cluster API's conversion webhook (which `topograph-kube`
+/// plays); Machines and MachineSets, which the topology only reads, in `v1beta1`.
 pub fn cluster_api() -> Vec<Value> {
+    CLUSTER_API_KINDS
+        .iter()
+        .map(|kind| {
+            if topograph_api::convert::KINDS.contains(kind) {
+                with_webhook_conversion(crd("cluster.x-k8s.io", kind, &["v1beta2", "v1beta1"]))
+            } else {
+                crd("cluster.x-k8s.io", kind, &["v1beta1"])
+            }
+        })
+        .collect()
+}
+
+/// CRDs for Cluster API's kinds as Cluster API v1.10 and earlier install them: `v1beta1`
+/// alone.
+pub fn cluster_api_v1beta1() -> Vec<Value> {
     CLUSTER_API_KINDS
         .iter()
         .map(|kind| crd("cluster.x-k8s.io", kind, &["v1beta1"]))
         .collect()
+}
+
+/// `crd` converted between its versions by Cluster API's conversion webhook.
+fn with_webhook_conversion(mut crd: Value) -> Value {
+    crd["spec"]["conversion"] = json!({
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1", "v1beta1"],
+            "clientConfig": {"service": {
+                "namespace": "capi-system",
+                "name": "capi-webhook-service",
+                "path": "/convert"
+            }}
+        }
+    });
+    crd
 }
 
 /// CRDs for every provider kind `objects` use: each object's own kind and, for a

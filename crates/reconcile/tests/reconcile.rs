@@ -839,7 +839,10 @@ async fn with_simulated_providers_a_cluster_is_provisioned_and_upgraded_end_to_e
 
 #[tokio::test]
 async fn rollout_after_reaches_the_control_plane_first_then_the_machine_deployments() {
-    let env = Env::quick_start().await;
+    // `spec.topology.rolloutAfter` is a v1beta1 field (v1beta2 dropped it, and a
+    // management cluster storing v1beta2 drops it too, as Cluster API's does).
+    let (class, cluster) = support::quick_start();
+    let env = Env::start_v1beta1(class, vec![cluster]).await;
     env.converge("dev").await;
     control_plane_reports(&env).await;
     env.converge("dev").await;

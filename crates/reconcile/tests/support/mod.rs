@@ -60,7 +60,21 @@ impl Env {
         clusters: Vec<Value>,
         simulate_providers: Option<std::time::Duration>,
     ) -> Env {
-        let mut seed = crds::cluster_api();
+        Env::start_on(crds::cluster_api(), class, clusters, simulate_providers).await
+    }
+
+    /// [`Env::start`] on a management cluster with Cluster API v1.10's CRDs (v1beta1
+    /// alone), where v1beta1 fields v1beta2 dropped still exist.
+    pub async fn start_v1beta1(class: Vec<Value>, clusters: Vec<Value>) -> Env {
+        Env::start_on(crds::cluster_api_v1beta1(), class, clusters, None).await
+    }
+
+    async fn start_on(
+        mut seed: Vec<Value>,
+        class: Vec<Value>,
+        clusters: Vec<Value>,
+        simulate_providers: Option<std::time::Duration>,
+    ) -> Env {
         seed.extend(crds::for_objects(&class));
         let server = Server::start(Config {
             seed,
