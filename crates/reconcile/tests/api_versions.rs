@@ -1,0 +1,82 @@
+//! The reconcile across Cluster API's versions: a management cluster serving v1beta1
+//! and v1beta2 (storing v1beta2, as Cluster API ≥ 1.11 installs it) and one serving
+//! v1beta1 alone (Cluster API 1.10), with Clusters and classes written in either
+//! version. Every combination creates the topology and converges to zero writes.
+
+mod support;
+
+use serde_json::Value;
+use support::{Env, NS};
+use topograph_api::convert::{self, Options, Version};
+use topograph_api::object::ObjectExt;
+
+fn in_version(objects: &[Value], version: Version) -> Vec<Value> {
+    let options = Options {
+        conversion_data: false,
+        ..Options::default()
+    };
+    objects
+        .iter()
+        .map(|o| convert::convert(o, version, &options).unwrap())
+        .collect()
+}
+
+async fn converges(env: &Env) {
+    let outcomes = env.converge("dev").await;
+    assert!(!outcomes.is_empty(), "the topology was created");
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+    assert_eq!(env.condition("dev").await["status"], "True");
+    for md in ["md-0", "md-1", "md-2"] {
+        assert!(env.machine_deployment("dev", md).await.is_some(), "{md}");
+    }
+}
+
+#[tokio::test]
+async fn a_v1beta2_cluster_and_class_on_a_v1beta2_management_cluster() {
+    let (class, cluster) = support::quick_start();
+    let class = in_version(&class, Version::V1Beta2);
+    let cluster = in_version(&[cluster], Version::V1Beta2).remove(0);
+    assert_eq!(cluster.api_version(), "cluster.x-k8s.io/v1beta2");
+    let env = Env::start(class, vec![cluster]).await;
+    converges(&env).await;
+    let stored = env
+        .server
+        .store()
+        .get_object("cluster.x-k8s.io/v1beta2", "Cluster", NS, "dev")
+        .unwrap();
+    assert_eq!(
+        stored["spec"]["topology"]["classRef"]["name"],
+        "quick-start"
+    );
+    assert_eq!(
+        stored["spec"]["controlPlaneRef"]["apiGroup"], "controlplane.cluster.x-k8s.io",
+        "the references the topology set, as v1beta2 holds them: {}",
+        stored["spec"]
+    );
+}
+
+#[tokio::test]
+async fn a_v1beta1_cluster_on_a_v1beta2_management_cluster() {
+    let env = Env::quick_start().await;
+    converges(&env).await;
+    let mds =
+        env.server
+            .store()
+            .list_objects("cluster.x-k8s.io/v1beta2", "MachineDeployment", Some(NS));
+    assert_eq!(mds.len(), 3);
+    for md in &mds {
+        assert!(
+            md.pointer("/spec/template/spec/bootstrap/configRef/apiGroup")
+                .is_some(),
+            "stored in v1beta2: {}",
+            md["spec"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_v1beta1_cluster_on_a_v1beta1_management_cluster() {
+    let (class, cluster) = support::quick_start();
+    let env = Env::start_v1beta1(class, vec![cluster]).await;
+    converges(&env).await;
+}
