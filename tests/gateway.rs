@@ -932,7 +932,20 @@ async fn settled(api: &ManagementCluster, ns: &str) {
             .await
             .unwrap();
         let now = topology_objects(api, ns).await;
-        if clusters.iter().all(reconciled) && now == last {
+        // A new Cluster's shim Secret goes one reconcile after the providers adopt its
+        // objects, and takes its owner reference off them: not settled before that.
+        let shims = api
+            .list("v1", "Secret", ns, &[])
+            .await
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                s["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.ends_with("-shim"))
+            })
+            .count();
+        if clusters.iter().all(reconciled) && shims == 0 && now == last {
             return;
         }
         assert!(Instant::now() < deadline, "{ns} did not settle");

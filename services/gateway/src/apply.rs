@@ -574,7 +574,17 @@ async fn write(api: &ManagementCluster, item: &Item) -> Result<(Action, Value), 
                 ) {
                     meta.insert("resourceVersion".to_string(), rv);
                 }
-                api.replace(&object).await.map(|v| (Action::Updated, v))
+                // The server is the judge: what it stores may not be byte for byte what
+                // was sent (a version it converts to and back, defaults), and an update
+                // that changes nothing keeps the resourceVersion.
+                let rv = current.pointer("/metadata/resourceVersion").cloned();
+                api.replace(&object).await.map(|v| {
+                    if v.pointer("/metadata/resourceVersion").cloned() == rv {
+                        (Action::Unchanged, v)
+                    } else {
+                        (Action::Updated, v)
+                    }
+                })
             }
         };
         match result {
