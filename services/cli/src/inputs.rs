@@ -20,6 +20,13 @@ pub struct InputArgs {
     /// Namespace for objects that have none (default: the Clusters' namespace).
     #[arg(short = 'n', long = "namespace")]
     pub namespace: Option<String>,
+    #[command(flatten)]
+    pub substitute: SubstituteArgs,
+}
+
+/// clusterctl-style placeholder substitution.
+#[derive(Args, Debug, Clone)]
+pub struct SubstituteArgs {
     /// Substitute `${NAME}` placeholders (clusterctl style) with this value; repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
@@ -41,6 +48,26 @@ pub(crate) fn read_file(name: &str) -> std::io::Result<String> {
 /// Reads, substitutes and loads `files`. On failure the problems are already printed
 /// and the exit code is returned.
 pub fn load_files(files: &[String], args: &InputArgs) -> Result<Bundle, u8> {
+    let texts = read_files(files, &args.substitute)?;
+    let inputs: Vec<Input<'_>> = texts
+        .iter()
+        .map(|(name, text)| Input { name, text })
+        .collect();
+    let options = LoadOptions {
+        namespace: args.namespace.clone(),
+    };
+    load::load(&inputs, &options).map_err(|errors| {
+        for e in errors {
+            eprintln!("{e}");
+        }
+        EXIT_INVALID
+    })
+}
+
+/// Reads `files` (`-` is standard input) and substitutes their `${NAME}` placeholders
+/// when asked to: (name, text) in the order given. On failure the problems are already
+/// printed and the exit code is returned.
+pub fn read_files(files: &[String], args: &SubstituteArgs) -> Result<Vec<(String, String)>, u8> {
     let mut values = BTreeMap::new();
     if args.env {
         values.extend(std::env::vars());
@@ -80,17 +107,5 @@ pub fn load_files(files: &[String], args: &InputArgs) -> Result<Bundle, u8> {
             return Err(EXIT_INVALID);
         }
     }
-    let inputs: Vec<Input<'_>> = texts
-        .iter()
-        .map(|(name, text)| Input { name, text })
-        .collect();
-    let options = LoadOptions {
-        namespace: args.namespace.clone(),
-    };
-    load::load(&inputs, &options).map_err(|errors| {
-        for e in errors {
-            eprintln!("{e}");
-        }
-        EXIT_INVALID
-    })
+    Ok(texts)
 }

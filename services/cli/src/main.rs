@@ -5,6 +5,7 @@
 
 mod bench;
 mod client;
+mod convert;
 mod crds;
 mod inputs;
 mod reconcile;
@@ -35,6 +36,9 @@ enum Command {
     Render(render::RenderArgs),
     /// Check ClusterClasses and Clusters against Cluster API's admission rules.
     Validate(validate::ValidateArgs),
+    /// Print documents with Cluster API's kinds converted to cluster.x-k8s.io/v1beta1
+    /// or v1beta2 (losslessly: what a version cannot hold rides in an annotation).
+    Convert(convert::ConvertArgs),
     /// Print CRDs for Cluster API's kinds and the provider kinds the files use.
     Crds(crds::CrdsArgs),
     /// Reconcile one Cluster against a management cluster, once.
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Render(args) => render::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Convert(args) => convert::run(&args),
         Command::Reconcile(args) => reconcile::run(&args),
         Command::Crds(args) => crds::run(&args),
         Command::Bench(command) => bench::run(&command),

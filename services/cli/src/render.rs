@@ -11,6 +11,10 @@ use topograph_api::object::versioned_key;
 use topograph_engine::ObjectStore;
 use topograph_engine::patches::Explanation;
 
+use topograph_api::convert::{self, Options, Version};
+use topograph_api::object::ObjectExt;
+
+use crate::convert::{ApiVersion, api_versions};
 use crate::inputs::{EXIT_INVALID, EXIT_USAGE, InputArgs, load_files};
 
 /// Output formats.
@@ -37,6 +41,11 @@ pub struct RenderArgs {
     /// (and which patches `enabledIf` turned off).
     #[arg(long = "explain")]
     explain: bool,
+    /// The version to print Cluster API's own kinds (Cluster, MachineDeployment,
+    /// MachineHealthCheck, MachinePool) in; provider objects are printed as rendered.
+    /// Default: the apiVersion of each Cluster's input document.
+    #[arg(long = "api-version", value_enum)]
+    api_version: Option<ApiVersion>,
 }
 
 /// Prints what the patches did for one Cluster, one line per change.
@@ -60,6 +69,22 @@ fn explain(cluster: &str, explanation: &Explanation) {
             skipped.patch, skipped.object, skipped.template
         );
     }
+}
+
+/// The rendered objects of one Cluster with Cluster API's kinds in version `to`: they
+/// are new objects, written as that version writes them (no conversion data).
+fn in_version(objects: Vec<Value>, to: Version) -> Result<Vec<Value>, topograph_api::FieldError> {
+    let known = api_versions(&objects);
+    let lookup =
+        |group: &str, kind: &str| known.get(&(group.to_string(), kind.to_string())).cloned();
+    let options = Options {
+        conversion_data: false,
+        api_version_of: &lookup,
+    };
+    objects
+        .iter()
+        .map(|o| convert::convert(o, to, &options))
+        .collect()
 }
 
 /// Runs the command; prints the objects on stdout and problems on stderr.
@@ -113,7 +138,22 @@ pub fn run(args: &RenderArgs) -> ExitCode {
                 if args.explain {
                     explain(&cluster.key(), &rendered.explanation);
                 }
-                objects.extend(rendered.desired.objects().into_iter().cloned());
+                let rendered: Vec<Value> =
+                    rendered.desired.objects().into_iter().cloned().collect();
+                let to = args
+                    .api_version
+                    .map(ApiVersion::version)
+                    .unwrap_or_else(|| {
+                        Version::of_api_version(cluster.document.api_version())
+                            .unwrap_or(Version::V1Beta1)
+                    });
+                match in_version(rendered, to) {
+                    Ok(converted) => objects.extend(converted),
+                    Err(e) => {
+                        eprintln!("{}: Cluster {}: {e}", loaded.source, cluster.key());
+                        invalid = true;
+                    }
+                }
             }
             Err(refusal) => {
                 for message in &refusal.messages() {
@@ -149,8 +189,13 @@ pub fn run(args: &RenderArgs) -> ExitCode {
     }
 
     objects.sort_by_cached_key(versioned_key);
-    let printed = match args.output {
-        Output::Json => serde_json::to_string_pretty(&objects)
+    print_objects(&objects, args.output)
+}
+
+/// Prints `objects` on stdout: YAML documents, or one JSON array.
+pub fn print_objects(objects: &[Value], output: Output) -> ExitCode {
+    let printed = match output {
+        Output::Json => serde_json::to_string_pretty(objects)
             .map(|s| s + "\n")
             .map_err(|e| e.to_string()),
         Output::Yaml => objects
