@@ -437,3 +437,68 @@ fn exit_codes_and_messages_for_bad_input() {
         assert!(stdout(&output).is_empty(), "nothing is printed on failure");
     }
 }
+
+/// `topograph crds` declares Cluster API's converted kinds as today's Cluster API
+/// installs them (v1beta2 stored, v1beta1 served, webhook conversion), or as 1.10 did.
+#[test]
+fn crds_serve_both_versions_or_v1beta1_alone() {
+    let class = root().join("examples/quick-start/clusterclass.yaml");
+    let class = class.to_str().unwrap();
+    let crd_of = |list: &Value, kind: &str| -> Value {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["spec"]["names"]["kind"] == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("no CRD for {kind}"))
+    };
+    let versions = |crd: &Value| -> Vec<(String, bool)> {
+        crd["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["name"].as_str().unwrap().to_string(),
+                    v["storage"] == true,
+                )
+            })
+            .collect()
+    };
+    let today: Value = serde_json::from_str(&ok(&["crds", "-f", class])).unwrap();
+    for kind in [
+        "Cluster",
+        "ClusterClass",
+        "MachineDeployment",
+        "MachineHealthCheck",
+        "MachinePool",
+    ] {
+        let crd = crd_of(&today, kind);
+        assert_eq!(
+            versions(&crd),
+            [
+                ("v1beta2".to_string(), true),
+                ("v1beta1".to_string(), false)
+            ],
+            "{kind}"
+        );
+        assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook", "{kind}");
+    }
+    assert_eq!(
+        versions(&crd_of(&today, "DockerClusterTemplate")),
+        [("v1beta1".to_string(), true)],
+        "provider kinds as the files use them"
+    );
+    let old: Value = serde_json::from_str(&ok(&[
+        "crds",
+        "-f",
+        class,
+        "--cluster-api-storage",
+        "v1beta1",
+    ]))
+    .unwrap();
+    let cluster = crd_of(&old, "Cluster");
+    assert_eq!(versions(&cluster), [("v1beta1".to_string(), true)]);
+    assert!(cluster["spec"].get("conversion").is_none());
+}
