@@ -110,6 +110,10 @@ pub struct ManagementCluster {
     schemas: Arc<Mutex<Schemas>>,
     // The server's URL, to name it in errors about the server itself.
     server: Arc<str>,
+    // The version of Cluster API's group the server prefers (see `crate::versions`).
+    preferred: Arc<Mutex<Option<crate::versions::Preferred>>>,
+    // The apiVersion of group-only references' kinds (see `crate::versions`).
+    ref_versions: Arc<Mutex<crate::versions::RefVersions>>,
 }
 
 /// Structural schemas by (apiVersion, kind).
@@ -132,6 +136,8 @@ impl ManagementCluster {
             field_manager: Arc::from(crate::user_agent::field_manager()),
             schemas: Arc::default(),
             server: Arc::from("(in process)"),
+            preferred: Arc::default(),
+            ref_versions: Arc::default(),
         }
     }
 
@@ -278,6 +284,18 @@ impl ManagementCluster {
         &self.client
     }
 
+    pub(crate) fn unserved_expiry(&self) -> Duration {
+        self.unserved_expiry
+    }
+
+    pub(crate) fn preferred_cache(&self) -> MutexGuard<'_, Option<crate::versions::Preferred>> {
+        self.preferred.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn ref_versions_cache(&self) -> MutexGuard<'_, crate::versions::RefVersions> {
+        self.ref_versions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The client for watches and other long-lived streams (no read timeout).
     pub fn watch_client(&self) -> &Client {
         &self.watch_client
@@ -403,8 +421,12 @@ impl ManagementCluster {
     ) -> Result<Option<Value>, Error> {
         if let Some(overlay) = self.writer.overlay() {
             let key = ObjectKey::new(api_version, kind, namespace, name);
-            if let Some(known) = overlay.lock().ok().and_then(|o| o.get(&key)) {
-                return Ok(known);
+            let known = overlay.lock().ok().and_then(|o| o.get(&key));
+            if let Some(known) = known {
+                return match known {
+                    Some(object) => self.in_version(object, api_version).await.map(Some),
+                    None => Ok(None),
+                };
             }
         }
         let Some(resource) = self.resource(api_version, kind, namespace).await? else {
@@ -431,12 +453,29 @@ impl ManagementCluster {
         let live = self
             .list_live(api_version, kind, namespace, &selector)
             .await?;
-        match self.writer.overlay() {
+        let listed = match self.writer.overlay() {
             Some(overlay) => match overlay.lock() {
-                Ok(overlay) => Ok(overlay.list(live, api_version, kind, namespace, labels)),
-                Err(_) => Err(Error::invalid("dry run state poisoned")),
+                Ok(overlay) => overlay.list(live, api_version, kind, namespace, labels),
+                Err(_) => return Err(Error::invalid("dry run state poisoned")),
             },
-            None => Ok(live),
+            None => return Ok(live),
+        };
+        // A dry run's own applies are kept in the version they were written in.
+        let mut out = Vec::with_capacity(listed.len());
+        for object in listed {
+            out.push(self.in_version(object, api_version).await?);
+        }
+        Ok(out)
+    }
+
+    /// `object` in `api_version` when it is one of Cluster API's converted kinds in
+    /// another version (a dry run's apply in the server's preferred version).
+    async fn in_version(&self, object: Value, api_version: &str) -> Result<Value, Error> {
+        match topograph_api::convert::Version::of_api_version(api_version) {
+            Some(version) if object.api_version() != api_version => {
+                self.read_back(&object, version).await
+            }
+            _ => Ok(object),
         }
     }
 
@@ -581,6 +620,32 @@ impl ManagementCluster {
         current: Option<&Value>,
         intent: &Value,
     ) -> Result<topograph_ssa::Applied, Error> {
+        // Predicted in the version the apply will be sent in, where the ownership
+        // record lives; the object predicted is given back in the caller's version.
+        let (own, to) = match (
+            topograph_api::convert::version_of(intent),
+            self.write_version(intent).await?,
+        ) {
+            (Some(own), Some(to)) => (own, to),
+            _ => return self.predict_apply_as_is(current, intent).await,
+        };
+        let intent = Self::for_writing(intent, to)?;
+        // The current object as the server stores it: a read in another version
+        // carries what that version cannot hold in its conversion data, which going
+        // back up restores.
+        let current = current
+            .map(|current| Self::for_writing(current, to))
+            .transpose()?;
+        let mut applied = self.predict_apply_as_is(current.as_ref(), &intent).await?;
+        applied.object = self.read_back(&applied.object, own).await?;
+        Ok(applied)
+    }
+
+    async fn predict_apply_as_is(
+        &self,
+        current: Option<&Value>,
+        intent: &Value,
+    ) -> Result<topograph_ssa::Applied, Error> {
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         let (manager, api_version) = (&*self.field_manager, intent.api_version());
         topograph_ssa::apply(current, intent, manager, api_version, true, &schema, &now())
@@ -592,6 +657,20 @@ impl ManagementCluster {
     /// object when it does not exist. Returns it as stored.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "apply", kind = %intent.kind(), namespace = %intent.namespace(), name = %intent.name(), dry_run = self.is_dry_run()))]
     pub async fn apply(&self, intent: &Value) -> Result<Value, Error> {
+        // Cluster API's kinds go in the version the server prefers, as Cluster API
+        // applies them; the answer comes back in the caller's version.
+        if let (Some(own), Some(to)) = (
+            topograph_api::convert::version_of(intent),
+            self.write_version(intent).await?,
+        ) {
+            let converted = Self::for_writing(intent, to)?;
+            let stored = self.apply_as_is(&converted).await?;
+            return self.read_back(&stored, own).await;
+        }
+        self.apply_as_is(intent).await
+    }
+
+    async fn apply_as_is(&self, intent: &Value) -> Result<Value, Error> {
         let target = self.target(intent).await?;
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         self.count(&self.writes.patch, intent.kind(), "apply");

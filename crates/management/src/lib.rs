@@ -10,6 +10,7 @@
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * [`error`]: what a request can fail with.
 //! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
+//! * `versions`: Cluster API's kinds applied in the version the server prefers.
 
 pub mod api;
 pub mod crds;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod keys;
 pub mod registry;
 pub mod user_agent;
+mod versions;
 
 pub use api::{ManagementCluster, WriteCounts};
 pub use error::Error;

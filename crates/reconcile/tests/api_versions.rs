@@ -21,6 +21,20 @@ fn in_version(objects: &[Value], version: Version) -> Vec<Value> {
         .collect()
 }
 
+/// The `apiVersion` of the reconcile's own Apply entry on each MachineDeployment.
+async fn applied_in(env: &Env) -> Vec<String> {
+    let mut versions = Vec::new();
+    for md in ["md-0", "md-1", "md-2"] {
+        let md = env.machine_deployment("dev", md).await.unwrap();
+        for entry in md["metadata"]["managedFields"].as_array().unwrap() {
+            if entry["manager"] == "topograph" && entry["operation"] == "Apply" {
+                versions.push(entry["apiVersion"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    versions
+}
+
 async fn converges(env: &Env) {
     let outcomes = env.converge("dev").await;
     assert!(!outcomes.is_empty(), "the topology was created");
@@ -59,6 +73,11 @@ async fn a_v1beta2_cluster_and_class_on_a_v1beta2_management_cluster() {
 async fn a_v1beta1_cluster_on_a_v1beta2_management_cluster() {
     let env = Env::quick_start().await;
     converges(&env).await;
+    assert_eq!(
+        applied_in(&env).await,
+        ["cluster.x-k8s.io/v1beta2"; 3],
+        "applied in the version the server prefers, as Cluster API applies"
+    );
     let mds =
         env.server
             .store()
@@ -79,4 +98,5 @@ async fn a_v1beta1_cluster_on_a_v1beta1_management_cluster() {
     let (class, cluster) = support::quick_start();
     let env = Env::start_v1beta1(class, vec![cluster]).await;
     converges(&env).await;
+    assert_eq!(applied_in(&env).await, ["cluster.x-k8s.io/v1beta1"; 3]);
 }
