@@ -1,7 +1,7 @@
 //! End-to-end tests of `topograph render`: the real binary on the examples, on Cluster
 //! API's own published templates, and on bad input (exit codes and messages).
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use topograph_tests::{assert_golden, root, run};
 
 fn stdout(output: &std::process::Output) -> String {
@@ -20,7 +20,7 @@ fn render_example(name: &str, format: &str) -> std::process::Output {
 
 #[test]
 fn examples_match_their_golden_files() {
-    for name in ["mixed", "quick-start"] {
+    for name in ["mixed", "quick-start", "quick-start-v1beta2"] {
         let output = render_example(name, "json");
         assert!(output.status.success(), "{name}: {}", stderr(&output));
         assert_golden(&format!("{name}.json"), &stdout(&output));
@@ -28,6 +28,56 @@ fn examples_match_their_golden_files() {
         assert!(output.status.success(), "{name}: {}", stderr(&output));
         assert_golden(&format!("{name}.yaml"), &stdout(&output));
     }
+}
+
+/// The quick-start's v1beta2 edition renders in v1beta2 by default (its Cluster's
+/// version) and, asked for v1beta1, exactly what the v1beta1 edition renders.
+#[test]
+fn the_v1beta2_edition_renders_what_the_v1beta1_edition_renders() {
+    let v1beta1 = render_example("quick-start", "json");
+    assert!(v1beta1.status.success(), "{}", stderr(&v1beta1));
+    let v1beta2 = run(&[
+        "render",
+        "-f",
+        "examples/quick-start-v1beta2/clusterclass.yaml",
+        "-f",
+        "examples/quick-start-v1beta2/cluster.yaml",
+        "-o",
+        "json",
+        "--api-version",
+        "v1beta1",
+    ]);
+    assert!(v1beta2.status.success(), "{}", stderr(&v1beta2));
+    assert_eq!(stdout(&v1beta2), stdout(&v1beta1));
+
+    let native: Vec<Value> =
+        serde_json::from_str(&stdout(&render_example("quick-start-v1beta2", "json"))).unwrap();
+    let cluster = native.iter().find(|o| o["kind"] == "Cluster").unwrap();
+    assert_eq!(cluster["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    assert_eq!(
+        cluster["spec"]["controlPlaneRef"],
+        json!({"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": cluster["spec"]["controlPlaneRef"]["name"]}),
+        "a v1beta2 Cluster's references are contract-versioned"
+    );
+    assert!(
+        native
+            .iter()
+            .filter(|o| o["kind"] == "MachineDeployment")
+            .all(|md| md["apiVersion"] == "cluster.x-k8s.io/v1beta2")
+    );
+    let owners: Vec<&Value> = native
+        .iter()
+        .filter_map(|o| o["metadata"]["ownerReferences"].as_array())
+        .flatten()
+        .filter(|r| r["kind"] == "Cluster")
+        .collect();
+    assert!(!owners.is_empty());
+    assert!(
+        owners
+            .iter()
+            .all(|r| r["apiVersion"] == "cluster.x-k8s.io/v1beta2"),
+        "owner references name the Cluster in the version written: {owners:?}"
+    );
 }
 
 #[test]

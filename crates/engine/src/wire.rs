@@ -60,6 +60,19 @@ pub fn ref_value(r: &ObjectRef) -> Value {
     Value::Object(map)
 }
 
+/// A reference as an object of `api_version` holds it: a contract-versioned
+/// `{apiGroup, kind, name}` in `cluster.x-k8s.io/v1beta2`, else an `ObjectReference`.
+pub fn ref_value_in(api_version: &str, r: &ObjectRef) -> Value {
+    if api_version != "cluster.x-k8s.io/v1beta2" {
+        return ref_value(r);
+    }
+    json!({
+        "apiGroup": group_of(&r.api_version),
+        "kind": r.kind,
+        "name": r.name,
+    })
+}
+
 /// The reference to `desired`, keeping the current reference's API version when group
 /// and kind are unchanged, so that a version a provider moved to is never downgraded.
 /// A current reference that names only a group (a v1beta2 contract-versioned

@@ -854,8 +854,9 @@ impl Inner {
             .entry(rt.key())
             .or_default()
             .insert((ns.to_string(), name), stored.clone());
-        self.emit(&rt.key(), EventType::Added, stored, None);
-        Ok(body)
+        self.emit(&rt.key(), EventType::Added, stored.clone(), None);
+        // Answered as a read in the request's version would give it.
+        self.view(rt, stored, &meta_api_version(&body))
     }
 
     /// Validates a CRD and sets its status; the kind it defines must not collide with
@@ -977,16 +978,24 @@ impl Inner {
         } else {
             None
         };
-        if equal_except(&stored, &new, &["apiVersion"]) {
+        // Converted before anything is stored, so a conversion failure changes nothing.
+        // Whether anything changed (and the generation) is judged in the storage version,
+        // as kube-apiserver judges it: a version that spells a value differently (a
+        // duration, a defaulted namespace) does not make a write of it a change.
+        let mut storage = self.storage_form(rt, new.clone())?;
+        let stored_form = match self.get(rt, ns, name) {
+            Ok(actual) => actual.clone(),
+            Err(_) => self.storage_form(rt, stored.clone())?,
+        };
+        if equal_except(&stored_form, &storage, &["apiVersion"]) {
             return Ok(stored);
         }
         if let Some(generation) =
-            server::bumped_generation(&stored, &new, sub, rt.status_subresource)
+            server::bumped_generation(&stored_form, &storage, sub, rt.status_subresource)
         {
             set_meta(&mut new, "generation", Value::from(generation));
+            set_meta(&mut storage, "generation", Value::from(generation));
         }
-        // Converted before anything is stored, so a conversion failure changes nothing.
-        let mut storage = self.storage_form(rt, new.clone())?;
         if w.dry_run {
             return Ok(new);
         }
@@ -998,7 +1007,7 @@ impl Inner {
             Value::String(rv.to_string()),
         );
         let key = (ns.to_string(), name.to_string());
-        let old = self.get(rt, ns, name).ok().cloned();
+        let old = Some(stored_form);
         if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
             if let Some(c) = self.objects.get_mut(&rt.key()) {
                 c.insert(key.clone(), storage);
@@ -1014,13 +1023,9 @@ impl Inner {
             .entry(rt.key())
             .or_default()
             .insert(key, storage.clone());
-        self.emit(
-            &rt.key(),
-            EventType::Modified,
-            storage,
-            old.or(Some(stored)),
-        );
-        Ok(new)
+        self.emit(&rt.key(), EventType::Modified, storage.clone(), old);
+        // Answered as a read in the request's version would give it.
+        self.view(rt, storage, &meta_api_version(&new))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -196,3 +196,48 @@ async fn without_webhook_conversion_only_the_api_version_differs() {
     assert_eq!(spec(&read), json!({"size": 3}));
     assert_eq!(read.types.unwrap().api_version, format!("{GROUP}/v2"));
 }
+
+/// Whether a write changes anything is judged in the storage version, as
+/// kube-apiserver judges it: a v1 write that spells a value differently from the v1
+/// read, but stores the same, is no change (same resourceVersion and generation).
+#[tokio::test]
+async fn a_write_that_stores_the_same_is_no_change() {
+    // v2 stores `color` lowercase; v1 reads it back as stored.
+    let lowercase = Converter::new(|object: &Value, to: &str, _: ApiVersionOf<'_>| {
+        let mut object = object.clone();
+        if to.ends_with("/v2")
+            && let Some(color) = object.pointer("/spec/color").and_then(Value::as_str)
+        {
+            object["spec"]["color"] = json!(color.to_lowercase());
+        }
+        object["apiVersion"] = json!(to);
+        Ok(object)
+    });
+    let (_server, client) = start(Some(lowercase), "Webhook").await;
+    let v1 = api(&client, "v1");
+    let created = v1
+        .create(
+            &PostParams::default(),
+            &widget("v1", json!({"color": "Blue"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        spec(&created),
+        json!({"color": "blue"}),
+        "answered as stored, in the version asked"
+    );
+    let read = v1.get("w").await.unwrap();
+    assert_eq!(spec(&read), json!({"color": "blue"}), "read as stored");
+    let mut again = read.clone();
+    again.data["spec"] = json!({"color": "BLUE"});
+    let replaced = v1
+        .replace("w", &PostParams::default(), &again)
+        .await
+        .unwrap();
+    assert_eq!(
+        replaced.metadata.resource_version, read.metadata.resource_version,
+        "nothing stored changed"
+    );
+    assert_eq!(replaced.metadata.generation, read.metadata.generation);
+}

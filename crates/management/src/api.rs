@@ -526,6 +526,8 @@ impl ManagementCluster {
     /// Creates `object`; returns it as stored.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "create", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
     pub async fn create(&self, object: &Value) -> Result<Value, Error> {
+        let renamed = self.with_preferred_owner_refs(object).await?;
+        let object = renamed.as_ref().unwrap_or(object);
         let target = self.target(object).await?;
         self.count(&self.writes.create, object.kind(), "create");
         self.writer.create(target).await
@@ -627,9 +629,16 @@ impl ManagementCluster {
             self.write_version(intent).await?,
         ) {
             (Some(own), Some(to)) => (own, to),
-            _ => return self.predict_apply_as_is(current, intent).await,
+            _ => {
+                let renamed = self.with_preferred_owner_refs(intent).await?;
+                return self
+                    .predict_apply_as_is(current, renamed.as_ref().unwrap_or(intent))
+                    .await;
+            }
         };
         let intent = Self::for_writing(intent, to)?;
+        let renamed = self.with_preferred_owner_refs(&intent).await?;
+        let intent = renamed.unwrap_or(intent);
         // The current object as the server stores it: a read in another version
         // carries what that version cannot hold in its conversion data, which going
         // back up restores.
@@ -657,6 +666,8 @@ impl ManagementCluster {
     /// object when it does not exist. Returns it as stored.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "apply", kind = %intent.kind(), namespace = %intent.namespace(), name = %intent.name(), dry_run = self.is_dry_run()))]
     pub async fn apply(&self, intent: &Value) -> Result<Value, Error> {
+        let renamed = self.with_preferred_owner_refs(intent).await?;
+        let intent = renamed.as_ref().unwrap_or(intent);
         // Cluster API's kinds go in the version the server prefers, as Cluster API
         // applies them; the answer comes back in the caller's version.
         if let (Some(own), Some(to)) = (

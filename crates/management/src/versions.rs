@@ -68,6 +68,35 @@ impl ManagementCluster {
             .filter(|preferred| *preferred != own))
     }
 
+    /// `object` with its owner references to Cluster API's objects naming the version
+    /// the server prefers (Cluster API writes them in its own version; an owner
+    /// reference in another one would be a difference the next apply has to write).
+    /// `None` when nothing needs renaming.
+    pub(crate) async fn with_preferred_owner_refs(
+        &self,
+        object: &Value,
+    ) -> Result<Option<Value>, Error> {
+        let names_cluster_api = object
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .is_some_and(|owners| {
+                owners.iter().any(|r| {
+                    r.get("apiVersion")
+                        .and_then(Value::as_str)
+                        .and_then(Version::of_api_version)
+                        .is_some()
+                })
+            });
+        if !names_cluster_api {
+            return Ok(None);
+        }
+        let Some(preferred) = self.preferred_cluster_api().await? else {
+            return Ok(None);
+        };
+        let mut renamed = object.clone();
+        Ok(convert::owner_refs_to(&mut renamed, preferred).then_some(renamed))
+    }
+
     /// `intent` in `to`, to be written: a new intent, so no conversion data.
     pub(crate) fn for_writing(intent: &Value, to: Version) -> Result<Value, Error> {
         let options = Options {

@@ -78,6 +78,15 @@ async fn a_v1beta1_cluster_on_a_v1beta2_management_cluster() {
         ["cluster.x-k8s.io/v1beta2"; 3],
         "applied in the version the server prefers, as Cluster API applies"
     );
+    // The owner reference to the Cluster names it in that version too.
+    let mhc = env
+        .owned("cluster.x-k8s.io/v1beta1", "MachineHealthCheck", "dev")
+        .await
+        .remove(0);
+    let owners = mhc["metadata"]["ownerReferences"].as_array().unwrap();
+    let cluster_owners: Vec<&Value> = owners.iter().filter(|o| o["kind"] == "Cluster").collect();
+    assert_eq!(cluster_owners.len(), 1, "{owners:?}");
+    assert_eq!(cluster_owners[0]["apiVersion"], "cluster.x-k8s.io/v1beta2");
     let mds =
         env.server
             .store()

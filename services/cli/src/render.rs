@@ -83,7 +83,12 @@ fn in_version(objects: Vec<Value>, to: Version) -> Result<Vec<Value>, topograph_
     };
     objects
         .iter()
-        .map(|o| convert::convert(o, to, &options))
+        .map(|o| {
+            let mut converted = convert::convert(o, to, &options)?;
+            // Owner references name the Cluster in the version written, on every object.
+            convert::owner_refs_to(&mut converted, to);
+            Ok(converted)
+        })
         .collect()
 }
 

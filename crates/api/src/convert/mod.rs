@@ -146,6 +146,31 @@ pub fn version_of(object: &Value) -> Option<Version> {
     Version::of_api_version(object.api_version())
 }
 
+/// Renames the owner references of `object` that name one of Cluster API's objects
+/// (any kind) in another version of the group to version `to`: Cluster API writes
+/// them in its own version, whatever object they are on. Whether any was renamed.
+pub fn owner_refs_to(object: &mut Value, to: Version) -> bool {
+    let Some(owners) = object
+        .pointer_mut("/metadata/ownerReferences")
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let mut renamed = false;
+    for owner in owners {
+        let other = owner
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(Version::of_api_version)
+            .is_some_and(|v| v != to);
+        if other {
+            owner["apiVersion"] = Value::String(to.api_version().to_string());
+            renamed = true;
+        }
+    }
+    renamed
+}
+
 /// `object` in version `to`. Objects this module does not convert, and objects already
 /// in `to`, come back unchanged.
 pub fn convert(object: &Value, to: Version, options: &Options<'_>) -> Result<Value, FieldError> {

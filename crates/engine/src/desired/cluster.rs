@@ -8,7 +8,7 @@ use topograph_api::object::{ObjectExt, remove_at, set_annotations, set_at, set_l
 use super::Scope;
 use crate::labels;
 use crate::upgrade::{UPGRADE_STEP_ANNOTATION, UpgradeTracker};
-use crate::wire::{desired_ref, ref_value};
+use crate::wire::{desired_ref, ref_value_in};
 
 pub(crate) fn compute(
     scope: &Scope<'_>,
@@ -23,12 +23,22 @@ pub(crate) fn compute(
     cluster_labels.insert(labels::CLUSTER_NAME.to_string(), cluster.name.clone());
     cluster_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
     set_labels(&mut object, &cluster_labels);
+    // References in the shape of the Cluster's own version.
+    let version = object.api_version().to_string();
     if let Some(infra) = infrastructure_cluster {
         let r = desired_ref(cluster.infrastructure_ref.as_ref(), infra);
-        set_at(&mut object, &["spec", "infrastructureRef"], ref_value(&r));
+        set_at(
+            &mut object,
+            &["spec", "infrastructureRef"],
+            ref_value_in(&version, &r),
+        );
     }
     let r = desired_ref(cluster.control_plane_ref.as_ref(), control_plane);
-    set_at(&mut object, &["spec", "controlPlaneRef"], ref_value(&r));
+    set_at(
+        &mut object,
+        &["spec", "controlPlaneRef"],
+        ref_value_in(&version, &r),
+    );
 
     // Control plane providers let machines of the current step's version join while
     // the Cluster says an upgrade is under way; without one the annotation goes.
