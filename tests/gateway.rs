@@ -1041,6 +1041,22 @@ async fn plan_and_impact_say_what_then_happens() {
     assert!(plan.deleted.iter().any(|o| o.kind == "MachineDeployment"));
     assert!(plan.created.iter().any(|o| o.kind == "MachineDeployment"));
 
+    // A Cluster written in v1beta2 goes through the same door: planned, applied and
+    // reconciled exactly as planned.
+    let options = topograph_api::convert::Options {
+        conversion_data: false,
+        ..Default::default()
+    };
+    let v1beta2 = topograph_api::convert::convert(
+        &small_cluster("p2", "team-a"),
+        topograph_api::convert::Version::V1Beta2,
+        &options,
+    )
+    .unwrap();
+    assert_eq!(v1beta2["apiVersion"], "cluster.x-k8s.io/v1beta2");
+    let plan = plan_then_apply(&fleet, c, v1beta2).await;
+    assert!(plan.created.iter().any(|o| o.kind == "MachineDeployment"));
+
     // Impact across 50 Clusters of a class with two pool classes; 20 use the second.
     let mut class = quick_start("clusterclass.yaml", "team-b");
     let cc = class
