@@ -6,12 +6,15 @@
 //! * [`dry_run`]: the in-memory overlay a dry-run client writes into.
 //! * [`registry`]: the management clusters a process serves, from kubeconfig files and
 //!   labelled Secrets.
+//! * [`contracts`]: which Cluster API contract a provider kind implements, from its
+//!   CRD's labels, cached per kind.
 //! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * [`error`]: what a request can fail with.
 //! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
 
 pub mod api;
+pub mod contracts;
 pub mod crds;
 pub mod dry_run;
 pub mod error;
