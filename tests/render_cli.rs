@@ -149,6 +149,99 @@ fn unused_inputs_are_reported_with_their_own_files() {
 }
 
 #[test]
+fn crds_among_the_inputs_declare_the_control_planes_contract() {
+    let dir = topograph_tests::TempDir::new("render-contract");
+    let write = |name: &str, text: &str| {
+        let path = dir.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    // The control plane's kind on the v1beta2 contract, the infrastructure's on v1beta1.
+    let crds = write(
+        "crds.yaml",
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: kubeadmcontrolplanes.controlplane.cluster.x-k8s.io
+  labels: {cluster.x-k8s.io/v1beta2: v1beta1}
+spec:
+  group: controlplane.cluster.x-k8s.io
+  names: {kind: KubeadmControlPlane, plural: kubeadmcontrolplanes}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: dockerclusters.infrastructure.cluster.x-k8s.io
+  labels: {cluster.x-k8s.io/v1beta1: v1beta1}
+spec:
+  group: infrastructure.cluster.x-k8s.io
+  names: {kind: DockerCluster, plural: dockerclusters}
+",
+    );
+    let quick_start = std::fs::read_to_string(root().join("examples/quick-start/cluster.yaml"))
+        .unwrap()
+        .replace(
+            "    controlPlane:\n      replicas: 3\n",
+            "    controlPlane:\n      replicas: 3\n      nodeDrainTimeout: 10m\n      nodeVolumeDetachTimeout: 5m\n",
+        );
+    assert!(quick_start.contains("nodeDrainTimeout"));
+    let cluster = write("cluster.yaml", &quick_start);
+    let render = |files: &[&str]| {
+        let mut args = vec![
+            "render",
+            "-o",
+            "json",
+            "-f",
+            "examples/quick-start/clusterclass.yaml",
+        ];
+        for file in files {
+            args.extend(["-f", file]);
+        }
+        let output = run(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(
+            !stderr(&output).contains("CustomResourceDefinition"),
+            "CRDs are declarations, never unused inputs: {}",
+            stderr(&output)
+        );
+        let objects: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        objects
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["kind"] == "KubeadmControlPlane")
+            .unwrap()["spec"]["machineTemplate"]
+            .clone()
+    };
+
+    let template = render(&[&cluster, &crds]);
+    let name = &template["spec"]["infrastructureRef"]["name"];
+    assert!(name.is_string(), "{template}");
+    assert_eq!(
+        template["spec"],
+        serde_json::json!({
+            "infrastructureRef": {
+                "apiGroup": "infrastructure.cluster.x-k8s.io",
+                "kind": "DockerMachineTemplate",
+                "name": name,
+            },
+            "deletion": {"nodeDrainTimeoutSeconds": 600, "nodeVolumeDetachTimeoutSeconds": 300},
+        })
+    );
+    assert!(template.get("infrastructureRef").is_none(), "{template}");
+
+    // Without the CRDs: the v1beta1 contract, as always.
+    let template = render(&[&cluster]);
+    assert_eq!(
+        template["infrastructureRef"]["apiVersion"],
+        "infrastructure.cluster.x-k8s.io/v1beta1"
+    );
+    assert_eq!(template["nodeDrainTimeout"], "10m0s");
+    assert_eq!(template["nodeVolumeDetachTimeout"], "5m0s");
+    assert!(template.get("spec").is_none(), "{template}");
+}
+
+#[test]
 fn rendering_twice_is_byte_identical() {
     let a = stdout(&render_example("quick-start", "yaml"));
     let b = stdout(&render_example("quick-start", "yaml"));

@@ -8,6 +8,8 @@
 //! * [`load`]: multi-document YAML/JSON and `kind: List` into a [`load::Bundle`], with
 //!   errors naming the file, the document and the field.
 //! * [`envsubst`]: clusterctl-style `${VAR}` substitution for published templates.
+//! * [`contract`]: which Cluster API contract a provider kind implements, as its CRD's
+//!   labels declare it.
 //! * [`object`]: helpers for arbitrary objects kept as JSON (provider templates), and
 //!   [`ObjectKey`], the one identity of an object (group, kind, namespace, name).
 //! * [`server`]: the API server's write rules, shared by the in-memory API server and
@@ -18,6 +20,7 @@
 //! * [`convert`]: Cluster API's kinds between `cluster.x-k8s.io/v1beta1` and `v1beta2`,
 //!   on JSON, losslessly through the `cluster.x-k8s.io/conversion-data` annotation.
 
+pub mod contract;
 pub mod convert;
 pub mod duration;
 pub mod envsubst;

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use topograph_api::model::{ClusterClass, MachineDeploymentClass, ObjectRef};
+use topograph_api::object::ObjectExt;
+
+use crate::contract::Contract;
 
 use crate::error::RenderError;
 use crate::store::ObjectStore;
@@ -33,6 +36,18 @@ pub struct Blueprint<'a> {
     pub control_plane_machine_template: Option<&'a Value>,
     /// MachineDeployment classes by class name.
     pub machine_deployments: BTreeMap<&'a str, MachineDeploymentBlueprint<'a>>,
+    /// The contract of the ControlPlane the control plane template stamps out.
+    pub control_plane_contract: Contract,
+}
+
+/// The contract of the objects `template` stamps out: its API version, its kind without
+/// `Template`.
+fn stamped_contract(store: &ObjectStore, template: &Value) -> Contract {
+    let kind = template.kind();
+    store.contract_of(
+        template.api_version(),
+        kind.strip_suffix("Template").unwrap_or(kind),
+    )
 }
 
 impl<'a> Blueprint<'a> {
@@ -134,6 +149,7 @@ impl<'a> Blueprint<'a> {
         }
         match (control_plane_template, errors.is_empty()) {
             (Some(control_plane_template), true) => Ok(Blueprint {
+                control_plane_contract: stamped_contract(store, control_plane_template),
                 class,
                 infrastructure_cluster_template,
                 control_plane_template,

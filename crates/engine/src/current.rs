@@ -10,11 +10,12 @@ use serde_json::Value;
 use topograph_api::model::{Cluster, ObjectRef};
 use topograph_api::object::ObjectExt;
 
+use crate::contract::{self, Contract, ContractFields};
 use crate::error::RenderError;
 use crate::labels;
 use crate::store::ObjectStore;
 use crate::upgrade::decide::{ControlPlaneState, MachineDeploymentState};
-use crate::wire::{self, read_ref};
+use crate::wire::read_ref;
 
 /// The label Cluster API's MachineSets put on their Machines: the MachineDeployment's
 /// object name.
@@ -120,6 +121,8 @@ pub struct CurrentState<'a> {
     pub control_plane: Referenced<'a>,
     /// The control plane machines' infrastructure template.
     pub control_plane_machine_template: Referenced<'a>,
+    /// The contract the current ControlPlane implements (v1beta1 when there is none).
+    pub control_plane_contract: Contract,
     /// MachineDeployments by topology name.
     pub machine_deployments: BTreeMap<String, CurrentMachineDeployment<'a>>,
 }
@@ -130,9 +133,10 @@ impl CurrentState<'_> {
     /// version (Cluster API would fail to read it).
     pub fn control_plane_versions(&self) -> Option<ControlPlaneState> {
         let cp = self.control_plane.object?;
-        let spec_version = string_at(cp, &["spec", "version"]).filter(|v| !v.is_empty())?;
+        let fields = self.control_plane_contract.control_plane();
+        let spec_version = string_at(cp, fields.version).filter(|v| !v.is_empty())?;
         let status_versions = cp
-            .at(&["status", "versions"])
+            .at(fields.status_versions)
             .and_then(Value::as_array)
             .map(|versions| {
                 versions
@@ -145,7 +149,7 @@ impl CurrentState<'_> {
         Some(ControlPlaneState {
             kind: cp.kind().to_string(),
             spec_version: spec_version.to_string(),
-            status_version: string_at(cp, &["status", "version"])
+            status_version: string_at(cp, fields.status_version)
                 .filter(|v| !v.is_empty())
                 .map(str::to_string),
             status_versions,
@@ -187,16 +191,15 @@ impl<'a> CurrentState<'a> {
         check_owned(&infrastructure_cluster, &cluster_desc, &mut errors);
         let control_plane = referenced(store, cluster.control_plane_ref.clone(), ns);
         check_owned(&control_plane, &cluster_desc, &mut errors);
+        let control_plane_contract = control_plane
+            .object
+            .map(|cp| store.contract_of_object(cp))
+            .unwrap_or_default();
         let control_plane_machine_template = referenced(
             store,
-            control_plane.object.and_then(|cp| {
-                read_ref(cp, wire::control_plane::INFRASTRUCTURE_REF).or_else(|| {
-                    read_ref(
-                        cp,
-                        &["spec", "machineTemplate", "spec", "infrastructureRef"],
-                    )
-                })
-            }),
+            control_plane
+                .object
+                .and_then(|cp| contract::machine_template_ref(control_plane_contract, cp)),
             ns,
         );
         if let Some(cp) = control_plane.object {
@@ -271,6 +274,7 @@ impl<'a> CurrentState<'a> {
                 infrastructure_cluster,
                 control_plane,
                 control_plane_machine_template,
+                control_plane_contract,
                 machine_deployments,
             })
         } else {

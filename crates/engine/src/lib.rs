@@ -10,7 +10,9 @@
 //!   variables and the builtin variables;
 //! * [`upgrade`]: which versions the control plane and the MachineDeployments get, and
 //!   what a reconciler must hold back while an upgrade is sequenced;
-//! * [`wire`]: how Cluster API's own kinds and references are written (v1beta1).
+//! * [`wire`]: how Cluster API's own kinds and references are written (v1beta1);
+//! * [`contract`]: where each Cluster API contract puts the provider objects' fields,
+//!   and which contract a kind implements (the CRDs among the inputs declare it).
 //!
 //! * [`admission`]: what Cluster API's webhooks make of a class or a Cluster, run once
 //!   before a render; [`render`] takes what it admitted;
@@ -21,6 +23,7 @@
 
 pub mod admission;
 pub mod blueprint;
+pub mod contract;
 pub mod current;
 pub mod desired;
 pub mod error;

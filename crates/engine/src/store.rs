@@ -1,13 +1,15 @@
 //! The objects a render can read: provider templates and current objects, indexed the
 //! way the topology controller looks them up (by group, kind, namespace and name, or
-//! by labels).
+//! by labels), and the contracts the CustomResourceDefinitions among them declare for
+//! their kinds.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
+use topograph_api::contract::{self, Contract, Declared};
 use topograph_api::model::ObjectRef;
-use topograph_api::object::{ObjectExt, ObjectKey, group_of};
+use topograph_api::object::{ObjectExt, ObjectKey, group_of, split_api_version};
 
 /// An immutable set of objects with lookups by reference and by labels. It records
 /// which objects were read, so callers can report inputs nothing used.
@@ -16,6 +18,10 @@ pub struct ObjectStore {
     objects: Vec<Value>,
     index: HashMap<ObjectKey, usize>,
     read: RefCell<BTreeSet<usize>>,
+    // (group, kind) -> what its CRD declares. CRDs are declarations, never referenced,
+    // so they are not inputs a render could leave unused.
+    contracts: HashMap<(String, String), Declared>,
+    crds: BTreeSet<usize>,
 }
 
 impl ObjectStore {
@@ -28,11 +34,43 @@ impl ObjectStore {
             .enumerate()
             .map(|(i, o)| (ObjectKey::of(o), i))
             .collect();
+        let mut contracts = HashMap::new();
+        let mut crds = BTreeSet::new();
+        for (i, object) in objects.iter().enumerate() {
+            if let Some((group, kind, declared)) = contract::from_crd(object) {
+                contracts.insert((group, kind), declared);
+                crds.insert(i);
+            }
+        }
         ObjectStore {
             objects,
             index,
             read: RefCell::default(),
+            contracts,
+            crds,
         }
+    }
+
+    /// The contract objects of `kind` in `api_version` implement, as the kind's CRD
+    /// among the objects declares it; v1beta1 without one. An `api_version` without a
+    /// version (`group/`, from a contract-versioned reference) takes the latest
+    /// contract declared.
+    pub fn contract_of(&self, api_version: &str, kind: &str) -> Contract {
+        let (group, version) = split_api_version(api_version);
+        let Some(declared) = self.contracts.get(&(group.to_string(), kind.to_string())) else {
+            return Contract::default();
+        };
+        if version.is_empty() {
+            declared.latest().unwrap_or_default()
+        } else {
+            declared.for_version(version)
+        }
+    }
+
+    /// The contract `object` implements ([`ObjectStore::contract_of`] its kind and
+    /// API version).
+    pub fn contract_of_object(&self, object: &Value) -> Contract {
+        self.contract_of(object.api_version(), object.kind())
     }
 
     /// The object a reference points at; an empty reference namespace means
@@ -85,7 +123,7 @@ impl ObjectStore {
         self.objects
             .iter()
             .enumerate()
-            .filter(|(i, _)| !read.contains(i))
+            .filter(|(i, _)| !read.contains(i) && !self.crds.contains(i))
             .map(|(_, o)| o)
             .collect()
     }

@@ -1,6 +1,6 @@
 //! How desired objects of Cluster API's own kinds, and references between objects, are
-//! written in `cluster.x-k8s.io/v1beta1` (and the v1beta1 control plane contract).
-//! Keeping the version-specific shapes here lets a later `v1beta2` writer sit beside it.
+//! written in `cluster.x-k8s.io/v1beta1`. Provider objects' fields are written by the
+//! contract their kind implements ([`crate::contract`]).
 
 use serde_json::{Value, json};
 use topograph_api::model::{Cluster, ObjectRef};
@@ -8,31 +8,6 @@ use topograph_api::object::{ObjectExt, group_of, split_api_version};
 
 /// API version of the objects we write.
 pub const API_VERSION: &str = "cluster.x-k8s.io/v1beta1";
-
-/// Paths of the control plane contract fields (v1beta1 contract).
-pub mod control_plane {
-    /// The machines' infrastructure template reference.
-    pub const INFRASTRUCTURE_REF: &[&str] = &["spec", "machineTemplate", "infrastructureRef"];
-    /// The same reference under the v1beta2 contract; read so that a control plane a
-    /// newer provider wrote keeps its machine template's name.
-    pub const V1BETA2_INFRASTRUCTURE_REF: &[&str] =
-        &["spec", "machineTemplate", "spec", "infrastructureRef"];
-    /// The machines' metadata.
-    pub const MACHINE_METADATA: &[&str] = &["spec", "machineTemplate", "metadata"];
-    /// Replicas.
-    pub const REPLICAS: &[&str] = &["spec", "replicas"];
-    /// Kubernetes version.
-    pub const VERSION: &[&str] = &["spec", "version"];
-    /// Node drain timeout.
-    pub const NODE_DRAIN_TIMEOUT: &[&str] = &["spec", "machineTemplate", "nodeDrainTimeout"];
-    /// Volume detach timeout.
-    pub const NODE_VOLUME_DETACH_TIMEOUT: &[&str] =
-        &["spec", "machineTemplate", "nodeVolumeDetachTimeout"];
-    /// Node deletion timeout.
-    pub const NODE_DELETION_TIMEOUT: &[&str] = &["spec", "machineTemplate", "nodeDeletionTimeout"];
-    /// Readiness gates.
-    pub const READINESS_GATES: &[&str] = &["spec", "machineTemplate", "readinessGates"];
-}
 
 /// An `ObjectReference` to an object, as `contract.ObjToRef` builds it.
 pub fn ref_to(object: &Value) -> ObjectRef {
@@ -46,18 +21,7 @@ pub fn ref_to(object: &Value) -> ObjectRef {
 
 /// A reference as JSON; empty fields are omitted, as Go's `omitempty` does.
 pub fn ref_value(r: &ObjectRef) -> Value {
-    let mut map = serde_json::Map::new();
-    for (key, value) in [
-        ("apiVersion", &r.api_version),
-        ("kind", &r.kind),
-        ("name", &r.name),
-        ("namespace", &r.namespace),
-    ] {
-        if !value.is_empty() {
-            map.insert(key.to_string(), Value::String(value.clone()));
-        }
-    }
-    Value::Object(map)
+    crate::contract::object_reference(r)
 }
 
 /// A reference as an object of `api_version` holds it: a contract-versioned

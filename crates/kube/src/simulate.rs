@@ -2,6 +2,10 @@
 //! provider: infrastructure clusters and control planes become ready, MachineDeployments
 //! report their replicas, each a configurable delay after their spec last changed, and
 //! Clusters get the readiness and owner references Cluster API's core controller gives.
+//! Providers report status the way the contract their CRD declares has it
+//! (`cluster.x-k8s.io/<contract>` labels): v1beta2-contract providers only in the v1beta2
+//! contract's fields (`status.initialization.*`, `upToDateReplicas`, ...); others, as
+//! providers moving between contracts do, in both.
 //! Writes go through the store (events, resourceVersions) but are not client requests.
 
 use crate::selector::{Filter, LabelSelector};
@@ -13,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+use topograph_api::contract::{self, Contract};
 
 const INFRA_GROUP: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
@@ -108,12 +113,24 @@ impl Simulator {
                             .pointer("/spec/replicas")
                             .and_then(Value::as_i64)
                             .unwrap_or(1);
-                        self.patch(&rt, &obj, Sub::Status, json!({"status": {
+                        let mut status = json!({
                             "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
-                            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
-                            "ready": true, "initialized": true, "observedGeneration": generation,
+                            "replicas": replicas, "readyReplicas": replicas,
+                            "observedGeneration": generation,
                             "initialization": {"controlPlaneInitialized": true},
-                        }}));
+                        });
+                        match self.contract(&rt, &obj) {
+                            Contract::V1Beta1 => {
+                                status["updatedReplicas"] = json!(replicas);
+                                status["ready"] = json!(true);
+                                status["initialized"] = json!(true);
+                            }
+                            Contract::V1Beta2 => {
+                                status["upToDateReplicas"] = json!(replicas);
+                                status["availableReplicas"] = json!(replicas);
+                            }
+                        }
+                        self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
                     }
                     Role::MachineDeployment if due => {
                         let replicas = obj
@@ -149,12 +166,41 @@ impl Simulator {
                 json!({"spec": {"controlPlaneEndpoint": {"host": host, "port": 6443}}}),
             );
         }
-        self.patch(
-            rt,
-            obj,
-            Sub::Status,
-            json!({"status": {"ready": true, "initialization": {"provisioned": true}}}),
-        );
+        let mut status = json!({"initialization": {"provisioned": true}});
+        if self.contract(rt, obj) == Contract::V1Beta1 {
+            status["ready"] = json!(true);
+        }
+        self.patch(rt, obj, Sub::Status, json!({"status": status}));
+    }
+
+    /// The contract `obj` implements, as its kind's CRD declares it (v1beta1 without a
+    /// declaration).
+    fn contract(&self, rt: &ResourceType, obj: &Value) -> Contract {
+        let Some(crds) = self
+            .store
+            .resolve(crate::types::CRD_GROUP, crate::types::CRD_PLURAL)
+        else {
+            return Contract::default();
+        };
+        let api_version = meta_api_version(obj);
+        let version = crate::types::split_api_version(&api_version).1;
+        self.store
+            .get(&crds, "", &format!("{}.{}", rt.plural, rt.group))
+            .ok()
+            .and_then(|crd| contract::from_crd(&crd))
+            .map(|(_, _, declared)| declared.for_version(version))
+            .unwrap_or_default()
+    }
+
+    /// Whether a provider object the Cluster references is ready by its contract: the
+    /// infrastructure provisioned, the control plane initialized.
+    fn provider_ready(&self, rt: &ResourceType, obj: &Value, field: &str) -> bool {
+        let path = match (self.contract(rt, obj), field) {
+            (Contract::V1Beta1, _) => "/status/ready",
+            (Contract::V1Beta2, "infrastructureRef") => "/status/initialization/provisioned",
+            (Contract::V1Beta2, _) => "/status/initialization/controlPlaneInitialized",
+        };
+        obj.pointer(path).and_then(Value::as_bool) == Some(true)
     }
 
     fn cluster(&self, rt: &ResourceType, cluster: &Value) {
@@ -186,7 +232,7 @@ impl Simulator {
                 continue;
             };
             self.add_owner(&ref_type, &referenced, &owner);
-            let ready = referenced.pointer("/status/ready").and_then(Value::as_bool) == Some(true);
+            let ready = self.provider_ready(&ref_type, &referenced, field);
             if ready {
                 status.insert(ready_field.into(), Value::Bool(true));
                 let init = status.entry("initialization").or_insert_with(|| json!({}));

@@ -108,6 +108,8 @@ pub struct ManagementCluster {
     // (apiVersion, kind) -> the structural schema its CRD declares, for predicting
     // applies without asking the server.
     schemas: Arc<Mutex<Schemas>>,
+    // (group, kind) -> the contracts its CRD declares (`crate::contracts`).
+    pub(crate) contracts: crate::contracts::SharedContracts,
     // The server's URL, to name it in errors about the server itself.
     server: Arc<str>,
     // The version of Cluster API's group the server prefers (see `crate::versions`).
@@ -135,6 +137,7 @@ impl ManagementCluster {
             observer: None,
             field_manager: Arc::from(crate::user_agent::field_manager()),
             schemas: Arc::default(),
+            contracts: Arc::default(),
             server: Arc::from("(in process)"),
             preferred: Arc::default(),
             ref_versions: Arc::default(),

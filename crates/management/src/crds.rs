@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
+use topograph_api::contract::{Contract, Declared};
 use topograph_api::object::{GroupVersion, ObjectExt};
 
 /// Cluster API's own kinds the topology reads and writes, all `cluster.x-k8s.io/v1beta1`.
@@ -36,8 +37,14 @@ pub fn plural(kind: &str) -> String {
     }
 }
 
-/// A CRD serving `kind` of `group` in `versions` (the first is the storage version).
+/// A CRD serving `kind` of `group` in `versions` (the first is the storage version),
+/// declaring that they implement the v1beta1 contract.
 pub fn crd(group: &str, kind: &str, versions: &[&str]) -> Value {
+    crd_declaring(group, kind, versions, Contract::V1Beta1)
+}
+
+/// [`crd`], declaring that `versions` implement `contract`.
+pub fn crd_declaring(group: &str, kind: &str, versions: &[&str], contract: Contract) -> Value {
     let plural = plural(kind);
     let served: Vec<Value> = versions
         .iter()
@@ -57,7 +64,7 @@ pub fn crd(group: &str, kind: &str, versions: &[&str]) -> Value {
         "kind": "CustomResourceDefinition",
         "metadata": {
             "name": format!("{plural}.{group}"),
-            "labels": {"cluster.x-k8s.io/v1beta1": versions.join("_")}
+            "labels": Declared::default().with(contract, versions).labels()
         },
         "spec": {
             "group": group,
@@ -116,8 +123,18 @@ fn with_webhook_conversion(mut crd: Value) -> Value {
 }
 
 /// CRDs for every provider kind `objects` use: each object's own kind and, for a
-/// template, the kind it stamps out (`DockerClusterTemplate` also needs `DockerCluster`).
+/// template, the kind it stamps out (`DockerClusterTemplate` also needs `DockerCluster`),
+/// each declaring the v1beta1 contract.
 pub fn for_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Vec<Value> {
+    for_objects_declaring(objects, Contract::V1Beta1)
+}
+
+/// [`for_objects`], every kind declaring `contract`: providers of Cluster API v1.11 and
+/// later declare the v1beta2 contract.
+pub fn for_objects_declaring<'a>(
+    objects: impl IntoIterator<Item = &'a Value>,
+    contract: Contract,
+) -> Vec<Value> {
     let mut kinds = BTreeSet::new();
     for object in objects {
         let Ok(gv) = GroupVersion::parse(object.api_version()) else {
@@ -136,7 +153,7 @@ pub fn for_objects<'a>(objects: impl IntoIterator<Item = &'a Value>) -> Vec<Valu
     }
     kinds
         .into_iter()
-        .map(|(group, version, kind)| crd(&group, &kind, &[version.as_str()]))
+        .map(|(group, version, kind)| crd_declaring(&group, &kind, &[version.as_str()], contract))
         .collect()
 }
 
@@ -154,6 +171,29 @@ mod tests {
             ("Gateway", "gateways"),
         ] {
             assert_eq!(plural(kind), want);
+        }
+    }
+
+    #[test]
+    fn crds_declare_the_contract_asked_for() {
+        let objects = [
+            json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "t"}}),
+        ];
+        for (crds, label) in [
+            (for_objects(&objects), "cluster.x-k8s.io/v1beta1"),
+            (
+                for_objects_declaring(&objects, Contract::V1Beta2),
+                "cluster.x-k8s.io/v1beta2",
+            ),
+        ] {
+            for crd in &crds {
+                assert_eq!(
+                    crd.labels(),
+                    [(label.to_string(), "v1beta2".to_string())].into(),
+                    "{}",
+                    crd.name()
+                );
+            }
         }
     }
 

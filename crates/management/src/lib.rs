@@ -6,6 +6,8 @@
 //! * [`dry_run`]: the in-memory overlay a dry-run client writes into.
 //! * [`registry`]: the management clusters a process serves, from kubeconfig files and
 //!   labelled Secrets.
+//! * [`contracts`]: which Cluster API contract a provider kind implements, from its
+//!   CRD's labels, cached per kind.
 //! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * [`error`]: what a request can fail with.
@@ -13,6 +15,7 @@
 //! * `versions`: Cluster API's kinds applied in the version the server prefers.
 
 pub mod api;
+pub mod contracts;
 pub mod crds;
 pub mod dry_run;
 pub mod error;

@@ -1,4 +1,6 @@
 //! The ControlPlane, its machines' infrastructure template copy and its health check.
+//! The ControlPlane's contract fields are written where the contract its kind
+//! implements puts them ([`crate::contract`]).
 
 use serde_json::{Map, Value, json};
 use topograph_api::object::{ObjectExt, set_at, string_map, string_map_value};
@@ -8,9 +10,10 @@ use std::collections::BTreeMap;
 use super::clone::{CloneInput, template_to_object};
 use super::reuse::{ObjectNaming, TemplateCopy, carry_over_shim_owner, object_name, template_copy};
 use super::{DesiredControlPlane, Scope, health_check, merge_first_wins};
+use crate::contract::{Contract, ContractFields};
 use crate::error::RenderError;
 use crate::labels;
-use crate::wire::{control_plane as paths, desired_ref, ref_value};
+use crate::wire::desired_ref;
 
 /// The default naming template.
 pub const DEFAULT_NAME_TEMPLATE: &str = "{{ .cluster.name }}-{{ .random }}";
@@ -48,6 +51,8 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
         name,
     });
     carry_over_shim_owner(scope, scope.current.control_plane.object, &mut object);
+    let contract = scope.blueprint.control_plane_contract;
+    let paths = contract.control_plane();
 
     let mut machine_template = None;
     if let (Some(template_ref), Some(template)) = (
@@ -66,16 +71,18 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
                 labels: BTreeMap::new(),
             },
         );
-        let reference = desired_ref(current.reference.as_ref(), &copy);
-        set_at(
-            &mut object,
-            paths::INFRASTRUCTURE_REF,
-            ref_value(&reference),
-        );
+        // Under the v1beta1 contract a version the provider moved the reference to is
+        // kept; a contract-versioned reference has no version to keep.
+        let current_ref = match contract {
+            Contract::V1Beta1 => current.reference.as_ref(),
+            Contract::V1Beta2 => None,
+        };
+        let reference = desired_ref(current_ref, &copy);
+        paths.infrastructure_ref.set(&mut object, &reference);
 
         // The ControlPlane's labels and annotations reach its machines too, over what
         // the template sets for them.
-        let existing = object.at(paths::MACHINE_METADATA);
+        let existing = object.at(paths.machine_metadata);
         let existing_labels = string_map(existing.and_then(|m| m.get("labels")));
         let existing_annotations = string_map(existing.and_then(|m| m.get("annotations")));
         let mut metadata = Map::new();
@@ -87,36 +94,32 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
         if !machine_annotations.is_empty() {
             metadata.insert("annotations".into(), string_map_value(&machine_annotations));
         }
-        set_at(
-            &mut object,
-            paths::MACHINE_METADATA,
-            Value::Object(metadata),
-        );
+        set_at(&mut object, paths.machine_metadata, Value::Object(metadata));
         machine_template = Some(copy);
     }
 
     if let Some(replicas) = topology.replicas {
-        set_at(&mut object, paths::REPLICAS, json!(replicas));
+        set_at(&mut object, paths.replicas, json!(replicas));
     }
     let machine = class.machine.overridden_by(&topology.machine);
-    for (path, timeout) in [
-        (paths::NODE_DRAIN_TIMEOUT, machine.node_drain_timeout),
+    for (field, timeout) in [
+        (paths.node_drain_timeout, machine.node_drain_timeout),
         (
-            paths::NODE_VOLUME_DETACH_TIMEOUT,
+            paths.node_volume_detach_timeout,
             machine.node_volume_detach_timeout,
         ),
-        (paths::NODE_DELETION_TIMEOUT, machine.node_deletion_timeout),
+        (paths.node_deletion_timeout, machine.node_deletion_timeout),
     ] {
         if let Some(timeout) = timeout {
-            set_at(&mut object, path, json!(timeout));
+            set_at(&mut object, field.path, field.value(timeout));
         }
     }
     if let Some(gates) = machine.readiness_gates {
-        set_at(&mut object, paths::READINESS_GATES, Value::Array(gates));
+        set_at(&mut object, paths.readiness_gates, Value::Array(gates));
     }
     set_at(
         &mut object,
-        paths::VERSION,
+        paths.version,
         json!(scope.versions.control_plane_version),
     );
     super::rollout::control_plane(scope, &mut object);

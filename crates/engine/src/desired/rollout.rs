@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use topograph_api::object::{ObjectExt, set_at};
 
 use super::Scope;
+use crate::contract::{Contract, ContractFields};
 
 /// Where v1beta1 control planes (KubeadmControlPlane) and MachineDeployments keep it.
 pub const PATH: &[&str] = &["spec", "rolloutAfter"];
@@ -22,7 +23,7 @@ pub(crate) fn control_plane(scope: &Scope<'_>, object: &mut Value) {
     }
 }
 
-fn control_plane_rolled_out(cp: &Value, after: &str) -> bool {
+fn control_plane_rolled_out(cp: &Value, contract: Contract, after: &str) -> bool {
     let int = |path: &[&str]| cp.at(path).and_then(Value::as_i64);
     let generation_seen = match (
         int(&["metadata", "generation"]),
@@ -32,7 +33,7 @@ fn control_plane_rolled_out(cp: &Value, after: &str) -> bool {
         _ => false,
     };
     let replicas = int(&["spec", "replicas"]).unwrap_or(1);
-    let updated = int(&["status", "updatedReplicas"]);
+    let updated = int(contract.control_plane().up_to_date_replicas);
     cp.at(PATH).and_then(Value::as_str) == Some(after)
         && generation_seen
         && updated.is_none_or(|u| u >= replicas)
@@ -44,11 +45,9 @@ pub(crate) fn machine_deployment(scope: &Scope<'_>, current: Option<&Value>, obj
         return;
     };
     let had = current.and_then(|md| md.at(PATH)).cloned();
-    let cp_done = scope
-        .current
-        .control_plane
-        .object
-        .is_some_and(|cp| control_plane_rolled_out(cp, after));
+    let cp_done = scope.current.control_plane.object.is_some_and(|cp| {
+        control_plane_rolled_out(cp, scope.current.control_plane_contract, after)
+    });
     if cp_done || had.as_ref().and_then(Value::as_str) == Some(after.as_str()) {
         set_at(object, PATH, json!(after));
     } else if let Some(had) = had {

@@ -13,6 +13,7 @@ use topograph_api::object::{ObjectExt, object_at_mut, remove_at, set_at};
 
 use super::builtin;
 use crate::blueprint::Blueprint;
+use crate::contract::ContractFields;
 use crate::desired::DesiredState;
 use crate::labels;
 
@@ -38,8 +39,9 @@ pub struct Holder {
     pub kind: String,
     /// The holder's name.
     pub name: String,
-    /// The field of the holder that references the template.
-    pub field_path: &'static str,
+    /// The field of the holder that references the template (for the control plane's
+    /// machine template, where the control plane's contract puts the reference).
+    pub field_path: String,
 }
 
 /// One template to patch.
@@ -157,10 +159,10 @@ pub fn build(
         "cluster",
         builtin::cluster(cluster, topology, &desired.cluster),
     );
-    let cluster_holder = |field_path| Holder {
+    let cluster_holder = |field_path: &str| Holder {
         kind: "Cluster".to_string(),
         name: cluster.name.clone(),
-        field_path,
+        field_path: field_path.to_string(),
     };
     let mut items = Vec::new();
     if let (Some(template), Some(object)) = (
@@ -200,7 +202,11 @@ pub fn build(
             holder: Holder {
                 kind: cp.object.kind().to_string(),
                 name: cp.object.name().to_string(),
-                field_path: field_path::CONTROL_PLANE_MACHINE_TEMPLATE,
+                field_path: blueprint
+                    .control_plane_contract
+                    .control_plane()
+                    .infrastructure_ref
+                    .field_path(),
             },
             object: item,
             variables: cp_variables,
@@ -231,10 +237,10 @@ pub fn build(
             "machineDeployment",
             builtin::machine_deployment(md_topology, md),
         );
-        let holder = |field_path| Holder {
+        let holder = |field_path: &str| Holder {
             kind: "MachineDeployment".to_string(),
             name: md.object.name().to_string(),
-            field_path,
+            field_path: field_path.to_string(),
         };
         for (template, copy, field, target) in [
             (

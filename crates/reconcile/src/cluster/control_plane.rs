@@ -6,8 +6,9 @@ use serde_json::{Map, Value, json};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_api::object::{ObjectExt, set_at};
 use topograph_engine::DesiredState;
+use topograph_engine::contract::{ContractFields, Path};
 use topograph_engine::labels;
-use topograph_engine::wire::{self, control_plane as cp_paths};
+use topograph_engine::wire;
 
 use super::Run;
 use super::read::Current;
@@ -60,19 +61,30 @@ pub(crate) async fn reconcile(
             )
             .await;
             if outcome.name != template.name() {
+                let reference = current
+                    .contract_of(&control_plane)
+                    .control_plane()
+                    .infrastructure_ref;
                 set_at(
                     &mut control_plane,
-                    &[cp_paths::INFRASTRUCTURE_REF, &["name"]].concat(),
+                    &[reference.path, &["name"]].concat(),
                     json!(outcome.name),
                 );
             }
             replaced = outcome.replaced;
         }
+        let version_at = current.contract_of(&control_plane).control_plane().version;
         let version_from = cp_current
-            .and_then(|cp| cp.at(cp_paths::VERSION))
+            .and_then(|cp| cp.at(current.contract_of(cp).control_plane().version))
             .and_then(Value::as_str)
             .map(str::to_string);
-        holder(run, cp_current, &control_plane, version_from).await?;
+        holder(
+            run,
+            cp_current,
+            &control_plane,
+            Some((version_at, version_from)),
+        )
+        .await?;
         if let Some(old) = replaced {
             run.api.delete(&old).await.map_err(|e| {
                 ReconcileError::invalid(format!(
@@ -95,12 +107,13 @@ fn control_plane_pending_upgrade(desired: &DesiredState) -> bool {
     desired.upgrade.must_not_touch_control_plane()
 }
 
-/// Creates or updates an object the Cluster references (never renamed).
+/// Creates or updates an object the Cluster references (never renamed). `version` is,
+/// for a control plane, where its version is and what it was, for the Event.
 async fn holder(
     run: &mut Run<'_>,
     current: Option<&Value>,
     desired: &Value,
-    version_from: Option<String>,
+    version: Option<(Path, Option<String>)>,
 ) -> Result<(), ReconcileError> {
     let Some(current) = current else {
         let created = write::create(run.api, desired).await?;
@@ -130,7 +143,10 @@ async fn holder(
     let intent = merge::without_empty_endpoint(merge::intent(desired));
     if let Some(stored) = write::update(run.api, current, &intent).await? {
         run.outcome.updated += 1;
-        let message = events::updated(&stored, cp_paths::VERSION, version_from.as_deref());
+        let message = match &version {
+            Some((at, from)) => events::updated(&stored, at, from.as_deref()),
+            None => events::updated(&stored, &[], None),
+        };
         run.event(UPDATE, message).await;
     }
     Ok(())

@@ -1,19 +1,24 @@
 //! Reads what a Cluster's topology consists of now, from the API server: the templates
 //! its class references, the objects the Cluster references, its topology-owned
 //! MachineDeployments (by label) with their templates and health checks, and its
-//! Machines and MachineSets (for upgrade and template-cleanup decisions).
+//! Machines and MachineSets (for upgrade and template-cleanup decisions); and which
+//! contract the infrastructure cluster and control plane kinds implement, read from
+//! their CRDs and handed to the engine among its inputs.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use topograph_api::contract::{Contract, Declared};
 use topograph_api::model::{Cluster, ClusterClass, ObjectRef};
-use topograph_api::object::ObjectExt;
+use topograph_api::object::{ObjectExt, group_of, split_api_version};
+use topograph_engine::contract;
 use topograph_engine::labels;
-use topograph_engine::wire::{self, read_ref};
+use topograph_engine::wire::read_ref;
 
 use crate::class::{API_VERSION, template_refs};
 use crate::error::ReconcileError;
 use topograph_management::ManagementCluster;
+use topograph_management::crds::plural;
 
 /// A current MachineDeployment and what belongs to it.
 #[derive(Clone, Debug)]
@@ -34,8 +39,58 @@ pub(crate) struct Current {
     /// By topology name (the `topology.cluster.x-k8s.io/deployment-name` label).
     pub machine_deployments: BTreeMap<String, CurrentMachineDeployment>,
     pub machine_sets: Vec<Value>,
-    /// What the engine reads: class templates and current objects.
+    /// What the engine reads: class templates, current objects and the contract
+    /// declarations of the provider kinds.
     pub engine_inputs: Vec<Value>,
+    /// What the CRDs of the infrastructure cluster and control plane kinds (desired and
+    /// current) declare, by (group, kind).
+    pub contracts: BTreeMap<(String, String), Declared>,
+}
+
+impl Current {
+    /// The contract `object` implements (v1beta1 for a kind nobody declared).
+    pub fn contract_of(&self, object: &Value) -> Contract {
+        let (group, version) = split_api_version(object.api_version());
+        self.contracts
+            .get(&(group.to_string(), object.kind().to_string()))
+            .map(|declared| declared.for_version(version))
+            .unwrap_or_default()
+    }
+}
+
+/// The kind a class template stamps out: its API version, its kind without `Template`.
+fn stamped(template: &ObjectRef) -> (String, String) {
+    let kind = template
+        .kind
+        .strip_suffix("Template")
+        .unwrap_or(&template.kind);
+    (template.api_version.clone(), kind.to_string())
+}
+
+/// A contract-versioned reference (`group/`) given the version of the class template
+/// of the same group and kind, else the newest version the kind's CRD lists for the
+/// latest contract it declares.
+async fn versioned(
+    cluster: &ManagementCluster,
+    mut r: ObjectRef,
+    class_template: Option<&ObjectRef>,
+) -> Result<ObjectRef, ReconcileError> {
+    if !split_api_version(&r.api_version).1.is_empty() {
+        return Ok(r);
+    }
+    let group = group_of(&r.api_version).to_string();
+    if let Some(template) = class_template
+        && group_of(&template.api_version) == group
+        && template.kind == r.kind
+    {
+        r.api_version = template.api_version.clone();
+        return Ok(r);
+    }
+    let declared = cluster.declared_contracts(&r.api_version, &r.kind).await?;
+    if let Some(version) = declared.newest_version() {
+        r.api_version = format!("{group}/{version}");
+    }
+    Ok(r)
 }
 
 async fn get_ref(
@@ -86,9 +141,43 @@ pub(crate) async fn read(
     }
     current.infrastructure_cluster = get_ref(cluster, c.infrastructure_ref.as_ref(), ns).await?;
     current.control_plane = get_ref(cluster, c.control_plane_ref.as_ref(), ns).await?;
+
+    // The contracts of the provider kinds whose contract fields the topology writes or
+    // reads: as the class stamps them out, and as they exist.
+    let mut kinds: Vec<(String, String)> = Vec::new();
+    kinds.extend(class.infrastructure.as_ref().map(|i| stamped(&i.template)));
+    kinds.push(stamped(&class.control_plane.template));
+    for object in [&current.infrastructure_cluster, &current.control_plane]
+        .into_iter()
+        .flatten()
+    {
+        kinds.push((object.api_version().to_string(), object.kind().to_string()));
+    }
+    for (api_version, kind) in kinds {
+        let key = (group_of(&api_version).to_string(), kind.clone());
+        if current.contracts.contains_key(&key) {
+            continue;
+        }
+        let declared = cluster.declared_contracts(&api_version, &kind).await?;
+        if !declared.is_empty() {
+            inputs.push(declared.to_crd(&key.0, &kind, &plural(&kind)));
+        }
+        current.contracts.insert(key, declared);
+    }
+
     if let Some(cp) = &current.control_plane {
-        let template_ref = read_ref(cp, wire::control_plane::INFRASTRUCTURE_REF)
-            .or_else(|| read_ref(cp, wire::control_plane::V1BETA2_INFRASTRUCTURE_REF));
+        let template_ref = contract::machine_template_ref(current.contract_of(cp), cp);
+        let template_ref = match template_ref {
+            Some(r) => Some(
+                versioned(
+                    cluster,
+                    r,
+                    class.control_plane.machine_infrastructure.as_ref(),
+                )
+                .await?,
+            ),
+            None => None,
+        };
         current.control_plane_template = get_ref(cluster, template_ref.as_ref(), ns).await?;
     }
     current.control_plane_health_check =

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use topograph_api::model::ClusterClass;
 use topograph_api::object::ObjectExt;
 use topograph_engine::DesiredState;
+use topograph_engine::contract::{ContractFields, flag};
 
 use super::read::Current;
 use crate::conditions::{self, Condition};
@@ -62,28 +63,32 @@ pub(crate) fn upgrade_condition(
         .map(|c| (c.reason.to_string(), c.message))
 }
 
-fn is_ready(object: &Value) -> bool {
-    let flag = |path: &[&str]| object.at(path).and_then(Value::as_bool) == Some(true);
-    flag(&["status", "ready"])
-        || flag(&["status", "initialization", "provisioned"])
-        || flag(&["status", "initialization", "controlPlaneInitialized"])
-}
-
 /// The provisioning phase once a reconcile has written the topology: the endpoint comes
 /// from the InfrastructureCluster, or from the ControlPlane when the class has no
-/// infrastructure (seed 004). A provider object missing before the writes was just
-/// created (and the Cluster now references it): provisioning, not yet ready.
+/// infrastructure (seed 004); whether it is ready is read where the contract its kind
+/// implements says. A provider object missing before the writes was just created (and
+/// the Cluster now references it): provisioning, not yet ready.
 pub(crate) fn phase(class: &ClusterClass, current: &Current) -> Option<String> {
-    let provider = if class.infrastructure.is_some() {
-        current.infrastructure_cluster.as_ref()
+    let ready = if class.infrastructure.is_some() {
+        current.infrastructure_cluster.as_ref().map(|infra| {
+            flag(
+                infra,
+                current
+                    .contract_of(infra)
+                    .infrastructure_cluster()
+                    .provisioned,
+            )
+        })
     } else {
-        current.control_plane.as_ref()
+        current
+            .control_plane
+            .as_ref()
+            .map(|cp| flag(cp, current.contract_of(cp).control_plane().ready))
     };
     Some(
-        match provider {
-            None => "Provisioning",
-            Some(object) if is_ready(object) => "Provisioned",
-            Some(_) => "Provisioning",
+        match ready {
+            Some(true) => "Provisioned",
+            Some(false) | None => "Provisioning",
         }
         .to_string(),
     )

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
+use topograph_api::contract::Contract;
 use topograph_api::object::ObjectExt;
 use topograph_engine::Local;
 use topograph_kube::{Config, RunningServer, Server};
@@ -60,13 +61,44 @@ impl Env {
         clusters: Vec<Value>,
         simulate_providers: Option<std::time::Duration>,
     ) -> Env {
-        Env::start_on(crds::cluster_api(), class, clusters, simulate_providers).await
+        Env::start_on(
+            crds::cluster_api(),
+            class,
+            clusters,
+            simulate_providers,
+            Contract::V1Beta1,
+        )
+        .await
+    }
+
+    /// [`Env::start_with`], every provider kind's CRD declaring `contract`.
+    pub async fn start_declaring(
+        class: Vec<Value>,
+        clusters: Vec<Value>,
+        simulate_providers: Option<std::time::Duration>,
+        contract: Contract,
+    ) -> Env {
+        Env::start_on(
+            crds::cluster_api(),
+            class,
+            clusters,
+            simulate_providers,
+            contract,
+        )
+        .await
     }
 
     /// [`Env::start`] on a management cluster with Cluster API v1.10's CRDs (v1beta1
     /// alone), where v1beta1 fields v1beta2 dropped still exist.
     pub async fn start_v1beta1(class: Vec<Value>, clusters: Vec<Value>) -> Env {
-        Env::start_on(crds::cluster_api_v1beta1(), class, clusters, None).await
+        Env::start_on(
+            crds::cluster_api_v1beta1(),
+            class,
+            clusters,
+            None,
+            Contract::V1Beta1,
+        )
+        .await
     }
 
     async fn start_on(
@@ -74,8 +106,9 @@ impl Env {
         class: Vec<Value>,
         clusters: Vec<Value>,
         simulate_providers: Option<std::time::Duration>,
+        contract: Contract,
     ) -> Env {
-        seed.extend(crds::for_objects(&class));
+        seed.extend(crds::for_objects_declaring(&class, contract));
         let server = Server::start(Config {
             seed,
             simulate_providers,
