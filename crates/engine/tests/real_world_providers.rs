@@ -325,10 +325,15 @@ fn diff(key: &str, pointer: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
 const KNOWN_CAPV_DIFFERENCES: &[&str] = &[
     // The Cluster document is the one the user wrote: v1beta2's apiVersion, `classRef`
     // for `class`, and the v1beta2 template's own variables and worker fields; the
-    // references the engine writes keep the templates' (now v1beta2) apiVersions.
+    // references the engine writes are v1beta2's contract-versioned `{apiGroup, kind,
+    // name}` instead of v1beta1's `{apiVersion, kind, name, namespace}`.
     "Cluster/capv-cc /apiVersion",
+    "Cluster/capv-cc /spec/controlPlaneRef/apiGroup",
     "Cluster/capv-cc /spec/controlPlaneRef/apiVersion",
+    "Cluster/capv-cc /spec/controlPlaneRef/namespace",
+    "Cluster/capv-cc /spec/infrastructureRef/apiGroup",
     "Cluster/capv-cc /spec/infrastructureRef/apiVersion",
+    "Cluster/capv-cc /spec/infrastructureRef/namespace",
     "Cluster/capv-cc /spec/topology/class",
     "Cluster/capv-cc /spec/topology/classRef",
     "Cluster/capv-cc /spec/topology/variables",
