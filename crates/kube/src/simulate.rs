@@ -206,11 +206,9 @@ impl Simulator {
     fn cluster(&self, rt: &ResourceType, cluster: &Value) {
         let ns = meta_str(cluster, "namespace");
         let name = meta_str(cluster, "name");
-        let owner_version = if rt.serves("v1beta1") {
-            "cluster.x-k8s.io/v1beta1".to_string()
-        } else {
-            rt.api_version(&rt.versions[0])
-        };
+        // Cluster API's core controller names the Cluster in its own (the preferred)
+        // version.
+        let owner_version = rt.api_version(rt.versions.first().map_or("v1beta1", String::as_str));
         let owner = json!({"apiVersion": owner_version, "kind": "Cluster", "name": name, "uid": meta_str(cluster, "uid")});
         let mut status = serde_json::Map::new();
         for (field, ready_field, init_field) in [
@@ -233,8 +231,12 @@ impl Simulator {
             };
             self.add_owner(&ref_type, &referenced, &owner);
             let ready = self.provider_ready(&ref_type, &referenced, field);
-            if ready {
+            // In the fields of the version the Cluster was read in: a field that
+            // version does not have would never read back, and be written again on
+            // every sweep.
+            if ready && meta_api_version(cluster).ends_with("/v1beta1") {
                 status.insert(ready_field.into(), Value::Bool(true));
+            } else if ready {
                 let init = status.entry("initialization").or_insert_with(|| json!({}));
                 init[init_field] = Value::Bool(true);
             }

@@ -109,3 +109,27 @@ async fn a_v1beta1_cluster_on_a_v1beta1_management_cluster() {
     converges(&env).await;
     assert_eq!(applied_in(&env).await, ["cluster.x-k8s.io/v1beta1"; 3]);
 }
+
+/// With providers simulated on a management cluster storing v1beta2, a converged
+/// Cluster stays still: nothing (the topology, the providers, Cluster API's core
+/// controller) writes a field the version it reads in cannot hold, which would be
+/// written again on every pass.
+#[tokio::test]
+async fn a_converged_cluster_with_providers_stays_still() {
+    let (class, cluster) = support::quick_start();
+    let delay = std::time::Duration::from_millis(50);
+    let env = Env::start_with(class, vec![cluster], Some(delay)).await;
+    for _ in 0..8 {
+        env.reconcile("dev").await.unwrap();
+        tokio::time::sleep(delay * 6).await;
+    }
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+    let before = env.server.store().current_rv();
+    tokio::time::sleep(delay * 30).await;
+    assert_eq!(
+        env.server.store().current_rv(),
+        before,
+        "something kept writing"
+    );
+    assert_eq!(env.cluster("dev").await["status"]["phase"], "Provisioned");
+}
