@@ -52,7 +52,12 @@ impl Timeout {
     pub fn value(&self, timeout: Duration) -> Value {
         match self.unit {
             TimeoutUnit::GoDuration => json!(timeout),
-            TimeoutUnit::Seconds => json!(timeout.as_secs()),
+            // A part of a second counts as a whole one, as Cluster API's conversion of
+            // a duration to seconds rounds up: never a shorter timeout than asked.
+            TimeoutUnit::Seconds => json!(
+                timeout.as_nanos().div_euclid(1_000_000_000)
+                    + i64::from(timeout.as_nanos().rem_euclid(1_000_000_000) != 0)
+            ),
         }
     }
 }
@@ -291,6 +296,24 @@ pub fn flag(object: &Value, path: Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn timeouts_in_seconds_round_a_part_of_a_second_up() {
+        let seconds = super::Timeout {
+            path: &["spec"],
+            unit: super::TimeoutUnit::Seconds,
+        };
+        for (text, want) in [
+            ("10s", 10),
+            ("1500ms", 2),
+            ("1ns", 1),
+            ("0s", 0),
+            ("5m0s", 300),
+        ] {
+            let d = topograph_api::Duration::parse(text).unwrap();
+            assert_eq!(seconds.value(d), serde_json::json!(want), "{text}");
+        }
+    }
+
     use super::*;
 
     fn dotted(path: Path) -> String {
