@@ -45,7 +45,8 @@ fn up(extra: &[&str]) -> (Process, String, Vec<String>, Lines<BufReader<ChildStd
         .unwrap_or_else(|| panic!("topograph up printed {seen:?}"))
         .to_string();
     assert_eq!(addr, format!("127.0.0.1:{port}"));
-    (process, format!("http://{addr}"), seen, lines)
+    // The address as `up` prints it, as a newcomer copies it.
+    (process, addr, seen, lines)
 }
 
 fn topograph(addr: &str, args: &[&str]) -> Output {
@@ -222,4 +223,25 @@ fn up_without_a_token_prints_the_one_it_generated() {
         String::from_utf8_lossy(&listed.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]");
+}
+
+/// A gateway that is not there: the address as printed is taken, and the error says
+/// what was tried and why it failed.
+#[test]
+fn a_failed_connection_says_what_was_tried_and_why() {
+    let output = topograph("127.0.0.1:1", &["list", "clusters"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("connecting to http://127.0.0.1:1: transport error")
+            && stderr.contains("Connection refused"),
+        "{stderr}"
+    );
+    let output = topograph("unix:///tmp/gateway.sock", &["list", "clusters"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("expected host:port, http://host:port"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

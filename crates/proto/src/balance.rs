@@ -5,7 +5,9 @@
 //! replica it first reached, and added render replicas would sit idle. So a service is
 //! named by one of three forms:
 //!
-//! * `http://host:port` (or `https://`): one endpoint, connected on first use;
+//! * `http://host:port` (or `https://`, or plain `host:port`, which is what gRPC's own
+//!   target syntax and our processes' "listening on" lines print): one endpoint,
+//!   connected on first use;
 //! * `dns:///host:port` (or `dns://host:port`): every address `host` resolves to,
 //!   resolved again every few seconds (a headless Service lists its ready pods);
 //! * `http://a:1,http://b:2`: a fixed list.
@@ -85,26 +87,46 @@ impl Targets {
                 port,
             });
         }
-        let parts: Vec<&str> = address
+        let parts: Vec<String> = address
             .split(',')
             .map(str::trim)
             .filter(|p| !p.is_empty())
-            .collect();
-        for part in &parts {
-            Endpoint::from_shared(part.to_string())
-                .map_err(|e| format!("service address {part:?}: {e}"))?;
-            if !(part.starts_with("http://") || part.starts_with("https://")) {
-                return Err(format!(
-                    "service address {part:?}: expected http://host:port, https://host:port or dns:///host:port"
-                ));
-            }
-        }
+            .map(endpoint_uri)
+            .collect::<Result<_, _>>()?;
         match parts.as_slice() {
             [] => Err("service address is empty".to_string()),
             [one] => Ok(Targets::Single(one.to_string())),
             many => Ok(Targets::List(many.iter().map(|p| p.to_string()).collect())),
         }
     }
+}
+
+/// One endpoint's URI: `http://` or `https://` as given, a plain `host:port` as
+/// `http://host:port`; anything else is refused with the forms that are taken.
+pub fn endpoint_uri(address: &str) -> Result<String, String> {
+    let uri = if address.contains("://") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    };
+    if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+        return Err(format!(
+            "service address {address:?}: expected host:port, http://host:port, https://host:port or dns:///host:port"
+        ));
+    }
+    Endpoint::from_shared(uri.clone()).map_err(|e| format!("service address {address:?}: {e}"))?;
+    let plain = !address.contains("://");
+    if plain
+        && tonic::transport::Uri::try_from(uri.as_str())
+            .ok()
+            .and_then(|u| u.port_u16())
+            .is_none()
+    {
+        return Err(format!(
+            "service address {address:?}: needs a port (host:port)"
+        ));
+    }
+    Ok(uri)
 }
 
 /// A channel to the service at `address`, balanced over its instances; nothing is
@@ -275,8 +297,23 @@ mod tests {
             ("dns:///render:port", Err("is not a number")),
             ("dns:///:50051", Err("needs a host")),
             ("", Err("empty")),
-            ("render:50051", Err("expected http://host:port")),
-            ("http://a:1,render:2", Err("expected http://host:port")),
+            (
+                "render:50051",
+                Ok(Targets::Single("http://render:50051".into())),
+            ),
+            (
+                "127.0.0.1:50080",
+                Ok(Targets::Single("http://127.0.0.1:50080".into())),
+            ),
+            (
+                "http://a:1,render:2",
+                Ok(Targets::List(vec![
+                    "http://a:1".into(),
+                    "http://render:2".into(),
+                ])),
+            ),
+            ("unix:///tmp/s", Err("expected host:port, http://host:port")),
+            ("render", Err("needs a port")),
         ];
         for (address, expected) in cases {
             let got = Targets::parse(address);

@@ -187,6 +187,22 @@ pub enum ClientCommand {
     Watch(WatchArgs),
 }
 
+/// An error with every cause under it (`transport error: tcp connect error: Connection
+/// refused (os error 111)`): the first line alone does not say what went wrong.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// A gateway client carrying a bearer token.
 pub struct Client {
     inner: GatewayServiceClient<Channel>,
@@ -196,9 +212,10 @@ pub struct Client {
 impl Client {
     /// Connects to `addr`.
     pub async fn connect(addr: &str, token: &str) -> Result<Client, String> {
-        let inner = GatewayServiceClient::connect(addr.to_string())
+        let uri = topograph_proto::balance::endpoint_uri(addr)?;
+        let inner = GatewayServiceClient::connect(uri.clone())
             .await
-            .map_err(|e| format!("connecting to {addr}: {e}"))?
+            .map_err(|e| format!("connecting to {uri}: {}", with_causes(&e)))?
             .max_decoding_message_size(64 << 20);
         let authorization = if token.is_empty() {
             None
