@@ -495,6 +495,32 @@ async fn health_reflection_and_metrics_answer() {
         "{services:?}"
     );
 
+    // The same through reflection v1alpha, which older clients ask.
+    {
+        use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
+        use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+        use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+        use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        };
+        let response = ServerReflectionClient::new(channel.clone())
+            .server_reflection_info(tokio_stream::iter(vec![request]))
+            .await
+            .expect("reflection v1alpha")
+            .into_inner()
+            .next()
+            .await
+            .expect("a v1alpha answer")
+            .expect("a v1alpha answer");
+        let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else {
+            panic!("unexpected v1alpha answer: {response:?}");
+        };
+        let services: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+        assert!(services.contains(&SERVICE.to_string()), "{services:?}");
+    }
+
     let q = quick_start();
     RenderServiceClient::new(channel)
         .render(render_request(&q, &[]))

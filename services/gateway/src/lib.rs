@@ -168,10 +168,17 @@ impl Gateway {
         health
             .set_serving::<GatewayServiceServer<service::GatewayServer>>()
             .await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(topograph_proto::gateway::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            .build_v1()?;
+        // Reflection v1, and v1alpha for the clients that still ask only that (Python's
+        // grpcio reflection, Postman, grpcui, older grpcurl).
+        let reflection = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(
+                    topograph_proto::gateway::v1::FILE_DESCRIPTOR_SET,
+                )
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        };
+        let reflection_v1alpha = reflection().build_v1alpha()?;
+        let reflection = reflection().build_v1()?;
         let limits = self.config.limits;
         let layers = ServiceBuilder::new()
             .layer(RpcLayer::new(self.config.metrics.clone(), limits.timeout))
@@ -201,6 +208,7 @@ impl Gateway {
             .layer(layers)
             .add_service(health_service)
             .add_service(reflection)
+            .add_service(reflection_v1alpha)
             .add_service(gateway)
             .serve_with_incoming_shutdown(incoming, async move {
                 shutdown.await;

@@ -97,10 +97,15 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
     health
         .set_serving::<RenderServiceServer<RenderServer>>()
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(topograph_proto::render::v1::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    // Reflection v1, and v1alpha for the clients that still ask only that (Python's
+    // grpcio reflection, Postman, grpcui, older grpcurl).
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(topograph_proto::render::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+    let reflection = reflection().build_v1()?;
 
     let layers = ServiceBuilder::new()
         .layer(RpcLayer::new(
@@ -121,6 +126,7 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .layer(layers)
         .add_service(health_service)
         .add_service(reflection)
+        .add_service(reflection_v1alpha)
         .add_service(render)
         .serve_with_incoming_shutdown(incoming, async move {
             shutdown_signal().await;
