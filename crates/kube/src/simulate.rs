@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use topograph_api::contract::{self, Contract};
+use topograph_api::object::ObjectExt;
 
 const INFRA_GROUP: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
@@ -182,8 +183,8 @@ impl Simulator {
         else {
             return Contract::default();
         };
-        let api_version = meta_api_version(obj);
-        let version = crate::types::split_api_version(&api_version).1;
+        let api_version = obj.api_version();
+        let version = crate::types::split_api_version(api_version).1;
         self.store
             .get(&crds, "", &format!("{}.{}", rt.plural, rt.group))
             .ok()
@@ -234,7 +235,7 @@ impl Simulator {
             // In the fields of the version the Cluster was read in: a field that
             // version does not have would never read back, and be written again on
             // every sweep.
-            if ready && meta_api_version(cluster).ends_with("/v1beta1") {
+            if ready && cluster.api_version().ends_with("/v1beta1") {
                 status.insert(ready_field.into(), Value::Bool(true));
             } else if ready {
                 let init = status.entry("initialization").or_insert_with(|| json!({}));
@@ -320,8 +321,8 @@ impl Simulator {
             return;
         }
         // In the version the object was read in, so the patch means what it says.
-        let api_version = meta_api_version(obj);
-        let version = crate::types::split_api_version(&api_version).1;
+        let api_version = obj.api_version();
+        let version = crate::types::split_api_version(api_version).1;
         let result = self.store.patch(
             rt,
             version,
@@ -338,11 +339,4 @@ impl Simulator {
             );
         }
     }
-}
-
-fn meta_api_version(obj: &Value) -> String {
-    obj.get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
+use topograph_api::object::ObjectExt;
 use topograph_api::server::{self, equal_except};
 use topograph_ssa::Schema;
 
@@ -548,22 +549,6 @@ fn strip_rv(mut obj: Value) -> Value {
     obj
 }
 
-/// The object rendered in another served version of its kind: objects of one kind are
-/// one collection, stored as written, so only `apiVersion` differs.
-pub fn with_api_version(mut obj: Value, api_version: &str) -> Value {
-    if let Some(m) = obj.as_object_mut() {
-        m.insert("apiVersion".into(), Value::String(api_version.to_string()));
-    }
-    obj
-}
-
-fn meta_api_version(obj: &Value) -> String {
-    obj.get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
 fn set_meta(obj: &mut Value, field: &str, value: Value) {
     if let Some(m) = metadata_mut(obj) {
         m.insert(field.into(), value);
@@ -856,7 +841,7 @@ impl Inner {
             .insert((ns.to_string(), name), stored.clone());
         self.emit(&rt.key(), EventType::Added, stored.clone(), None);
         // Answered as a read in the request's version would give it.
-        self.view(rt, stored, &meta_api_version(&body))
+        self.view(rt, stored, body.api_version())
     }
 
     /// Validates a CRD and sets its status; the kind it defines must not collide with
@@ -1013,7 +998,7 @@ impl Inner {
                 c.insert(key.clone(), storage);
             }
             let removed = self.remove(rt, &key, false, false);
-            let api_version = meta_api_version(&new);
+            let api_version = new.api_version().to_string();
             return self.view(rt, removed, &api_version);
         }
         if let Some(t) = crd_type {
@@ -1025,7 +1010,7 @@ impl Inner {
             .insert(key, storage.clone());
         self.emit(&rt.key(), EventType::Modified, storage.clone(), old);
         // Answered as a read in the request's version would give it.
-        self.view(rt, storage, &meta_api_version(&new))
+        self.view(rt, storage, new.api_version())
     }
 
     #[allow(clippy::too_many_arguments)]

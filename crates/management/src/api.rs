@@ -645,11 +645,18 @@ impl ManagementCluster {
         // The current object as the server stores it: a read in another version
         // carries what that version cannot hold in its conversion data, which going
         // back up restores.
-        let current = current
+        let current_there = current
             .map(|current| Self::for_writing(current, to))
             .transpose()?;
-        let mut applied = self.predict_apply_as_is(current.as_ref(), &intent).await?;
-        applied.object = self.read_back(&applied.object, own).await?;
+        let mut applied = self
+            .predict_apply_as_is(current_there.as_ref(), &intent)
+            .await?;
+        // Unchanged, the object is the current one as the caller read it: no conversion
+        // back (the converged reconcile's path).
+        applied.object = match current {
+            Some(current) if !applied.changed => current.clone(),
+            _ => self.read_back(&applied.object, own).await?,
+        };
         Ok(applied)
     }
 
