@@ -583,10 +583,8 @@ impl ManagementCluster {
             return Ok(known.clone());
         }
         let gv = GroupVersion::parse(api_version).map_err(Error::invalid)?;
-        let resource = self.resource(api_version, kind, "").await?;
-        let (schema, lasting) = match resource {
-            Some(resource) if !gv.group.is_empty() => {
-                let name = format!("{}.{}", resource.plural, gv.group);
+        let (schema, lasting) = match self.crd_name(api_version, kind).await? {
+            Some(name) => {
                 let read = self
                     .get(CRD_API_VERSION, "CustomResourceDefinition", "", &name)
                     .await
@@ -611,6 +609,23 @@ impl ManagementCluster {
             self.lock_schemas().insert(key, schema.clone());
         }
         Ok(schema)
+    }
+
+    /// The name of the CustomResourceDefinition serving `kind` (`<plural>.<group>`, the
+    /// plural as discovery reports it), or `None` for a built-in or unserved kind.
+    pub(crate) async fn crd_name(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<Option<String>, Error> {
+        let gv = GroupVersion::parse(api_version).map_err(Error::invalid)?;
+        if gv.group.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .resource(api_version, kind, "")
+            .await?
+            .map(|resource| format!("{}.{}", resource.plural, gv.group)))
     }
 
     fn lock_schemas(&self) -> MutexGuard<'_, Schemas> {

@@ -1,6 +1,7 @@
 //! Which Cluster API contract each provider kind implements, from the labels of the
 //! kind's CustomResourceDefinition (`cluster.x-k8s.io/<contract>: <versions>`), as
-//! Cluster API finds it: the CRD named `<plural of the lowercase kind>.<group>`.
+//! Cluster API finds it: the CRD named `<plural>.<group>`, the plural as discovery
+//! reports it.
 //!
 //! Declarations are cached per kind for [`CONTRACT_EXPIRY`], so a reconcile costs no
 //! request for them once warm, and a provider upgraded to a newer contract is seen
@@ -16,7 +17,6 @@ use topograph_api::contract::{self, Declared};
 use topograph_api::object::GroupVersion;
 
 use crate::api::ManagementCluster;
-use crate::crds::plural;
 use crate::error::Error;
 
 /// How long a kind's declaration is believed before its CRD is read again.
@@ -46,18 +46,16 @@ impl ManagementCluster {
         {
             return Ok(declared.clone());
         }
-        // Built-in kinds have no CRD, and Cluster API's own kinds are not providers.
-        let declared = if gv.group.is_empty() {
-            Declared::default()
-        } else {
-            let name = format!("{}.{}", plural(kind), gv.group);
-            let crd = self
+        // Built-in and unserved kinds have no CRD to declare anything.
+        let declared = match self.crd_name(api_version, kind).await? {
+            None => Declared::default(),
+            Some(name) => self
                 .get(contract::CRD_API_VERSION, contract::CRD_KIND, "", &name)
-                .await?;
-            crd.as_ref()
+                .await?
+                .as_ref()
                 .and_then(contract::from_crd)
                 .map(|(_, _, declared)| declared)
-                .unwrap_or_default()
+                .unwrap_or_default(),
         };
         self.lock_contracts()
             .by_kind
