@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 use tonic::Status;
+use topograph_api::convert::{self, Options, Version};
 use topograph_api::object::{ObjectExt, ObjectKey};
 use topograph_management::ManagementCluster;
 use topograph_management::keys::ClusterKey;
@@ -223,8 +224,30 @@ fn comparable(object: &Value) -> Value {
 }
 
 /// Whether writing `object` over `stored` would change nothing the caller controls.
+///
+/// Cluster API's own kinds are compared as v1beta2, the version today's Cluster API
+/// stores them in (on older ones the difference is only text): a v1beta1 file's `timeout: 300s` and the `5m0s` the stored object
+/// reads back as are one value, and so are a v1beta1 reference's namespace and its
+/// absence. Compared as text they differ, and the replace that follows changes
+/// nothing stored but the writer's managed-fields time, a new resourceVersion all the
+/// same (kube-apiserver judges the write in the request's version, too).
 pub fn unchanged(stored: &Value, object: &Value) -> bool {
-    comparable(stored) == comparable(object)
+    comparable(&as_stored(stored)) == comparable(&as_stored(object))
+}
+
+/// `object` in the version Cluster API stores its kinds in; as given when it is not
+/// one of them or does not convert (then the write reports why).
+fn as_stored(object: &Value) -> std::borrow::Cow<'_, Value> {
+    let no_data = Options {
+        conversion_data: false,
+        ..Options::default()
+    };
+    match convert::version_of(object) {
+        // Without conversion data: what v1beta2 cannot hold, the server does not keep.
+        Some(Version::V1Beta1) => convert::convert(object, Version::V1Beta2, &no_data)
+            .map_or(std::borrow::Cow::Borrowed(object), std::borrow::Cow::Owned),
+        _ => std::borrow::Cow::Borrowed(object),
+    }
 }
 
 fn applied(item: &Item, action: Action, object: &Value) -> pb::AppliedObject {
@@ -680,5 +703,47 @@ mod tests {
             Role::Template,
         );
         assert_eq!(template["spec"], json!({"a": 1}));
+    }
+
+    #[test]
+    fn a_class_is_compared_as_the_server_stores_it() {
+        // What a v1beta2 management cluster gives back for a v1beta1 class written
+        // with `300s` and namespaced references.
+        let stored = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+            "metadata": {"name": "c", "namespace": "n", "resourceVersion": "9"},
+            "spec": {
+                "infrastructure": {"ref": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                    "kind": "DockerClusterTemplate", "name": "t", "namespace": "n"}},
+                "controlPlane": {
+                    "ref": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1",
+                        "kind": "KubeadmControlPlaneTemplate", "name": "cp", "namespace": "n"},
+                    "machineHealthCheck": {"unhealthyConditions": [
+                        {"type": "Ready", "status": "False", "timeout": "5m0s"}]}
+                }
+            },
+            "status": {"observedGeneration": 1}
+        });
+        let mut given = stored.clone();
+        given["spec"]["controlPlane"]["machineHealthCheck"]["unhealthyConditions"][0]["timeout"] =
+            json!("300s");
+        for r in ["/spec/infrastructure/ref", "/spec/controlPlane/ref"] {
+            given
+                .pointer_mut(r)
+                .unwrap()
+                .as_object_mut()
+                .unwrap()
+                .remove("namespace");
+        }
+        let merged = merge_onto_stored(&stored, &given, Role::Class);
+        assert_ne!(comparable(&stored), comparable(&merged), "differs as text");
+        assert!(unchanged(&stored, &merged));
+
+        given["spec"]["controlPlane"]["machineHealthCheck"]["unhealthyConditions"][0]["timeout"] =
+            json!("301s");
+        assert!(!unchanged(
+            &stored,
+            &merge_onto_stored(&stored, &given, Role::Class)
+        ));
     }
 }
