@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use topograph_api::model::{ClusterClass, MachineDeploymentClass, ObjectRef};
+use topograph_api::model::{ClusterClass, MachineDeploymentClass, MachinePoolClass, ObjectRef};
 use topograph_api::object::ObjectExt;
 
 use crate::contract::Contract;
@@ -23,6 +23,17 @@ pub struct MachineDeploymentBlueprint<'a> {
     pub infrastructure_template: &'a Value,
 }
 
+/// A MachinePool class with its templates.
+#[derive(Debug)]
+pub struct MachinePoolBlueprint<'a> {
+    /// The class.
+    pub class: &'a MachinePoolClass,
+    /// Its bootstrap config template.
+    pub bootstrap_template: &'a Value,
+    /// Its infrastructure machine pool template.
+    pub infrastructure_template: &'a Value,
+}
+
 /// A class and its templates.
 #[derive(Debug)]
 pub struct Blueprint<'a> {
@@ -36,6 +47,8 @@ pub struct Blueprint<'a> {
     pub control_plane_machine_template: Option<&'a Value>,
     /// MachineDeployment classes by class name.
     pub machine_deployments: BTreeMap<&'a str, MachineDeploymentBlueprint<'a>>,
+    /// MachinePool classes by class name.
+    pub machine_pools: BTreeMap<&'a str, MachinePoolBlueprint<'a>>,
     /// The contract of the ControlPlane the control plane template stamps out.
     pub control_plane_contract: Contract,
 }
@@ -126,11 +139,10 @@ impl<'a> Blueprint<'a> {
                 );
             }
         }
-        // MachinePool templates are resolved so a missing one is reported, although
-        // MachinePools themselves are not rendered yet.
+        let mut machine_pools = BTreeMap::new();
         for (i, mp) in class.machine_pools.iter().enumerate() {
             let base = format!("spec.workers.machinePools[{i}].template");
-            get(
+            let infrastructure = get(
                 format!(
                     "InfrastructureMachinePoolTemplate for MachinePool class {:?}",
                     mp.class
@@ -138,7 +150,7 @@ impl<'a> Blueprint<'a> {
                 &format!("{base}.infrastructure.ref"),
                 &mp.infrastructure,
             );
-            get(
+            let bootstrap = get(
                 format!(
                     "bootstrap config template for MachinePool class {:?}",
                     mp.class
@@ -146,6 +158,18 @@ impl<'a> Blueprint<'a> {
                 &format!("{base}.bootstrap.ref"),
                 &mp.bootstrap,
             );
+            if let (Some(bootstrap_template), Some(infrastructure_template)) =
+                (bootstrap, infrastructure)
+            {
+                machine_pools.insert(
+                    mp.class.as_str(),
+                    MachinePoolBlueprint {
+                        class: mp,
+                        bootstrap_template,
+                        infrastructure_template,
+                    },
+                );
+            }
         }
         match (control_plane_template, errors.is_empty()) {
             (Some(control_plane_template), true) => Ok(Blueprint {
@@ -155,6 +179,7 @@ impl<'a> Blueprint<'a> {
                 control_plane_template,
                 control_plane_machine_template,
                 machine_deployments,
+                machine_pools,
             }),
             _ => Err(errors),
         }

@@ -112,6 +112,59 @@ impl CurrentMachineDeployment<'_> {
     }
 }
 
+/// A current MachinePool and the objects it references.
+#[derive(Clone, Debug)]
+pub struct CurrentMachinePool<'a> {
+    /// The MachinePool.
+    pub object: &'a Value,
+    /// Its bootstrap config object.
+    pub bootstrap_object: Referenced<'a>,
+    /// Its infrastructure machine pool object.
+    pub infrastructure_object: Referenced<'a>,
+}
+
+impl CurrentMachinePool<'_> {
+    /// `spec.template.spec.version`, or "".
+    pub fn version(&self) -> &str {
+        string_at(self.object, &["spec", "template", "spec", "version"]).unwrap_or("")
+    }
+
+    /// Whether the MachinePool is still rolling out a version. Cluster API compares
+    /// the versions of the pool's Nodes in the workload cluster; from the management
+    /// cluster the pool's status tells it: the controller has not observed the latest
+    /// generation, or it reports fewer up-to-date replicas than replicas. A pool whose
+    /// status reports no up-to-date count (v1beta1 without the v1beta2 block) is judged
+    /// by the generation alone.
+    pub fn is_upgrading(&self) -> bool {
+        if self.version().is_empty() {
+            return false;
+        }
+        let Some(status) = self.object.at(&["status"]).filter(|s| s.is_object()) else {
+            return false;
+        };
+        let stale = match (
+            int_at(status, &["observedGeneration"]),
+            int_at(self.object, &["metadata", "generation"]),
+        ) {
+            (Some(observed), Some(generation)) => observed < generation,
+            _ => false,
+        };
+        let up_to_date = int_at(status, &["upToDateReplicas"])
+            .or_else(|| int_at(status, &["v1beta2", "upToDateReplicas"]));
+        let behind = up_to_date.is_some_and(|n| n < int_at(status, &["replicas"]).unwrap_or(0));
+        stale || behind
+    }
+
+    /// What the upgrade decisions need to know about it.
+    pub fn versions(&self) -> MachineDeploymentState {
+        MachineDeploymentState {
+            object_name: self.object.name().to_string(),
+            version: self.version().to_string(),
+            upgrading: self.is_upgrading(),
+        }
+    }
+}
+
 /// What exists now.
 #[derive(Clone, Debug, Default)]
 pub struct CurrentState<'a> {
@@ -125,6 +178,8 @@ pub struct CurrentState<'a> {
     pub control_plane_contract: Contract,
     /// MachineDeployments by topology name.
     pub machine_deployments: BTreeMap<String, CurrentMachineDeployment<'a>>,
+    /// MachinePools by topology name.
+    pub machine_pools: BTreeMap<String, CurrentMachinePool<'a>>,
 }
 
 impl CurrentState<'_> {
@@ -269,6 +324,7 @@ impl<'a> CurrentState<'a> {
                 },
             );
         }
+        let machine_pools = machine_pools(cluster, store, &mut errors);
         if errors.is_empty() {
             Ok(CurrentState {
                 infrastructure_cluster,
@@ -276,9 +332,73 @@ impl<'a> CurrentState<'a> {
                 control_plane_machine_template,
                 control_plane_contract,
                 machine_deployments,
+                machine_pools,
             })
         } else {
             Err(errors)
         }
     }
+}
+
+/// The Cluster's topology-owned MachinePools by topology name, with the bootstrap
+/// config and infrastructure machine pool each references.
+fn machine_pools<'a>(
+    cluster: &Cluster,
+    store: &'a ObjectStore,
+    errors: &mut RenderError,
+) -> BTreeMap<String, CurrentMachinePool<'a>> {
+    let ns = cluster.namespace.as_str();
+    let mut pools = BTreeMap::new();
+    let owned = store.list(
+        "cluster.x-k8s.io",
+        "MachinePool",
+        ns,
+        &[
+            (labels::CLUSTER_NAME, cluster.name.as_str()),
+            (labels::TOPOLOGY_OWNED, ""),
+        ],
+    );
+    for mp in owned {
+        let mp_labels = mp.labels();
+        let Some(topology_name) = mp_labels.get(labels::POOL_NAME) else {
+            errors.push(format!(
+                "failed to find label {} in MachinePool {}/{}",
+                labels::POOL_NAME,
+                mp.namespace(),
+                mp.name()
+            ));
+            continue;
+        };
+        if pools.contains_key(topology_name) {
+            errors.push(format!(
+                "duplicate MachinePool {}/{} found for label {}: {topology_name}",
+                mp.namespace(),
+                mp.name(),
+                labels::POOL_NAME
+            ));
+            continue;
+        }
+        let desc = format!("MachinePool {}/{}", mp.namespace(), mp.name());
+        let bootstrap_object = referenced(
+            store,
+            read_ref(mp, &["spec", "template", "spec", "bootstrap", "configRef"]),
+            ns,
+        );
+        check_owned(&bootstrap_object, &desc, errors);
+        let infrastructure_object = referenced(
+            store,
+            read_ref(mp, &["spec", "template", "spec", "infrastructureRef"]),
+            ns,
+        );
+        check_owned(&infrastructure_object, &desc, errors);
+        pools.insert(
+            topology_name.clone(),
+            CurrentMachinePool {
+                object: mp,
+                bootstrap_object,
+                infrastructure_object,
+            },
+        );
+    }
+    pools
 }

@@ -15,6 +15,7 @@ pub struct Resolved {
     cluster: Vec<Variable>,
     control_plane: Vec<Variable>,
     machine_deployments: Vec<Vec<Variable>>,
+    machine_pools: Vec<Vec<Variable>>,
 }
 
 impl Resolved {
@@ -24,6 +25,7 @@ impl Resolved {
             cluster: &self.cluster,
             control_plane: &self.control_plane,
             machine_deployments: self.machine_deployments.iter().map(Vec::as_slice).collect(),
+            machine_pools: self.machine_pools.iter().map(Vec::as_slice).collect(),
         }
     }
 }
@@ -60,6 +62,11 @@ pub fn as_given(topology: &Topology) -> Values<'_> {
             .iter()
             .map(|md| md.variable_overrides.as_slice())
             .collect(),
+        machine_pools: topology
+            .machine_pools
+            .iter()
+            .map(|mp| mp.variable_overrides.as_slice())
+            .collect(),
     }
 }
 
@@ -85,11 +92,24 @@ pub fn resolve(topology: &Topology, class: &ClusterClass) -> Result<Resolved, Re
             )
         })
         .collect();
+    let machine_pools = topology
+        .machine_pools
+        .iter()
+        .map(|mp| {
+            resolve_scope(
+                &mp.variable_overrides,
+                class,
+                Scope::MachinePool(&mp.name),
+                &mut errors,
+            )
+        })
+        .collect();
     if errors.is_empty() {
         Ok(Resolved {
             cluster,
             control_plane,
             machine_deployments,
+            machine_pools,
         })
     } else {
         Err(errors)

@@ -699,6 +699,7 @@ fn errors_name_the_problem() {
         "  workers:\n    machinePools:\n    - class: p\n      template:\n        bootstrap: {ref: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: boot}}\n        infrastructure: {ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachinePoolTemplate, name: pool}}\n",
     ) + "---\napiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DockerMachinePoolTemplate\nmetadata: {name: pool, namespace: ns}\nspec: {template: {spec: {}}}\n";
     let missing_template = CLASS.replace("name: workers}", "name: gone}");
+    let pool_template_gone = class_with_pools.replace("name: pool}", "name: gone}");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec![CLASS, &unknown_class],
@@ -717,8 +718,8 @@ fn errors_name_the_problem() {
             "spec.topology.workers.machinePools[0].class: Invalid value: \"p\": MachinePoolClass with name \"p\" does not exist in ClusterClass \"cc\"",
         ),
         (
-            vec![&class_with_pools, &with_pools],
-            "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet",
+            vec![&pool_template_gone, &with_pools],
+            "failed to get InfrastructureMachinePoolTemplate for MachinePool class \"p\" for ClusterClass ns/cc: spec.workers.machinePools[0].template.infrastructure.ref: DockerMachinePoolTemplate ns/gone not found",
         ),
         (
             vec![&missing_template, CLUSTER],
@@ -731,6 +732,72 @@ fn errors_name_the_problem() {
             err.messages.iter().any(|m| m.contains(want)),
             "wanted {want:?} in {:?}",
             err.messages
+        );
+    }
+
+    // With its templates the pool renders: a MachinePool and two objects (not
+    // template copies) created from the class's templates, owned by the Cluster.
+    let desired =
+        render_docs(&[&class_with_pools, &with_pools]).unwrap_or_else(|e| panic!("{e:?}"));
+    let [pool] = desired.machine_pools.as_slice() else {
+        panic!("one pool: {:?}", desired.machine_pools)
+    };
+    assert_eq!(pool.topology_name, "p0");
+    let mp = &pool.object;
+    assert_eq!(mp["kind"], "MachinePool");
+    assert!(
+        mp["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("c1-p0-")
+    );
+    for labels in [
+        &mp["metadata"]["labels"],
+        &mp["spec"]["template"]["metadata"]["labels"],
+    ] {
+        assert_eq!(labels["topology.cluster.x-k8s.io/pool-name"], "p0");
+        assert_eq!(labels["topology.cluster.x-k8s.io/owned"], "");
+        assert_eq!(labels["cluster.x-k8s.io/cluster-name"], "c1");
+    }
+    assert!(mp["spec"].get("selector").is_none(), "no selector: {mp}");
+    let spec = &mp["spec"]["template"]["spec"];
+    for (object, kind, reference) in [
+        (
+            &pool.bootstrap_object,
+            "KubeadmConfig",
+            &spec["bootstrap"]["configRef"],
+        ),
+        (
+            &pool.infrastructure_object,
+            "DockerMachinePool",
+            &spec["infrastructureRef"],
+        ),
+    ] {
+        assert_eq!(object["kind"], kind);
+        assert_eq!(reference["kind"], kind);
+        assert_eq!(reference["name"], object["metadata"]["name"]);
+        assert!(
+            object["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("c1-p0-")
+        );
+        assert_eq!(
+            object["metadata"]["labels"]["topology.cluster.x-k8s.io/pool-name"],
+            "p0"
+        );
+        assert_eq!(object["metadata"]["ownerReferences"][0]["kind"], "Cluster");
+        assert_eq!(
+            object["metadata"]["annotations"]["cluster.x-k8s.io/cloned-from-groupkind"],
+            format!(
+                "{kind}Template.{}",
+                object["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .split('/')
+                    .next()
+                    .unwrap()
+            )
         );
     }
 }

@@ -152,31 +152,41 @@ fn every_provider_folder_loads_is_admitted_and_renders() {
             topology.machine_deployments.len(),
             "{folder}: one MachineDeployment per topology entry"
         );
+        assert_eq!(
+            desired.machine_pools.len(),
+            topology.machine_pools.len(),
+            "{folder}: one MachinePool per topology entry"
+        );
+        for (pool, entry) in desired.machine_pools.iter().zip(&topology.machine_pools) {
+            let spec = &pool.object["spec"]["template"]["spec"];
+            assert_eq!(spec["version"], json!(topology.version), "{folder}");
+            for (object, reference) in [
+                (&pool.bootstrap_object, &spec["bootstrap"]["configRef"]),
+                (&pool.infrastructure_object, &spec["infrastructureRef"]),
+            ] {
+                assert_eq!(reference["name"], json!(object.name()), "{folder}");
+                assert!(
+                    !object.kind().ends_with("Template"),
+                    "{folder}: an object, not a template: {}",
+                    object.kind()
+                );
+                assert_eq!(
+                    object.labels().get("topology.cluster.x-k8s.io/pool-name"),
+                    Some(&entry.name),
+                    "{folder}"
+                );
+            }
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Folders the engine refuses on purpose, with the refusal: what it does not compute
-/// yet (MachinePools) and what needs a Runtime SDK extension (external patches), which
-/// an offline render cannot call.
-const ENGINE_LIMITS: &[(&str, &str)] = &[
-    (
-        "capi-e2e-quick-start-v1beta2",
-        "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; this Cluster can be rendered once its MachinePools are removed",
-    ),
-    (
-        "capi-e2e-quick-start-v1beta1",
-        "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; this Cluster can be rendered once its MachinePools are removed",
-    ),
-    (
-        "capz-aks-clusterclass",
-        "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; this Cluster can be rendered once its MachinePools are removed",
-    ),
-    (
-        "capi-e2e-quick-start-runtimesdk-v1beta1",
-        "ClusterClass default/quick-start-runtimesdk: spec.patches[0].external: Forbidden: patch.external can be used only if the RuntimeSDK feature flag is enabled",
-    ),
-];
+/// Folders the engine refuses on purpose, with the refusal: what needs a Runtime SDK
+/// extension (external patches), which an offline render cannot call.
+const ENGINE_LIMITS: &[(&str, &str)] = &[(
+    "capi-e2e-quick-start-runtimesdk-v1beta1",
+    "ClusterClass default/quick-start-runtimesdk: spec.patches[0].external: Forbidden: patch.external can be used only if the RuntimeSDK feature flag is enabled",
+)];
 
 /// CAPA's `limitAZ` patch replaces `network.vpc.availabilityZoneUsageLimit`, which only
 /// CAPA's template defaulting (CRD default 3) puts in the AWSClusterTemplate of a live

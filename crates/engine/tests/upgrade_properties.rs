@@ -118,6 +118,8 @@ fn inputs(case: &Case) -> Inputs<'_> {
         max_concurrency: case.concurrency,
         control_plane: case.control_plane.clone(),
         current_machine_deployments: current,
+        current_machine_pools: Default::default(),
+        topology_machine_pools: Vec::new(),
         topology_machine_deployments: case
             .mds
             .iter()

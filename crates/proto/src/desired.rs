@@ -5,7 +5,9 @@
 
 use serde_json::Value;
 use topograph_engine::DesiredState;
-use topograph_engine::desired::{DesiredControlPlane, DesiredMachineDeployment};
+use topograph_engine::desired::{
+    DesiredControlPlane, DesiredMachineDeployment, DesiredMachinePool,
+};
 use topograph_engine::upgrade::{ControlPlaneUpgrade, MachineDeploymentUpgrades, UpgradeTracker};
 
 use crate::render::v1 as pb;
@@ -23,7 +25,6 @@ fn optional_bytes(object: Option<&Value>) -> Vec<u8> {
 pub fn to_message(desired: &DesiredState) -> pb::DesiredState {
     let upgrade = &desired.upgrade;
     let cp = &upgrade.control_plane;
-    let mds = &upgrade.machine_deployments;
     pb::DesiredState {
         cluster: bytes(&desired.cluster),
         infrastructure_cluster: optional_bytes(desired.infrastructure_cluster.as_ref()),
@@ -43,6 +44,16 @@ pub fn to_message(desired: &DesiredState) -> pb::DesiredState {
                 health_check: optional_bytes(md.health_check.as_ref()),
             })
             .collect(),
+        machine_pools: desired
+            .machine_pools
+            .iter()
+            .map(|mp| pb::DesiredMachinePool {
+                topology_name: mp.topology_name.clone(),
+                object: bytes(&mp.object),
+                bootstrap_object: bytes(&mp.bootstrap_object),
+                infrastructure_object: bytes(&mp.infrastructure_object),
+            })
+            .collect(),
         upgrade: Some(pb::UpgradeTracker {
             control_plane: Some(pb::ControlPlaneUpgrade {
                 is_provisioning: cp.is_provisioning,
@@ -55,23 +66,39 @@ pub fn to_message(desired: &DesiredState) -> pb::DesiredState {
                 current_version: cp.current_version.clone(),
                 kind: cp.kind.clone(),
             }),
-            machine_deployments: Some(pb::MachineDeploymentUpgrades {
-                pending_create: mds.pending_create.iter().cloned().collect(),
-                pending_upgrade: mds.pending_upgrade.iter().cloned().collect(),
-                deferred: mds.deferred.iter().cloned().collect(),
-                upgrading: mds.upgrading.iter().cloned().collect(),
-                plan: mds.plan.clone(),
-                object_names: mds
-                    .object_names
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            }),
+            machine_deployments: Some(workers_message(&upgrade.machine_deployments)),
+            machine_pools: Some(workers_message(&upgrade.machine_pools)),
             max_concurrency: u32::try_from(upgrade.max_concurrency).unwrap_or(u32::MAX),
             min_workers_version: upgrade.min_workers_version.clone(),
             upgrade_step: upgrade.upgrade_step.clone(),
             remove_upgrade_step_annotation: upgrade.remove_upgrade_step_annotation,
         }),
+    }
+}
+
+fn workers_message(w: &MachineDeploymentUpgrades) -> pb::MachineDeploymentUpgrades {
+    pb::MachineDeploymentUpgrades {
+        pending_create: w.pending_create.iter().cloned().collect(),
+        pending_upgrade: w.pending_upgrade.iter().cloned().collect(),
+        deferred: w.deferred.iter().cloned().collect(),
+        upgrading: w.upgrading.iter().cloned().collect(),
+        plan: w.plan.clone(),
+        object_names: w
+            .object_names
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+fn workers_from(w: pb::MachineDeploymentUpgrades) -> MachineDeploymentUpgrades {
+    MachineDeploymentUpgrades {
+        pending_create: w.pending_create.into_iter().collect(),
+        pending_upgrade: w.pending_upgrade.into_iter().collect(),
+        deferred: w.deferred.into_iter().collect(),
+        upgrading: w.upgrading.into_iter().collect(),
+        plan: w.plan,
+        object_names: w.object_names.into_iter().collect(),
     }
 }
 
@@ -100,7 +127,6 @@ pub fn from_message(message: &pb::DesiredState) -> Result<DesiredState, String> 
         .ok_or("control_plane: missing")?;
     let upgrade = message.upgrade.clone().unwrap_or_default();
     let cp_upgrade = upgrade.control_plane.unwrap_or_default();
-    let md_upgrades = upgrade.machine_deployments.unwrap_or_default();
     let machine_deployments = message
         .machine_deployments
         .iter()
@@ -119,6 +145,23 @@ pub fn from_message(message: &pb::DesiredState) -> Result<DesiredState, String> 
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
+    let machine_pools = message
+        .machine_pools
+        .iter()
+        .enumerate()
+        .map(|(i, mp)| {
+            let at = |name: &str| format!("machine_pools[{i}].{name}");
+            Ok(DesiredMachinePool {
+                topology_name: mp.topology_name.clone(),
+                object: object(&at("object"), &mp.object)?,
+                bootstrap_object: object(&at("bootstrap_object"), &mp.bootstrap_object)?,
+                infrastructure_object: object(
+                    &at("infrastructure_object"),
+                    &mp.infrastructure_object,
+                )?,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
     Ok(DesiredState {
         cluster: object("cluster", &message.cluster)?,
         infrastructure_cluster: optional_object(
@@ -134,6 +177,7 @@ pub fn from_message(message: &pb::DesiredState) -> Result<DesiredState, String> 
             health_check: optional_object("control_plane.health_check", &cp.health_check)?,
         },
         machine_deployments,
+        machine_pools,
         upgrade: UpgradeTracker {
             control_plane: ControlPlaneUpgrade {
                 is_provisioning: cp_upgrade.is_provisioning,
@@ -146,14 +190,8 @@ pub fn from_message(message: &pb::DesiredState) -> Result<DesiredState, String> 
                 current_version: cp_upgrade.current_version,
                 kind: cp_upgrade.kind,
             },
-            machine_deployments: MachineDeploymentUpgrades {
-                pending_create: md_upgrades.pending_create.into_iter().collect(),
-                pending_upgrade: md_upgrades.pending_upgrade.into_iter().collect(),
-                deferred: md_upgrades.deferred.into_iter().collect(),
-                upgrading: md_upgrades.upgrading.into_iter().collect(),
-                plan: md_upgrades.plan,
-                object_names: md_upgrades.object_names.into_iter().collect(),
-            },
+            machine_deployments: workers_from(upgrade.machine_deployments.unwrap_or_default()),
+            machine_pools: workers_from(upgrade.machine_pools.unwrap_or_default()),
             max_concurrency: upgrade.max_concurrency as usize,
             min_workers_version: upgrade.min_workers_version,
             upgrade_step: upgrade.upgrade_step,

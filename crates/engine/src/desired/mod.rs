@@ -1,7 +1,8 @@
 //! The desired state of a Cluster's topology, per the seed's "Basic behaviors":
 //! InfrastructureCluster, ControlPlane (and its machine template and health check),
 //! one MachineDeployment per topology entry (with template copies and health check),
-//! and the Cluster's own references. Versions come from the upgrade decisions
+//! one MachinePool per topology entry (with its bootstrap config and infrastructure
+//! machine pool objects), and the Cluster's own references. Versions come from the upgrade decisions
 //! ([`crate::upgrade`]), made first. Patches and variables are applied by later stages.
 
 mod clone;
@@ -10,6 +11,7 @@ mod control_plane;
 mod health_check;
 mod infrastructure;
 mod machine_deployment;
+mod machine_pool;
 mod reuse;
 mod rollout;
 
@@ -53,6 +55,21 @@ pub struct DesiredMachineDeployment {
     pub health_check: Option<Value>,
 }
 
+/// One MachinePool and what comes with it: its bootstrap config and infrastructure
+/// machine pool are objects created from the class's templates (not template copies),
+/// updated in place for as long as the pool exists.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DesiredMachinePool {
+    /// Its name in the topology.
+    pub topology_name: String,
+    /// The MachinePool.
+    pub object: Value,
+    /// Its bootstrap config object.
+    pub bootstrap_object: Value,
+    /// Its infrastructure machine pool object.
+    pub infrastructure_object: Value,
+}
+
 /// Every object the topology of one Cluster consists of.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DesiredState {
@@ -65,6 +82,10 @@ pub struct DesiredState {
     /// MachineDeployments, in topology order. Those the upgrade tracker marks pending
     /// creation are rendered too; a reconciler must not create them yet.
     pub machine_deployments: Vec<DesiredMachineDeployment>,
+    /// MachinePools, in topology order; as with MachineDeployments, those pending
+    /// creation are rendered but must not be created yet.
+    #[serde(default)]
+    pub machine_pools: Vec<DesiredMachinePool>,
     /// The upgrade decisions: what the reconciler must hold back, and the condition.
     pub upgrade: UpgradeTracker,
 }
@@ -82,6 +103,11 @@ impl DesiredState {
             all.push(&md.infrastructure_template);
             all.extend(&md.health_check);
         }
+        for mp in &self.machine_pools {
+            all.push(&mp.object);
+            all.push(&mp.bootstrap_object);
+            all.push(&mp.infrastructure_object);
+        }
         all.sort_by_cached_key(|o| versioned_key(o));
         all
     }
@@ -98,6 +124,14 @@ pub(crate) struct Scope<'a> {
 }
 
 impl Scope<'_> {
+    /// The decided version of the `index`th topology MachinePool.
+    pub fn machine_pool_version(&self, index: usize) -> &str {
+        self.versions
+            .machine_pool_versions
+            .get(index)
+            .map_or(self.topology.version.as_str(), String::as_str)
+    }
+
     /// The decided version of the `index`th topology MachineDeployment.
     pub fn machine_deployment_version(&self, index: usize) -> &str {
         self.versions
@@ -148,6 +182,7 @@ pub fn compute(
             tracker: UpgradeTracker::default(),
             control_plane_version: topology.version.clone(),
             machine_deployment_versions: Vec::new(),
+            machine_pool_versions: Vec::new(),
         }
     });
     let scope = Scope {
@@ -157,12 +192,6 @@ pub fn compute(
         current,
         versions: &versions,
     };
-    if !topology.machine_pools.is_empty() {
-        errors.push(
-            "spec.topology.workers.machinePools: Forbidden: MachinePools are not supported yet; \
-             this Cluster can be rendered once its MachinePools are removed",
-        );
-    }
     let infrastructure_cluster = infrastructure::compute(&scope)
         .map_err(|e| errors.push(e))
         .ok()
@@ -174,6 +203,13 @@ pub fn compute(
     for (i, md) in topology.machine_deployments.iter().enumerate() {
         match machine_deployment::compute(&scope, i, md) {
             Ok(desired) => machine_deployments.push(desired),
+            Err(e) => errors.extend(e),
+        }
+    }
+    let mut machine_pools = Vec::new();
+    for (i, mp) in topology.machine_pools.iter().enumerate() {
+        match machine_pool::compute(&scope, i, mp) {
+            Ok(desired) => machine_pools.push(desired),
             Err(e) => errors.extend(e),
         }
     }
@@ -191,6 +227,7 @@ pub fn compute(
                 infrastructure_cluster,
                 control_plane,
                 machine_deployments,
+                machine_pools,
                 upgrade,
             })
         }

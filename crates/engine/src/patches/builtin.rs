@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use topograph_api::model::{Cluster, MachineDeploymentTopology, Topology};
+use topograph_api::model::{Cluster, MachineDeploymentTopology, MachinePoolTopology, Topology};
 use topograph_api::object::{ObjectExt, string_map_value};
 
-use crate::desired::{DesiredControlPlane, DesiredMachineDeployment};
+use crate::desired::{DesiredControlPlane, DesiredMachineDeployment, DesiredMachinePool};
 use crate::labels;
 
 /// The name of the builtin variable; classes may not define a variable of this name.
@@ -139,6 +139,38 @@ pub fn machine_deployment(
     map.insert(
         "infrastructureRef".into(),
         name_ref(desired.infrastructure_template.name()),
+    );
+    Value::Object(map)
+}
+
+/// `builtin.machinePool`, from one desired MachinePool.
+pub fn machine_pool(topology: &MachinePoolTopology, desired: &DesiredMachinePool) -> Value {
+    let object = &desired.object;
+    let mut map = Map::new();
+    insert_non_empty(
+        &mut map,
+        "version",
+        object
+            .at(&["spec", "template", "spec", "version"])
+            .cloned()
+            .unwrap_or_default(),
+    );
+    if let Some(metadata) = metadata(object) {
+        map.insert("metadata".into(), metadata);
+    }
+    map.insert("class".into(), json!(topology.class));
+    map.insert("name".into(), json!(object.name()));
+    map.insert("topologyName".into(), json!(topology.name));
+    if let Some(replicas) = object.at(&["spec", "replicas"]) {
+        map.insert("replicas".into(), replicas.clone());
+    }
+    map.insert(
+        "bootstrap".into(),
+        json!({ "configRef": name_ref(desired.bootstrap_object.name()) }),
+    );
+    map.insert(
+        "infrastructureRef".into(),
+        name_ref(desired.infrastructure_object.name()),
     );
     Value::Object(map)
 }

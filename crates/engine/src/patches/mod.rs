@@ -91,6 +91,11 @@ fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
             .machine_deployments
             .get(i)
             .map(|m| &m.infrastructure_template),
+        Target::PoolBootstrap(i) => desired.machine_pools.get(i).map(|m| &m.bootstrap_object),
+        Target::PoolInfrastructure(i) => desired
+            .machine_pools
+            .get(i)
+            .map(|m| &m.infrastructure_object),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The patch request: one item per class template that the Cluster's desired objects
 //! come from, in a fixed order (InfrastructureCluster, ControlPlane, its machine
 //! template, then each MachineDeployment's bootstrap and infrastructure templates in
-//! topology order), each with the variables it sees.
+//! topology order, then each MachinePool's), each with the variables it sees.
 //!
 //! Items are copies of the class's templates, not of the desired objects; the desired
 //! objects' labels and annotations are synced into them first so that patches see
@@ -30,6 +30,24 @@ pub enum Target {
     Bootstrap(usize),
     /// The infrastructure template copy of the MachineDeployment at this index.
     Infrastructure(usize),
+    /// The bootstrap config object of the MachinePool at this index.
+    PoolBootstrap(usize),
+    /// The infrastructure machine pool object of the MachinePool at this index.
+    PoolInfrastructure(usize),
+}
+
+impl Target {
+    /// The item's template becomes an object (its `spec.template` is the object),
+    /// rather than a template copy.
+    pub fn is_object(self) -> bool {
+        matches!(
+            self,
+            Target::InfrastructureCluster
+                | Target::ControlPlane
+                | Target::PoolBootstrap(_)
+                | Target::PoolInfrastructure(_)
+        )
+    }
 }
 
 /// Where an item's template is referenced from.
@@ -138,6 +156,8 @@ pub struct Values<'a> {
     pub control_plane: &'a [Variable],
     /// Overrides per MachineDeployment, in topology order.
     pub machine_deployments: Vec<&'a [Variable]>,
+    /// Overrides per MachinePool, in topology order.
+    pub machine_pools: Vec<&'a [Variable]>,
 }
 
 /// The global variables and the items of the request.
@@ -258,6 +278,54 @@ pub fn build(
         ] {
             let mut item = template_item(template);
             sync_metadata(&mut item, &["metadata"], copy);
+            items.push(Item {
+                holder: holder(field),
+                object: item,
+                variables: variables.clone(),
+                target,
+            });
+        }
+    }
+    for (index, mp) in desired.machine_pools.iter().enumerate() {
+        let Some(mp_topology) = topology
+            .machine_pools
+            .iter()
+            .find(|t| t.name == mp.topology_name)
+        else {
+            continue;
+        };
+        let Some(mp_blueprint) = blueprint.machine_pools.get(mp_topology.class.as_str()) else {
+            continue;
+        };
+        let overrides = values.machine_pools.get(index).copied().unwrap_or(&[]);
+        let variables = with_builtin(
+            defined(overrides, &definitions),
+            "machinePool",
+            builtin::machine_pool(mp_topology, mp),
+        );
+        let holder = |field_path: &str| Holder {
+            kind: "MachinePool".to_string(),
+            name: mp.object.name().to_string(),
+            field_path: field_path.to_string(),
+        };
+        // The pool's bootstrap config and infrastructure machine pool are objects, so
+        // their metadata is synced where an object's comes from in its template.
+        for (template, object, field, target) in [
+            (
+                mp_blueprint.bootstrap_template,
+                &mp.bootstrap_object,
+                field_path::BOOTSTRAP,
+                Target::PoolBootstrap(index),
+            ),
+            (
+                mp_blueprint.infrastructure_template,
+                &mp.infrastructure_object,
+                field_path::INFRASTRUCTURE,
+                Target::PoolInfrastructure(index),
+            ),
+        ] {
+            let mut item = template_item(template);
+            sync_metadata(&mut item, &["spec", "template", "metadata"], object);
             items.push(Item {
                 holder: holder(field),
                 object: item,

@@ -187,6 +187,16 @@ pub fn apply(items: &[Item], desired: &mut DesiredState) -> Result<(), String> {
                     patch_object(copy, patched, TEMPLATE_SPEC, TEMPLATE_METADATA, &[])?;
                 }
             }
+            Target::PoolBootstrap(index) | Target::PoolInfrastructure(index) => {
+                if let Some(mp) = desired.machine_pools.get_mut(index) {
+                    let object = if matches!(item.target, Target::PoolBootstrap(_)) {
+                        &mut mp.bootstrap_object
+                    } else {
+                        &mut mp.infrastructure_object
+                    };
+                    patch_object(object, patched, OBJECT_SPEC, OBJECT_METADATA, &[])?;
+                }
+            }
         }
     }
     Ok(())
@@ -195,7 +205,7 @@ pub fn apply(items: &[Item], desired: &mut DesiredState) -> Result<(), String> {
 /// Where a template path lands in the desired object an item feeds, or why it does
 /// not land anywhere.
 pub fn object_path(target: Target, template_path: &str) -> Result<String, &'static str> {
-    let is_object = matches!(target, Target::InfrastructureCluster | Target::ControlPlane);
+    let is_object = target.is_object();
     let under = |prefix: &str| {
         template_path == prefix
             || template_path

@@ -1,12 +1,14 @@
 //! The version decisions of one render (spec section 7.2): Cluster API's
-//! `computeControlPlaneVersion` and `computeMachineDeploymentVersion` without the
-//! Runtime SDK hooks, over plain inputs so that they can be tested and fuzzed without
-//! building objects.
+//! `computeControlPlaneVersion`, `computeMachineDeploymentVersion` and
+//! `computeMachinePoolVersion` without the Runtime SDK hooks, over plain inputs so that
+//! they can be tested and fuzzed without building objects. MachineDeployments and
+//! MachinePools follow the same rules, each kind with its own tracker record and its
+//! own upgrade concurrency.
 
 use std::collections::BTreeMap;
 
 use super::plan::{self, PlanSource, WorkerVersion};
-use super::tracker::UpgradeTracker;
+use super::tracker::{MachineDeploymentUpgrades, UpgradeTracker};
 use super::version::Version;
 
 /// The current control plane, as far as versions go.
@@ -60,6 +62,58 @@ pub struct Inputs<'a> {
     pub current_machine_deployments: BTreeMap<String, MachineDeploymentState>,
     /// The topology's MachineDeployments, in `workers.machineDeployments` order.
     pub topology_machine_deployments: Vec<MachineDeploymentTopologyState>,
+    /// Current MachinePools by topology name, as for MachineDeployments.
+    pub current_machine_pools: BTreeMap<String, MachineDeploymentState>,
+    /// The topology's MachinePools, in `workers.machinePools` order.
+    pub topology_machine_pools: Vec<MachineDeploymentTopologyState>,
+}
+
+/// The two kinds of workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workers {
+    /// `workers.machineDeployments`.
+    MachineDeployments,
+    /// `workers.machinePools`.
+    MachinePools,
+}
+
+impl Workers {
+    fn current<'i>(self, inputs: &'i Inputs<'_>) -> &'i BTreeMap<String, MachineDeploymentState> {
+        match self {
+            Workers::MachineDeployments => &inputs.current_machine_deployments,
+            Workers::MachinePools => &inputs.current_machine_pools,
+        }
+    }
+
+    fn topology<'i>(self, inputs: &'i Inputs<'_>) -> &'i [MachineDeploymentTopologyState] {
+        match self {
+            Workers::MachineDeployments => &inputs.topology_machine_deployments,
+            Workers::MachinePools => &inputs.topology_machine_pools,
+        }
+    }
+
+    fn tracked(self, tracker: &mut UpgradeTracker) -> &mut MachineDeploymentUpgrades {
+        match self {
+            Workers::MachineDeployments => &mut tracker.machine_deployments,
+            Workers::MachinePools => &mut tracker.machine_pools,
+        }
+    }
+
+    /// The kind, for messages.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Workers::MachineDeployments => "MachineDeployment",
+            Workers::MachinePools => "MachinePool",
+        }
+    }
+
+    /// Cluster API's words for it in errors (`machine deployment`).
+    fn words(self) -> &'static str {
+        match self {
+            Workers::MachineDeployments => "machine deployment",
+            Workers::MachinePools => "machine pool",
+        }
+    }
 }
 
 /// The decisions.
@@ -71,6 +125,8 @@ pub struct Decision {
     pub control_plane_version: String,
     /// The desired version of each topology MachineDeployment, in topology order.
     pub machine_deployment_versions: Vec<String>,
+    /// The desired version of each topology MachinePool, in topology order.
+    pub machine_pool_versions: Vec<String>,
 }
 
 /// Cluster API's `IsUpgrading` contract check: the spec version is above (or, by build
@@ -117,11 +173,13 @@ fn control_plane_version(
         return Ok(current);
     }
     // Workers must reach the control plane's version before it moves again (skew).
-    if tracker.machine_deployments.plan.first() == Some(&current) {
+    if tracker.machine_deployments.plan.first() == Some(&current)
+        || tracker.machine_pools.plan.first() == Some(&current)
+    {
         tracker.control_plane.is_waiting_for_workers = true;
         return Ok(current);
     }
-    if tracker.machine_deployments.is_any_upgrading() {
+    if tracker.machine_deployments.is_any_upgrading() || tracker.machine_pools.is_any_upgrading() {
         return Ok(current);
     }
     let state = &mut tracker.control_plane;
@@ -138,8 +196,8 @@ fn control_plane_version(
     Ok(next)
 }
 
-/// Cluster API's `isMachineDeploymentDeferred`: the MachineDeployment's own annotations,
-/// or a `hold-upgrade-sequence` on any MachineDeployment before it.
+/// Cluster API's `isMachineDeploymentDeferred` / `isMachinePoolDeferred`: the worker's
+/// own annotations, or a `hold-upgrade-sequence` on any worker of its kind before it.
 fn is_deferred(topologies: &[MachineDeploymentTopologyState], index: usize) -> bool {
     let Some(md) = topologies.get(index) else {
         return false;
@@ -149,53 +207,57 @@ fn is_deferred(topologies: &[MachineDeploymentTopologyState], index: usize) -> b
         || topologies[..index].iter().any(|t| t.hold_upgrade_sequence)
 }
 
-fn machine_deployment_version(
+fn worker_version(
     inputs: &Inputs<'_>,
+    workers: Workers,
     index: usize,
     tracker: &mut UpgradeTracker,
 ) -> Result<String, String> {
     let topology_version = inputs.topology_version;
-    let Some(md) = inputs.topology_machine_deployments.get(index) else {
+    let topologies = workers.topology(inputs);
+    let Some(worker) = topologies.get(index) else {
         return Ok(topology_version.to_string());
     };
-    let name = md.name.as_str();
-    let mds = &mut tracker.machine_deployments;
-    let Some(current) = inputs.current_machine_deployments.get(name) else {
+    let name = worker.name.as_str();
+    let control_plane_stable = tracker.control_plane.is_stable();
+    let may_move = tracker.control_plane.is_stable_or_waiting_for_workers();
+    let max_concurrency = tracker.max_concurrency;
+    let tracked = workers.tracked(tracker);
+    let Some(current) = workers.current(inputs).get(name) else {
         // Joining nodes while control plane machines come and go can fail (load
         // balancers lag behind), so creation waits for a stable control plane.
-        if !tracker.control_plane.is_stable() {
-            mds.pending_create.insert(name.to_string());
+        if !control_plane_stable {
+            tracked.pending_create.insert(name.to_string());
         }
         return Ok(topology_version.to_string());
     };
     let current_version = current.version.clone();
-    // A MachineDeployment without a version has nothing to sequence: the topology's
-    // version applies (Cluster API would fail here; rendered inputs are often partial).
+    // A worker without a version has nothing to sequence: the topology's version
+    // applies (Cluster API would fail here; rendered inputs are often partial).
     if current_version.is_empty() || current_version == topology_version {
         return Ok(topology_version.to_string());
     }
-    if is_deferred(&inputs.topology_machine_deployments, index) {
-        mds.deferred.insert(name.to_string());
-        mds.pending_upgrade.insert(name.to_string());
+    if is_deferred(topologies, index) {
+        tracked.deferred.insert(name.to_string());
+        tracked.pending_upgrade.insert(name.to_string());
         return Ok(current_version);
     }
-    if mds.upgrading.len() >= tracker.max_concurrency {
-        mds.pending_upgrade.insert(name.to_string());
+    if tracked.upgrading.len() >= max_concurrency || !may_move {
+        tracked.pending_upgrade.insert(name.to_string());
         return Ok(current_version);
     }
-    if !tracker.control_plane.is_stable_or_waiting_for_workers() {
-        mds.pending_upgrade.insert(name.to_string());
-        return Ok(current_version);
-    }
-    let Some(next) = mds.plan.first().cloned() else {
-        return Err("cannot compute the machine deployment version if the machine deployment is pending upgrade and the upgrade plan is not set".into());
+    let Some(next) = tracked.plan.first().cloned() else {
+        let words = workers.words();
+        return Err(format!(
+            "cannot compute the {words} version if the {words} is pending upgrade and the upgrade plan is not set"
+        ));
     };
     // Already at this step of the plan: it waits for the control plane's next one.
     if next == current_version {
-        mds.pending_upgrade.insert(name.to_string());
+        tracked.pending_upgrade.insert(name.to_string());
         return Ok(current_version);
     }
-    mds.upgrading.insert(name.to_string());
+    tracked.upgrading.insert(name.to_string());
     Ok(next)
 }
 
@@ -210,12 +272,14 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Decision, String> {
     if let Some(cp) = &inputs.control_plane {
         tracker.control_plane.kind = cp.kind.clone();
         tracker.control_plane.current_version = Some(cp.spec_version.clone());
-        let workers: Vec<WorkerVersion<'_>> = inputs
-            .current_machine_deployments
-            .values()
-            .map(|md| WorkerVersion {
-                name: &md.object_name,
-                version: &md.version,
+        let workers: Vec<WorkerVersion<'_>> = [Workers::MachineDeployments, Workers::MachinePools]
+            .into_iter()
+            .flat_map(|w| {
+                w.current(inputs).values().map(move |state| WorkerVersion {
+                    kind: w.kind(),
+                    name: &state.object_name,
+                    version: &state.version,
+                })
             })
             .collect();
         let plans = plan::compute(
@@ -226,19 +290,23 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Decision, String> {
         )
         .map_err(|e| format!("failed to compute upgrade plan: {e}"))?;
         tracker.control_plane.plan = plans.control_plane;
-        tracker.machine_deployments.plan = plans.workers;
+        // Each kind follows the workers' plan only when it has workers to move.
+        for w in [Workers::MachineDeployments, Workers::MachinePools] {
+            if !w.current(inputs).is_empty() {
+                w.tracked(&mut tracker).plan = plans.workers.clone();
+            }
+        }
         tracker.min_workers_version = plans.min_workers_version;
     }
-    for (topology_name, md) in &inputs.current_machine_deployments {
-        tracker
-            .machine_deployments
-            .object_names
-            .insert(topology_name.clone(), md.object_name.clone());
-        if md.upgrading {
-            tracker
-                .machine_deployments
-                .upgrading
-                .insert(topology_name.clone());
+    for w in [Workers::MachineDeployments, Workers::MachinePools] {
+        for (topology_name, state) in w.current(inputs) {
+            let tracked = w.tracked(&mut tracker);
+            tracked
+                .object_names
+                .insert(topology_name.clone(), state.object_name.clone());
+            if state.upgrading {
+                tracked.upgrading.insert(topology_name.clone());
+            }
         }
     }
 
@@ -249,22 +317,38 @@ pub fn decide(inputs: &Inputs<'_>) -> Result<Decision, String> {
 
     let mut machine_deployment_versions = Vec::new();
     for (index, md) in inputs.topology_machine_deployments.iter().enumerate() {
-        let version = machine_deployment_version(inputs, index, &mut tracker).map_err(|e| {
-            format!(
-                "failed to compute MachineDeployments: failed to compute MachineDepoyment for topology {:?}: {e}",
-                md.name
-            )
-        })?;
+        let version = worker_version(inputs, Workers::MachineDeployments, index, &mut tracker)
+            .map_err(|e| {
+                format!(
+                    "failed to compute MachineDeployments: failed to compute MachineDepoyment for topology {:?}: {e}",
+                    md.name
+                )
+            })?;
         machine_deployment_versions.push(version);
     }
+    let mut machine_pool_versions = Vec::new();
+    for (index, mp) in inputs.topology_machine_pools.iter().enumerate() {
+        let version = worker_version(inputs, Workers::MachinePools, index, &mut tracker)
+            .map_err(|e| {
+                format!(
+                    "failed to compute MachinePools: failed to compute MachinePool for topology {:?}: {e}",
+                    mp.name
+                )
+            })?;
+        machine_pool_versions.push(version);
+    }
 
-    if !tracker.control_plane.plan.is_empty() || !tracker.machine_deployments.plan.is_empty() {
+    if !tracker.control_plane.plan.is_empty()
+        || !tracker.machine_deployments.plan.is_empty()
+        || !tracker.machine_pools.plan.is_empty()
+    {
         tracker.upgrade_step = Some(control_plane_version.clone());
     }
     Ok(Decision {
         tracker,
         control_plane_version,
         machine_deployment_versions,
+        machine_pool_versions,
     })
 }
 

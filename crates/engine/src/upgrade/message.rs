@@ -1,11 +1,12 @@
 //! The upgrade rows of the Cluster's `TopologyReconciled` condition (spec section 7.5):
-//! reason `ClusterUpgrading`, or `MachineDeploymentsUpgradeDeferred` when only deferred
-//! MachineDeployments are left, and Cluster API's multi-line message. Runtime SDK hooks
-//! and MachinePools are not implemented, so their lines never appear.
+//! reason `ClusterUpgrading`, or `MachineDeploymentsUpgradeDeferred` /
+//! `MachinePoolsUpgradeDeferred` when only deferred workers are left, and Cluster API's
+//! multi-line message (control plane, then MachineDeployments, then MachinePools).
+//! Runtime SDK hooks are not implemented, so their lines never appear.
 
 use std::collections::BTreeSet;
 
-use super::tracker::UpgradeTracker;
+use super::tracker::{MachineDeploymentUpgrades, UpgradeTracker};
 
 /// The condition's type.
 pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
@@ -13,6 +14,8 @@ pub const TOPOLOGY_RECONCILED: &str = "TopologyReconciled";
 pub const REASON_CLUSTER_UPGRADING: &str = "ClusterUpgrading";
 /// Reason when the user's defer or hold annotations are all that is left.
 pub const REASON_MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED: &str = "MachineDeploymentsUpgradeDeferred";
+/// Reason when the defer or hold annotations on MachinePools are all that is left.
+pub const REASON_MACHINE_POOLS_UPGRADE_DEFERRED: &str = "MachinePoolsUpgradeDeferred";
 /// Reason when nothing is left to do.
 pub const REASON_RECONCILE_SUCCEEDED: &str = "ReconcileSucceeded";
 
@@ -63,7 +66,6 @@ pub fn condition(topology_version: &str, tracker: &UpgradeTracker) -> Option<Upg
         return None;
     }
     let cp = &tracker.control_plane;
-    let mds = &tracker.machine_deployments;
     let cp_version = cp.desired_version.as_str();
     let mut message = format!("Cluster is upgrading to {topology_version}");
     let mut reason = REASON_CLUSTER_UPGRADING;
@@ -82,16 +84,52 @@ pub fn condition(topology_version: &str, tracker: &UpgradeTracker) -> Option<Upg
         ));
     }
 
+    let cp_moving = cp.is_starting_upgrade || cp.is_upgrading;
+    let mds = workers(
+        &mut message,
+        "MachineDeployment",
+        &tracker.machine_deployments,
+        cp_version,
+        "defer-upgrade or hold-upgrade-sequence annotations",
+    );
+    if mds && !cp_moving {
+        reason = REASON_MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED;
+    }
+    // Cluster API's MachinePool line names the defer annotation in full.
+    let mps = workers(
+        &mut message,
+        "MachinePool",
+        &tracker.machine_pools,
+        cp_version,
+        "topology.cluster.x-k8s.io/defer-upgrade or hold-upgrade-sequence annotations",
+    );
+    if mps && !cp_moving && reason != REASON_MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED {
+        reason = REASON_MACHINE_POOLS_UPGRADE_DEFERRED;
+    }
+    Some(UpgradeCondition { reason, message })
+}
+
+/// Appends the lines of one kind of workers; whether deferred workers are all that
+/// is left of that kind (none upgrading, none merely pending).
+fn workers(
+    message: &mut String,
+    kind: &str,
+    tracked: &MachineDeploymentUpgrades,
+    cp_version: &str,
+    deferred_by: &str,
+) -> bool {
     // A name is in one line only: upgrading wins over deferred, deferred over pending.
     let object_names = |set: &BTreeSet<String>| -> BTreeSet<String> {
-        set.iter().map(|n| mds.object_name(n).to_string()).collect()
+        set.iter()
+            .map(|n| tracked.object_name(n).to_string())
+            .collect()
     };
-    let upgrading = object_names(&mds.upgrading);
-    let deferred: BTreeSet<String> = object_names(&mds.deferred)
+    let upgrading = object_names(&tracked.upgrading);
+    let deferred: BTreeSet<String> = object_names(&tracked.deferred)
         .difference(&upgrading)
         .cloned()
         .collect();
-    let pending: BTreeSet<String> = object_names(&mds.pending_upgrade)
+    let pending: BTreeSet<String> = object_names(&tracked.pending_upgrade)
         .into_iter()
         .filter(|n| !upgrading.contains(n) && !deferred.contains(n))
         .collect();
@@ -99,32 +137,28 @@ pub fn condition(topology_version: &str, tracker: &UpgradeTracker) -> Option<Upg
     if !upgrading.is_empty() {
         message.push_str(&format!(
             "\n  * {} upgrading to version {cp_version}{}",
-            name_list("MachineDeployment", &refs(&upgrading)),
-            pending_versions(&mds.plan, cp_version)
+            name_list(kind, &refs(&upgrading)),
+            pending_versions(&tracked.plan, cp_version)
         ));
     }
-    if !pending.is_empty() && !mds.plan.is_empty() {
+    if !pending.is_empty() && !tracked.plan.is_empty() {
         message.push_str(&format!(
             "\n  * {} pending upgrade to version {}",
-            name_list("MachineDeployment", &refs(&pending)),
-            mds.plan.join(", ")
+            name_list(kind, &refs(&pending)),
+            tracked.plan.join(", ")
         ));
     }
     if !deferred.is_empty() {
         message.push_str(&format!(
-            "\n  * {} upgrade to version {cp_version} deferred using defer-upgrade or hold-upgrade-sequence annotations",
-            name_list("MachineDeployment", &refs(&deferred))
+            "\n  * {} upgrade to version {cp_version} deferred using {deferred_by}",
+            name_list(kind, &refs(&deferred))
         ));
-        if !cp.is_starting_upgrade && !cp.is_upgrading && upgrading.is_empty() && pending.is_empty()
-        {
-            reason = REASON_MACHINE_DEPLOYMENTS_UPGRADE_DEFERRED;
-        }
     }
-    if !mds.pending_create.is_empty() {
+    if !tracked.pending_create.is_empty() {
         message.push_str(&format!(
             "\n  * {} creation deferred while control plane upgrade is in progress",
-            name_list("MachineDeployment", &refs(&mds.pending_create))
+            name_list(kind, &refs(&tracked.pending_create))
         ));
     }
-    Some(UpgradeCondition { reason, message })
+    !deferred.is_empty() && upgrading.is_empty() && pending.is_empty()
 }

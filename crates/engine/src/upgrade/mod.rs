@@ -25,8 +25,12 @@
 //!   upgrading; `None` means `ReconcileSucceeded`.
 //!
 //! Whether a MachineDeployment is upgrading comes from `current.rs`: its Machines when
-//! the inputs have them, else its status (decision 0009). Runtime SDK hooks and
-//! MachinePools are not implemented.
+//! the inputs have them, else its status (decision 0009); a MachinePool's from its
+//! status alone (Cluster API asks the workload cluster's Nodes, which a management
+//! cluster does not have). MachinePools follow the same rules as MachineDeployments,
+//! with their own record ([`UpgradeTracker::machine_pools`]) and
+//! `must_not_create_machine_pool` / `must_not_update_machine_pool`. Runtime SDK hooks
+//! are not implemented.
 
 pub mod decide;
 pub mod message;
@@ -39,7 +43,7 @@ pub use message::{UpgradeCondition, condition};
 pub use plan::PlanSource;
 pub use tracker::{ControlPlaneUpgrade, MachineDeploymentUpgrades, UpgradeTracker};
 
-use topograph_api::model::{Cluster, Topology};
+use topograph_api::model::{Cluster, Metadata, Topology};
 
 use crate::current::CurrentState;
 use crate::labels;
@@ -77,15 +81,29 @@ pub(crate) fn for_cluster(
         topology_machine_deployments: topology
             .machine_deployments
             .iter()
-            .map(|md| decide::MachineDeploymentTopologyState {
-                name: md.name.clone(),
-                defer_upgrade: md.metadata.annotations.contains_key(labels::DEFER_UPGRADE),
-                hold_upgrade_sequence: md
-                    .metadata
-                    .annotations
-                    .contains_key(labels::HOLD_UPGRADE_SEQUENCE),
-            })
+            .map(|md| worker_topology(&md.name, &md.metadata))
+            .collect(),
+        current_machine_pools: current
+            .machine_pools
+            .iter()
+            .map(|(name, mp)| (name.clone(), mp.versions()))
+            .collect(),
+        topology_machine_pools: topology
+            .machine_pools
+            .iter()
+            .map(|mp| worker_topology(&mp.name, &mp.metadata))
             .collect(),
     };
     decide(&inputs)
+}
+
+/// A topology worker's name and the sequencing annotations on it.
+fn worker_topology(name: &str, metadata: &Metadata) -> decide::MachineDeploymentTopologyState {
+    decide::MachineDeploymentTopologyState {
+        name: name.to_string(),
+        defer_upgrade: metadata.annotations.contains_key(labels::DEFER_UPGRADE),
+        hold_upgrade_sequence: metadata
+            .annotations
+            .contains_key(labels::HOLD_UPGRADE_SEQUENCE),
+    }
 }

@@ -36,7 +36,9 @@ pub struct Plans {
 /// A current worker's version, named for error messages.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkerVersion<'a> {
-    /// The MachineDeployment's object name.
+    /// Its kind (`MachineDeployment`, `MachinePool`).
+    pub kind: &'a str,
+    /// Its object name.
     pub name: &'a str,
     /// Its `spec.template.spec.version` ("" when unset).
     pub version: &'a str,
@@ -138,8 +140,8 @@ pub fn compute(
     for worker in workers.iter().filter(|w| !w.version.is_empty()) {
         let v = parse(worker.version, || {
             format!(
-                "failed to parse version {} of MachineDeployment {}",
-                worker.version, worker.name
+                "failed to parse version {} of {} {}",
+                worker.version, worker.kind, worker.name
             )
         })?;
         if min_workers
@@ -500,6 +502,7 @@ mod tests {
             let workers: Vec<WorkerVersion<'_>> = workers
                 .iter()
                 .map(|v| WorkerVersion {
+                    kind: "MachineDeployment",
                     name: "md",
                     version: v,
                 })
@@ -516,10 +519,12 @@ mod tests {
         // the control plane's.
         let workers = [
             WorkerVersion {
+                kind: "MachineDeployment",
                 name: "a",
                 version: "v1.31.1+foo.2-bar.1",
             },
             WorkerVersion {
+                kind: "MachineDeployment",
                 name: "b",
                 version: "v1.31.1+foo.1-bar.1",
             },

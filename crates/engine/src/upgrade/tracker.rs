@@ -50,9 +50,10 @@ impl ControlPlaneUpgrade {
     }
 }
 
-/// The MachineDeployments' side of an upgrade. Every set holds topology names
-/// (`spec.topology.workers.machineDeployments[].name`); [`Self::object_names`] maps them
-/// to the MachineDeployments' object names where those exist.
+/// One kind of workers' side of an upgrade (MachineDeployments, or MachinePools: the
+/// same rules, kept apart as Cluster API keeps them). Every set holds topology names
+/// (`spec.topology.workers.machineDeployments[].name` / `machinePools[].name`);
+/// [`Self::object_names`] maps them to object names where those exist.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MachineDeploymentUpgrades {
     /// New MachineDeployments whose creation waits for a stable control plane. Their
@@ -106,6 +107,9 @@ impl MachineDeploymentUpgrades {
     }
 }
 
+/// The MachinePools' side of an upgrade: the same record as MachineDeployments'.
+pub type MachinePoolUpgrades = MachineDeploymentUpgrades;
+
 /// Everything the upgrade decisions of one render found.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UpgradeTracker {
@@ -113,10 +117,13 @@ pub struct UpgradeTracker {
     pub control_plane: ControlPlaneUpgrade,
     /// The MachineDeployments.
     pub machine_deployments: MachineDeploymentUpgrades,
+    /// The MachinePools.
+    #[serde(default)]
+    pub machine_pools: MachinePoolUpgrades,
     /// How many MachineDeployments may upgrade at once (the Cluster's
     /// `topology.cluster.x-k8s.io/upgrade-concurrency`, at least 1).
     pub max_concurrency: usize,
-    /// The lowest version among the current MachineDeployments.
+    /// The lowest version among the current MachineDeployments and MachinePools.
     pub min_workers_version: Option<String>,
     /// The value of `topology.internal.cluster.x-k8s.io/upgrade-step` on the desired
     /// Cluster (the desired control plane version while an upgrade plan is non-empty).
@@ -136,6 +143,7 @@ impl UpgradeTracker {
             || cp.is_starting_upgrade
             || cp.is_upgrading
             || self.machine_deployments.is_any_active()
+            || self.machine_pools.is_any_active()
     }
 
     /// The reconciler must leave the control plane and its machine template alone.
@@ -152,5 +160,18 @@ impl UpgradeTracker {
     /// rotate its templates).
     pub fn must_not_update_machine_deployment(&self, topology_name: &str) -> bool {
         self.machine_deployments.is_pending_upgrade(topology_name)
+    }
+}
+
+impl UpgradeTracker {
+    /// The reconciler must not create the MachinePool of this topology name.
+    pub fn must_not_create_machine_pool(&self, topology_name: &str) -> bool {
+        self.machine_pools.is_pending_create(topology_name)
+    }
+
+    /// The reconciler must not update the MachinePool of this topology name (nor its
+    /// bootstrap config and infrastructure machine pool).
+    pub fn must_not_update_machine_pool(&self, topology_name: &str) -> bool {
+        self.machine_pools.is_pending_upgrade(topology_name)
     }
 }
