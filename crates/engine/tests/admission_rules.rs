@@ -563,7 +563,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, strategy: {rollingUpdate: {maxUnavailable: \"1\"}}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].strategy.rollingUpdate.maxUnavailable: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.topology.workers.machineDeployments[md-0].strategy.rollingUpdate.maxUnavailable: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -605,7 +605,7 @@ fn cluster_create_rules() {
                 "name: md-1, machineHealthCheck: {enable: true}}",
             ),
             vec![
-                "spec.topology.workers.machineDeployments[1].machineHealthCheck.enable: Forbidden: cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
+                "spec.topology.workers.machineDeployments[md-1].machineHealthCheck.enable: Forbidden: cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
             ],
         ),
         (
@@ -631,7 +631,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, machineHealthCheck: {nodeStartupTimeout: 5s}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].machineHealthCheck.nodeStartupTimeout: Invalid value: "5s": must be at least 30s"#,
+                r#"spec.topology.workers.machineDeployments[md-0].machineHealthCheck.nodeStartupTimeout: Invalid value: "5s": must be at least 30s"#,
             ],
         ),
         (
@@ -641,7 +641,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, machineHealthCheck: {maxUnhealthy: \"1\"}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].machineHealthCheck.maxUnhealthy: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.topology.workers.machineDeployments[md-0].machineHealthCheck.maxUnhealthy: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -651,7 +651,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: \"5\"}}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
             ],
         ),
         (
@@ -705,6 +705,79 @@ fn cluster_create_rules() {
     ];
     for (cluster, want) in cases {
         assert_eq!(cluster_errors(&cluster, None), want, "{cluster}");
+    }
+}
+
+/// Cluster API keys the rules about one MachineDeployment by its name in the topology
+/// (`machineDeployments[md-0]`), the rules about the list (class, name) by its index.
+#[test]
+fn machine_deployment_rules_name_their_machine_deployment() {
+    let topology_md0 = "      - {class: default-worker, name: md-0, replicas: 2}";
+    let autoscaled_class = replaced(
+        CLASS,
+        "        metadata: {labels: {md: \"1\"}}",
+        "        metadata: {labels: {md: \"1\"}, annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}",
+    );
+    let annotated_md0 = replaced(
+        CLUSTER,
+        topology_md0,
+        "      - {class: default-worker, name: md-0, replicas: 2, metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}}",
+    );
+    // (Cluster, class, problems)
+    let cases: Vec<(String, Option<&str>, Vec<&str>)> = vec![
+        (
+            replaced(
+                CLUSTER,
+                "name: md-1}",
+                "name: md-1, metadata: {labels: {\"a b\": x}}}",
+            ),
+            Some(CLASS),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-1].metadata.labels: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ],
+        ),
+        // The class's annotations apply to every MachineDeployment of the class that
+        // sets replicas.
+        (
+            CLUSTER.to_string(),
+            Some(&autoscaled_class),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the source class "default-worker" of this MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Annotations in both places: both are reported.
+        (
+            annotated_md0.clone(),
+            Some(&autoscaled_class),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the source class "default-worker" of this MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Without its class, what the topology itself says is still checked.
+        (
+            annotated_md0,
+            None,
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Whether switching the check on is backed by a definition cannot be told for
+        // an unknown worker class; only the unknown class is reported.
+        (
+            replaced(
+                CLUSTER,
+                "{class: other-worker, name: md-1}",
+                "{class: nope, name: md-1, machineHealthCheck: {enable: true}}",
+            ),
+            Some(CLASS),
+            vec![
+                r#"spec.topology.workers.machineDeployments[1].class: Invalid value: "nope": MachineDeploymentClass with name "nope" does not exist in ClusterClass "cc""#,
+            ],
+        ),
+    ];
+    for (cluster, class, want) in cases {
+        assert_eq!(cluster_outcome(&cluster, None, class).0, want, "{cluster}");
     }
 }
 

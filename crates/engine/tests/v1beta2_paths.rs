@@ -141,7 +141,7 @@ fn broken_v1beta2_documents_name_v1beta2_paths() {
         (
             "      - {class: default-worker, name: md-0}\n",
             "      - {class: default-worker, name: md-0, healthCheck: {enabled: true}}\n",
-            "spec.topology.workers.machineDeployments[0].healthCheck.enable: Forbidden: cannot be set to true as healthCheck definition is not available in the Cluster topology or the ClusterClass",
+            "spec.topology.workers.machineDeployments[md-0].healthCheck.enable: Forbidden: cannot be set to true as healthCheck definition is not available in the Cluster topology or the ClusterClass",
         ),
         (
             "      - {class: default-worker, name: md-0}\n",

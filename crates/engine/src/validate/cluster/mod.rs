@@ -94,18 +94,22 @@ pub fn validate_cluster(
         }
     }
 
-    let Some(class) = class else {
-        if old.is_none() {
-            topology::class_not_found(topology, class_namespace, warnings);
+    match class {
+        Some(class) => {
+            workers::machine_deployments(topology, class, errors);
+            workers::machine_pools(topology, class, errors);
+            topology::control_plane_health_check(topology, class, names, errors);
+            workers::machine_deployment_health_checks(topology, class, names, errors);
         }
-        return v;
-    };
-    workers::machine_deployments(topology, class, names, errors);
-    workers::machine_pools(topology, class, errors);
+        None if old.is_none() => topology::class_not_found(topology, class_namespace, warnings),
+        None => {}
+    }
+    // What the topology says about the autoscaler is checked even without its class.
     errors.extend(autoscaler(cluster, class));
-    topology::control_plane_health_check(topology, class, names, errors);
-    let old_topology = old.and_then(|o| o.topology.as_ref());
-    topology::variables(topology, old_topology, class, errors);
+    if let Some(class) = class {
+        let old_topology = old.and_then(|o| o.topology.as_ref());
+        topology::variables(topology, old_topology, class, errors);
+    }
     v
 }
 

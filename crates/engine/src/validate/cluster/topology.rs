@@ -68,7 +68,7 @@ pub(super) fn control_plane_health_check(
 ) {
     health_check_override(
         topology.control_plane.health_check.as_ref(),
-        class.control_plane.health_check.is_some(),
+        Some(class.control_plane.health_check.is_some()),
         class.control_plane.machine_infrastructure.is_some(),
         &format!("spec.topology.controlPlane.{}", names.health_check),
         names,
@@ -78,10 +78,11 @@ pub(super) fn control_plane_health_check(
 
 /// A health check override at `path`: forbidden where the class does not allow one
 /// (`class_allows`), a valid health check definition, and not switched on without a
-/// definition of its own when the class has none to fall back on (`class_defines`).
+/// definition of its own when the class has none to fall back on (`class_defines`;
+/// `None` when the worker class is unknown, which is reported on its own).
 pub(super) fn health_check_override(
     check: Option<&HealthCheckOverride>,
-    class_defines: bool,
+    class_defines: Option<bool>,
     class_allows: bool,
     path: &str,
     names: &Names,
@@ -95,7 +96,7 @@ pub(super) fn health_check_override(
         ));
     }
     health_check(&check.check, path, names, errors);
-    if check.enabled == Some(true) && check.check.is_zero() && !class_defines {
+    if check.enabled == Some(true) && check.check.is_zero() && class_defines == Some(false) {
         errors.push(FieldError::forbidden(
             format!("{path}.enable"),
             format!(

@@ -1,6 +1,6 @@
 //! Rules about a Cluster's workers: each MachineDeployment's metadata and rollout
-//! strategy, then against the class its worker class, its name, its health check and
-//! the autoscaler's annotations; each MachinePool's worker class.
+//! strategy, then against the class its worker class, its name and its health check;
+//! each MachinePool's worker class; the autoscaler's annotations.
 
 use std::collections::BTreeMap;
 
@@ -18,9 +18,16 @@ const AUTOSCALER_ANNOTATIONS: &[&str] = &[
     "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size",
 ];
 
-/// Path of the `i`th MachineDeployment of the topology.
+/// Path of the `i`th MachineDeployment of the topology, for the rules about the list
+/// (its class, its name).
 fn machine_deployment_path(i: usize) -> String {
     format!("spec.topology.workers.machineDeployments[{i}]")
+}
+
+/// Path of the MachineDeployment `name` of the topology, for the rules about the one
+/// MachineDeployment: Cluster API keys those by the name the topology gives it.
+fn machine_deployment_named(name: &str) -> String {
+    format!("spec.topology.workers.machineDeployments[{name}]")
 }
 
 /// What needs no class: each MachineDeployment's labels and annotations must be valid,
@@ -30,36 +37,38 @@ pub(super) fn machine_deployment_fields(
     names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
-    for (i, md) in topology.machine_deployments.iter().enumerate() {
-        let base = machine_deployment_path(i);
+    for md in &topology.machine_deployments {
         errors.extend(common::metadata(
             &md.metadata.labels,
             &md.metadata.annotations,
-            &format!("{base}.metadata"),
+            &format!("{}.metadata", machine_deployment_named(&md.name)),
         ));
+    }
+    for md in &topology.machine_deployments {
         if let Some(s) = &md.strategy {
-            strategy(s, &format!("{base}.{}", names.strategy), errors);
+            strategy(
+                s,
+                &format!("{}.{}", machine_deployment_named(&md.name), names.strategy),
+                errors,
+            );
         }
     }
 }
 
-/// Each MachineDeployment in turn: its worker class must exist in the class, its name
-/// must be set and unique in the topology, and its health check override must be
-/// valid (MachineDeployments may always override; switching the check on needs a
-/// definition here or in the worker class).
+/// Each MachineDeployment's worker class must exist in the class, and its name must be
+/// set and unique in the topology.
 pub(super) fn machine_deployments(
     topology: &Topology,
     class: &ClusterClass,
-    names: &Names,
     errors: &mut Vec<FieldError>,
 ) {
     for (i, md) in topology.machine_deployments.iter().enumerate() {
         let base = machine_deployment_path(i);
-        let md_class = class
+        if !class
             .machine_deployments
             .iter()
-            .find(|c| c.class == md.class);
-        if md_class.is_none() {
+            .any(|c| c.class == md.class)
+        {
             errors.push(unknown_class(
                 &format!("{base}.class"),
                 "MachineDeployment",
@@ -68,14 +77,6 @@ pub(super) fn machine_deployments(
             ));
         }
         unique_name(topology, i, &base, errors);
-        health_check_override(
-            md.health_check.as_ref(),
-            md_class.is_some_and(|c| c.health_check.is_some()),
-            true,
-            &format!("{base}.{}", names.health_check),
-            names,
-            errors,
-        );
     }
 }
 
@@ -100,6 +101,35 @@ fn unique_name(topology: &Topology, i: usize, base: &str, errors: &mut Vec<Field
                 md.name
             ),
         ));
+    }
+}
+
+/// Each MachineDeployment's health check override must be valid (MachineDeployments may
+/// always override; switching the check on needs a definition here or in the worker
+/// class).
+pub(super) fn machine_deployment_health_checks(
+    topology: &Topology,
+    class: &ClusterClass,
+    names: &Names,
+    errors: &mut Vec<FieldError>,
+) {
+    for md in &topology.machine_deployments {
+        let md_class = class
+            .machine_deployments
+            .iter()
+            .find(|c| c.class == md.class);
+        health_check_override(
+            md.health_check.as_ref(),
+            md_class.map(|c| c.health_check.is_some()),
+            true,
+            &format!(
+                "{}.{}",
+                machine_deployment_named(&md.name),
+                names.health_check
+            ),
+            names,
+            errors,
+        );
     }
 }
 
@@ -135,45 +165,47 @@ fn unknown_class(path: &str, kind: &str, name: &str, class: &ClusterClass) -> Fi
 }
 
 /// A MachineDeployment whose replicas are set may not carry the autoscaler's
-/// annotations, on its topology or on its class (spec 6.2 #10): the autoscaler owns the
-/// replicas then, and the topology would keep resetting them.
-pub(crate) fn autoscaler(cluster: &Cluster, class: &ClusterClass) -> Vec<FieldError> {
+/// annotations, on its topology or on its class (`class`, when known) (spec 6.2 #10):
+/// the autoscaler owns the replicas then, and the topology would keep resetting them.
+/// Each place the annotations are found is reported.
+pub(crate) fn autoscaler(cluster: &Cluster, class: Option<&ClusterClass>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let Some(topology) = &cluster.topology else {
         return errors;
     };
-    for (i, md) in topology.machine_deployments.iter().enumerate() {
+    let has = |annotations: &BTreeMap<String, String>| {
+        AUTOSCALER_ANNOTATIONS
+            .iter()
+            .any(|a| annotations.contains_key(*a))
+    };
+    for md in &topology.machine_deployments {
         let Some(replicas) = md.replicas else {
             continue;
         };
-        let md_class = class
-            .machine_deployments
-            .iter()
-            .find(|c| c.class == md.class);
-        let has = |annotations: &BTreeMap<String, String>| {
-            AUTOSCALER_ANNOTATIONS
-                .iter()
-                .any(|a| annotations.contains_key(*a))
+        let mut refuse = |source: String| {
+            errors.push(FieldError::new(
+                format!("{}.replicas", machine_deployment_named(&md.name)),
+                ErrorType::Invalid,
+                Some(replicas.to_string()),
+                format!(
+                    "cannot be set for cluster {:?} in namespace {:?} if {source}",
+                    cluster.name, cluster.namespace
+                ),
+            ));
         };
-        let source = if has(&md.metadata.annotations) {
-            "the same MachineDeploymentTopology has autoscaler annotations".to_string()
-        } else if md_class.is_some_and(|c| has(&c.metadata.annotations)) {
-            format!(
+        if has(&md.metadata.annotations) {
+            refuse("the same MachineDeploymentTopology has autoscaler annotations".to_string());
+        }
+        let sources = class
+            .iter()
+            .flat_map(|c| &c.machine_deployments)
+            .filter(|c| c.class == md.class && has(&c.metadata.annotations));
+        for _ in sources {
+            refuse(format!(
                 "the source class {:?} of this MachineDeploymentTopology has autoscaler annotations",
                 md.class
-            )
-        } else {
-            continue;
-        };
-        errors.push(FieldError::new(
-            format!("{}.replicas", machine_deployment_path(i)),
-            ErrorType::Invalid,
-            Some(replicas.to_string()),
-            format!(
-                "cannot be set for cluster {:?} in namespace {:?} if {source}",
-                cluster.name, cluster.namespace
-            ),
-        ));
+            ));
+        }
     }
     errors
 }

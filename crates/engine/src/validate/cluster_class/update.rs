@@ -126,7 +126,7 @@ pub(super) fn autoscaler_annotations(
     errors: &mut Vec<FieldError>,
 ) {
     for cluster in clusters {
-        errors.extend(autoscaler(cluster, class));
+        errors.extend(autoscaler(cluster, Some(class)));
     }
 }
 
