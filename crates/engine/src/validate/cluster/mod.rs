@@ -79,7 +79,7 @@ pub fn validate_cluster(
     let names = names(cluster.wire);
     topology::class_and_version(topology, names, errors);
     topology::control_plane_metadata(topology, errors);
-    workers::machine_deployment_fields(topology, names, errors);
+    workers::fields(topology, names, errors);
 
     let class_namespace = topology.class_namespace_or(&cluster.namespace);
     let class = find(classes, class_namespace, &topology.class);
@@ -96,8 +96,7 @@ pub fn validate_cluster(
 
     match class {
         Some(class) => {
-            workers::machine_deployments(topology, class, errors);
-            workers::machine_pools(topology, class, errors);
+            workers::defined_in_class(topology, class, errors);
             topology::control_plane_health_check(topology, class, names, errors);
             workers::machine_deployment_health_checks(topology, class, names, errors);
         }

@@ -9,6 +9,7 @@ use topograph_variables::{Scope, validate_variables};
 use super::super::cluster_class::health_check;
 use super::super::common;
 use super::super::names::Names;
+use super::super::workers::topology_workers;
 use super::version;
 
 /// The topology names its class, and its version is `v` and a semantic version (the
@@ -126,8 +127,8 @@ pub(super) fn variables(
 }
 
 /// The variable lists that admission checks, with their scopes: the Cluster's, the
-/// control plane's overrides, then each MachineDeployment's overrides (MachinePools'
-/// overrides are not checked).
+/// control plane's overrides, then each worker's overrides (MachineDeployments, then
+/// MachinePools).
 pub(crate) fn variable_lists(
     topology: &Topology,
 ) -> impl Iterator<Item = (Scope<'_>, &[Variable])> {
@@ -139,10 +140,9 @@ pub(crate) fn variable_lists(
         ),
     ]
     .into_iter()
-    .chain(topology.machine_deployments.iter().map(|md| {
-        (
-            Scope::MachineDeployment(md.name.as_str()),
-            md.variable_overrides.as_slice(),
-        )
-    }))
+    .chain(
+        topology_workers(topology)
+            .into_iter()
+            .map(|worker| (worker.scope(), worker.overrides)),
+    )
 }
