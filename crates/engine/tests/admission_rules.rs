@@ -563,7 +563,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, strategy: {rollingUpdate: {maxUnavailable: \"1\"}}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].strategy.rollingUpdate.maxUnavailable: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.topology.workers.machineDeployments[md-0].strategy.rollingUpdate.maxUnavailable: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -605,7 +605,7 @@ fn cluster_create_rules() {
                 "name: md-1, machineHealthCheck: {enable: true}}",
             ),
             vec![
-                "spec.topology.workers.machineDeployments[1].machineHealthCheck.enable: Forbidden: cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
+                "spec.topology.workers.machineDeployments[md-1].machineHealthCheck.enable: Forbidden: cannot be set to true as MachineHealthCheck definition is not available in the Cluster topology or the ClusterClass",
             ],
         ),
         (
@@ -631,7 +631,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, machineHealthCheck: {nodeStartupTimeout: 5s}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].machineHealthCheck.nodeStartupTimeout: Invalid value: "5s": must be at least 30s"#,
+                r#"spec.topology.workers.machineDeployments[md-0].machineHealthCheck.nodeStartupTimeout: Invalid value: "5s": must be at least 30s"#,
             ],
         ),
         (
@@ -641,7 +641,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, machineHealthCheck: {maxUnhealthy: \"1\"}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].machineHealthCheck.maxUnhealthy: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
+                r#"spec.topology.workers.machineDeployments[md-0].machineHealthCheck.maxUnhealthy: Invalid value: "1": must be either an int or a percentage: invalid value for IntOrString: invalid type: string is not a percentage"#,
             ],
         ),
         (
@@ -651,7 +651,7 @@ fn cluster_create_rules() {
                 "      - {class: default-worker, name: md-0, replicas: 2, metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: \"5\"}}}",
             ),
             vec![
-                r#"spec.topology.workers.machineDeployments[0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
             ],
         ),
         (
@@ -705,6 +705,79 @@ fn cluster_create_rules() {
     ];
     for (cluster, want) in cases {
         assert_eq!(cluster_errors(&cluster, None), want, "{cluster}");
+    }
+}
+
+/// Cluster API keys the rules about one MachineDeployment by its name in the topology
+/// (`machineDeployments[md-0]`), the rules about the list (class, name) by its index.
+#[test]
+fn machine_deployment_rules_name_their_machine_deployment() {
+    let topology_md0 = "      - {class: default-worker, name: md-0, replicas: 2}";
+    let autoscaled_class = replaced(
+        CLASS,
+        "        metadata: {labels: {md: \"1\"}}",
+        "        metadata: {labels: {md: \"1\"}, annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}",
+    );
+    let annotated_md0 = replaced(
+        CLUSTER,
+        topology_md0,
+        "      - {class: default-worker, name: md-0, replicas: 2, metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}}",
+    );
+    // (Cluster, class, problems)
+    let cases: Vec<(String, Option<&str>, Vec<&str>)> = vec![
+        (
+            replaced(
+                CLUSTER,
+                "name: md-1}",
+                "name: md-1, metadata: {labels: {\"a b\": x}}}",
+            ),
+            Some(CLASS),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-1].metadata.labels: Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ],
+        ),
+        // The class's annotations apply to every MachineDeployment of the class that
+        // sets replicas.
+        (
+            CLUSTER.to_string(),
+            Some(&autoscaled_class),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the source class "default-worker" of this MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Annotations in both places: both are reported.
+        (
+            annotated_md0.clone(),
+            Some(&autoscaled_class),
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the source class "default-worker" of this MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Without its class, what the topology itself says is still checked.
+        (
+            annotated_md0,
+            None,
+            vec![
+                r#"spec.topology.workers.machineDeployments[md-0].replicas: Invalid value: 2: cannot be set for cluster "c1" in namespace "ns" if the same MachineDeploymentTopology has autoscaler annotations"#,
+            ],
+        ),
+        // Whether switching the check on is backed by a definition cannot be told for
+        // an unknown worker class; only the unknown class is reported.
+        (
+            replaced(
+                CLUSTER,
+                "{class: other-worker, name: md-1}",
+                "{class: nope, name: md-1, machineHealthCheck: {enable: true}}",
+            ),
+            Some(CLASS),
+            vec![
+                r#"spec.topology.workers.machineDeployments[1].class: Invalid value: "nope": MachineDeploymentClass with name "nope" does not exist in ClusterClass "cc""#,
+            ],
+        ),
+    ];
+    for (cluster, class, want) in cases {
+        assert_eq!(cluster_outcome(&cluster, None, class).0, want, "{cluster}");
     }
 }
 
@@ -1112,4 +1185,426 @@ fn several_problems_are_all_reported_in_a_stable_order() {
     assert!(first[1].starts_with("spec.workers.machineDeployments[1].class"));
     assert!(first[2].starts_with("spec.controlPlane.metadata.labels"));
     assert_eq!(class_errors(&class, None, &[]), first);
+}
+
+/// [`CLUSTER`] with MachinePools (`pools`, as YAML flow entries) beside its
+/// MachineDeployments.
+fn with_pools(pools: &[&str]) -> String {
+    let entries: String = pools.iter().map(|p| format!("      - {p}\n")).collect();
+    replaced(
+        CLUSTER,
+        "      machineDeployments:\n",
+        &format!("      machinePools:\n{entries}      machineDeployments:\n"),
+    )
+}
+
+/// The MachinePool class `pool` of [`CLASS`], as written there.
+const POOL_CLASS: &str = "    machinePools:\n    - class: pool\n      template:\n        bootstrap:\n          ref: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: boot}\n        infrastructure:\n          ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachinePoolTemplate, name: pool}\n";
+
+/// Cluster API's rules about a Cluster's MachinePools: metadata (keyed by the pool's
+/// name), class and name (by index), variable overrides; and what it does not ask of
+/// them.
+#[test]
+fn machine_pool_rules_of_a_cluster() {
+    let label_problem = "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+    // (the Cluster's MachinePools, problems)
+    let cases: Vec<(Vec<&str>, Vec<String>)> = vec![
+        (vec!["{class: pool, name: p0}"], vec![]),
+        (vec!["{class: pool, name: p0, replicas: 3}"], vec![]),
+        // A MachinePool may share its name with a MachineDeployment: names are unique
+        // per kind.
+        (vec!["{class: pool, name: md-0}"], vec![]),
+        (
+            vec!["{class: pool, name: p0, metadata: {labels: {\"a/b/c\": x}}}"],
+            vec![format!(
+                r#"spec.topology.workers.machinePools[p0].metadata.labels: Invalid value: "a/b/c": {label_problem}"#
+            )],
+        ),
+        (
+            vec!["{class: pool, name: p0, metadata: {annotations: {\"a/b/c\": x}}}"],
+            vec![format!(
+                r#"spec.topology.workers.machinePools[p0].metadata.annotations: Invalid value: "a/b/c": {label_problem}"#
+            )],
+        ),
+        (
+            vec!["{class: pool, name: p0, metadata: {labels: {ok: \"a b\"}}}"],
+            vec![
+                r#"spec.topology.workers.machinePools[p0].metadata.labels: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#.to_string(),
+            ],
+        ),
+        (
+            vec!["{class: nope, name: p0}"],
+            vec![
+                r#"spec.topology.workers.machinePools[0].class: Invalid value: "nope": MachinePoolClass with name "nope" does not exist in ClusterClass "cc""#.to_string(),
+            ],
+        ),
+        // A MachineDeployment class is not a MachinePool class.
+        (
+            vec!["{class: default-worker, name: p0}"],
+            vec![
+                r#"spec.topology.workers.machinePools[0].class: Invalid value: "default-worker": MachinePoolClass with name "default-worker" does not exist in ClusterClass "cc""#.to_string(),
+            ],
+        ),
+        (
+            vec!["{class: pool, name: p0}", "{class: pool, name: \"\"}"],
+            vec!["spec.topology.workers.machinePools[1].name: Required value: name must not be empty".to_string()],
+        ),
+        (
+            vec![
+                "{class: pool, name: p0}",
+                "{class: pool, name: p1}",
+                "{class: pool, name: p0}",
+            ],
+            vec![
+                r#"spec.topology.workers.machinePools[2].name: Invalid value: "p0": name must be unique. MachinePool with name "p0" is defined more than once"#.to_string(),
+            ],
+        ),
+        // Both problems of one pool, class first; a pool without a name is not
+        // compared with the others.
+        (
+            vec!["{class: nope, name: \"\"}", "{class: pool, name: \"\"}"],
+            vec![
+                r#"spec.topology.workers.machinePools[0].class: Invalid value: "nope": MachinePoolClass with name "nope" does not exist in ClusterClass "cc""#.to_string(),
+                "spec.topology.workers.machinePools[0].name: Required value: name must not be empty".to_string(),
+                "spec.topology.workers.machinePools[1].name: Required value: name must not be empty".to_string(),
+            ],
+        ),
+        (
+            vec!["{class: pool, name: p0, variables: {overrides: [{name: replicas, value: \"x\"}]}}"],
+            vec![
+                r#"spec.topology.workers.machinePools[p0].variables.overrides[replicas].value: Invalid value: "\"x\"": must be of type integer: "string""#.to_string(),
+            ],
+        ),
+        (
+            vec!["{class: pool, name: p0, variables: {overrides: [{name: replicas, value: 0}]}}"],
+            vec![
+                r#"spec.topology.workers.machinePools[p0].variables.overrides[replicas].value: Invalid value: "0": should be greater than or equal to 1"#.to_string(),
+            ],
+        ),
+        (
+            vec!["{class: pool, name: p0, variables: {overrides: [{name: zone, value: a}]}}"],
+            vec![
+                r#"spec.topology.workers.machinePools[p0].variables.overrides[zone]: Invalid value: "\"a\"": variable is not defined"#.to_string(),
+            ],
+        ),
+        (
+            vec!["{class: pool, name: p0, variables: {overrides: [{name: replicas, value: 4}]}}"],
+            vec![],
+        ),
+        // Cluster API's autoscaler rule is about MachineDeployments only.
+        (
+            vec![
+                "{class: pool, name: p0, replicas: 3, metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: \"5\"}}}",
+            ],
+            vec![],
+        ),
+    ];
+    for (pools, want) in cases {
+        let cluster = with_pools(&pools);
+        assert_eq!(cluster_errors(&cluster, None), want, "{pools:?}");
+    }
+
+    // Nor does the class's metadata on a MachinePool class count for the autoscaler.
+    let annotated_pool_class = replaced(
+        CLASS,
+        "    - class: pool\n",
+        "    - class: pool\n      template:\n        metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}\n",
+    );
+    let annotated_pool_class = replaced(
+        &annotated_pool_class,
+        "        metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}\n      template:\n",
+        "        metadata: {annotations: {cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size: \"1\"}}\n",
+    );
+    let cluster = with_pools(&["{class: pool, name: p0, replicas: 3}"]);
+    assert_eq!(
+        cluster_outcome(&cluster, None, Some(&annotated_pool_class)).0,
+        Vec::<String>::new()
+    );
+}
+
+/// MachinePool problems come after the MachineDeployments', each list in its order.
+#[test]
+fn machine_pool_problems_follow_machine_deployment_problems() {
+    let cluster = replaced(
+        &with_pools(&["{class: nope, name: p0, metadata: {labels: {ok: \"a b\"}}}"]),
+        "name: md-1}",
+        "name: md-0, metadata: {labels: {ok: \"a b\"}}}",
+    );
+    let errors = cluster_errors(&cluster, None);
+    let paths: Vec<&str> = errors
+        .iter()
+        .map(|e| e.split(": ").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            "spec.topology.workers.machineDeployments[md-0].metadata.labels",
+            "spec.topology.workers.machinePools[p0].metadata.labels",
+            "spec.topology.workers.machineDeployments[1].name",
+            "spec.topology.workers.machinePools[0].class",
+        ],
+        "{errors:#?}"
+    );
+}
+
+/// The mutating webhook defaults a MachinePool's overrides as it does a
+/// MachineDeployment's, in the Cluster and in its document.
+#[test]
+fn machine_pool_overrides_are_defaulted() {
+    let class = replaced(
+        CLASS,
+        "  variables:\n",
+        "  variables:\n  - name: machine\n    required: false\n    schema: {openAPIV3Schema: {type: object, properties: {size: {type: string, default: small}}}}\n",
+    );
+    let cluster = with_pools(&[
+        "{class: pool, name: p0}",
+        "{class: pool, name: p1, variables: {overrides: [{name: machine, value: {}}]}}",
+    ]);
+    let defaulted = default_cluster(&load_cluster(&cluster), Some(&load_class(&class)))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let topology = defaulted
+        .topology
+        .as_ref()
+        .unwrap_or_else(|| panic!("topology"));
+    assert!(topology.machine_pools[0].variable_overrides.is_empty());
+    assert_eq!(
+        topology.machine_pools[1].variable_overrides[0].value,
+        serde_json::json!({"size": "small"})
+    );
+    let pools = &defaulted.document["spec"]["topology"]["workers"]["machinePools"];
+    assert_eq!(pools[0].get("variables"), None);
+    assert_eq!(
+        pools[1]["variables"]["overrides"],
+        serde_json::json!([{"name": "machine", "value": {"size": "small"}}])
+    );
+    // Admitted as defaulted.
+    let classes = [load_class(&class)];
+    let refs: Vec<&ClusterClass> = classes.iter().collect();
+    assert_eq!(validate_cluster(&defaulted, None, &refs).errors, Vec::new());
+    // A value the schema refuses is refused at the pool's path.
+    let cluster = with_pools(&[
+        "{class: pool, name: p0, variables: {overrides: [{name: machine, value: {size: 1}}]}}",
+    ]);
+    let (errors, _) = cluster_outcome(&cluster, None, Some(&class));
+    assert_eq!(
+        errors,
+        vec![
+            r#"spec.topology.workers.machinePools[p0].variables.overrides[machine].value.size: Invalid value: "{\"size\":1}": size in body must be of type string: "integer""#
+                .to_string()
+        ]
+    );
+}
+
+/// Cluster API's rules about a class's MachinePool classes: template references (the
+/// bootstrap template's kind must be a `<name>Template`, its kind is not otherwise
+/// checked), unique classes, metadata, naming, patch selectors; on update, compatible
+/// infrastructure templates and no removal of a class a Cluster still uses.
+#[test]
+fn machine_pool_rules_of_a_class() {
+    let pool_bootstrap = "          ref: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: boot}\n        infrastructure:\n          ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachinePoolTemplate, name: pool}";
+    // (the class, problems on create)
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            replaced(
+                CLASS,
+                pool_bootstrap,
+                &pool_bootstrap.replace("kind: KubeadmConfigTemplate", "kind: KubeadmConfig"),
+            ),
+            vec![
+                r#"spec.workers.machinePools[0].template.bootstrap.ref.kind: Invalid value: "KubeadmConfig": template kind must be of form "<name>Template""#,
+            ],
+        ),
+        // Any `<name>Template` kind passes as a bootstrap template: Cluster API does not
+        // ask that it be a bootstrap config template.
+        (
+            replaced(
+                CLASS,
+                pool_bootstrap,
+                &pool_bootstrap.replace(
+                    "apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate",
+                    "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate",
+                ),
+            ),
+            vec![],
+        ),
+        (
+            replaced(
+                CLASS,
+                "    - class: pool\n      template:\n",
+                "    - class: pool\n      template:\n        metadata: {labels: {\"a/b/c\": x}}\n",
+            ),
+            vec![
+                r#"spec.workers.machinePools[pool].template.metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+            ],
+        ),
+        (
+            replaced(
+                CLASS,
+                "    - class: pool\n",
+                "    - class: pool\n      namingStrategy: {template: \"{{ .cluster.name }}_{{ .machinePool.topologyName }}\"}\n",
+            ),
+            vec![
+                r#"spec.workers.machinePools[pool].namingStrategy.template: Invalid value: "{{ .cluster.name }}_{{ .machinePool.topologyName }}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
+            ],
+        ),
+        (
+            replaced(
+                CLASS,
+                "    - class: pool\n",
+                "    - class: pool\n      namingStrategy: {template: \"{{ .cluster.name }}-{{ .machinePool.topologyName }}-{{ .random }}\"}\n",
+            ),
+            vec![],
+        ),
+        // A MachinePool class may share its name with a MachineDeployment class.
+        (replaced(CLASS, "    - class: pool\n", "    - class: default-worker\n"), vec![]),
+        (
+            replaced(
+                CLASS,
+                "  variables:\n",
+                "  patches:\n  - name: pools\n    definitions:\n    - selector:\n        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\n        kind: DockerMachinePoolTemplate\n        matchResources: {machinePoolClass: {names: [pool, nope, \"p*\"]}}\n      jsonPatches: [{op: add, path: /spec/template/spec/x, value: 1}]\n  variables:\n",
+            ),
+            vec![
+                r#"spec.patches[0].definitions[0].selector.matchResources.machinePoolClass.names[1]: Invalid value: "nope": selector is enabled but matches neither the bootstrap ref nor the infrastructure ref of a MachinePool class"#,
+            ],
+        ),
+    ];
+    for (class, want) in cases {
+        assert_eq!(class_errors(&class, None, &[]), want, "{class}");
+    }
+
+    // Compatibility on update: the infrastructure template's group and kind stay, the
+    // bootstrap template may change kind.
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (
+            replaced(
+                CLASS,
+                pool_bootstrap,
+                &pool_bootstrap.replace("kind: KubeadmConfigTemplate", "kind: TalosConfigTemplate"),
+            ),
+            vec![],
+        ),
+        (
+            replaced(
+                CLASS,
+                "kind: DockerMachinePoolTemplate, name: pool}",
+                "kind: DockerMachinePoolTemplate, name: pool-v2}",
+            ),
+            vec![],
+        ),
+        (
+            replaced(
+                CLASS,
+                "infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachinePoolTemplate",
+                "infrastructure.example.com/v1beta1, kind: DockerMachinePoolTemplate",
+            ),
+            vec![
+                r#"spec.workers.machinePools[0].template.infrastructure.ref.apiVersion: Forbidden: group of apiVersion cannot be changed from "infrastructure.cluster.x-k8s.io" to "infrastructure.example.com" to prevent incompatible changes in the Clusters"#,
+            ],
+        ),
+        // Paths carry the class's index after the update.
+        (
+            replaced(
+                CLASS,
+                POOL_CLASS,
+                &format!(
+                    "{}{}",
+                    POOL_CLASS.replace("class: pool", "class: first"),
+                    POOL_CLASS.replace("    machinePools:\n", "").replace(
+                        "kind: DockerMachinePoolTemplate",
+                        "kind: DevMachinePoolTemplate"
+                    ),
+                ),
+            ),
+            vec![
+                r#"spec.workers.machinePools[1].template.infrastructure.ref.kind: Forbidden: kind cannot be changed from "DockerMachinePoolTemplate" to "DevMachinePoolTemplate" to prevent incompatible changes in the Clusters"#,
+            ],
+        ),
+    ];
+    for (class, want) in cases {
+        assert_eq!(class_errors(&class, Some(CLASS), &[]), want, "{class}");
+    }
+}
+
+/// A worker class may not be removed while a Cluster still uses it: one error per
+/// worker made from it, MachineDeployments first, Cluster by Cluster.
+#[test]
+fn removed_worker_classes_still_in_use() {
+    let without_pool = replaced(CLASS, POOL_CLASS, "");
+    let two_pools = with_pools(&["{class: pool, name: p0}", "{class: pool, name: p1}"]);
+    let c2 = replaced(
+        &with_pools(&["{class: pool, name: p0}"]),
+        "metadata: {name: c1, namespace: ns}",
+        "metadata: {name: c2, namespace: ns}",
+    );
+    assert_eq!(
+        class_errors(&without_pool, Some(CLASS), &[&two_pools, &c2, CLUSTER]),
+        vec![
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c1""#,
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c1""#,
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c2""#,
+        ]
+    );
+    // Unused: fine.
+    assert_eq!(
+        class_errors(&without_pool, Some(CLASS), &[CLUSTER]),
+        Vec::<String>::new()
+    );
+
+    let without_other_and_pool = replaced(
+        &without_pool,
+        "    - class: other-worker\n      template:\n        bootstrap:\n          ref: {apiVersion: bootstrap.cluster.x-k8s.io/v1beta1, kind: KubeadmConfigTemplate, name: boot}\n        infrastructure:\n          ref: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: DockerMachineTemplate, name: workers}\n",
+        "",
+    );
+    let c2_with_other = replaced(
+        &c2,
+        "      - {class: default-worker, name: md-0, replicas: 2}\n",
+        "",
+    );
+    assert_eq!(
+        class_errors(
+            &without_other_and_pool,
+            Some(CLASS),
+            &[&two_pools, &c2_with_other]
+        ),
+        vec![
+            r#"spec.workers.machineDeployments: Forbidden: MachineDeploymentClass "other-worker" cannot be deleted because it is used by Cluster "c1""#,
+            r#"spec.workers.machineDeployments: Forbidden: MachineDeploymentClass "other-worker" cannot be deleted because it is used by Cluster "c2""#,
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c1""#,
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c1""#,
+            r#"spec.workers.machinePools: Forbidden: MachinePoolClass "pool" cannot be deleted because it is used by Cluster "c2""#,
+        ]
+    );
+
+    // A variable a MachinePool overrides is in use too, and a changed schema must still
+    // accept the pool's value.
+    let overriding = with_pools(&[
+        "{class: pool, name: p0, variables: {overrides: [{name: replicas, value: 4}]}}",
+    ]);
+    let without_replicas = replaced(
+        CLASS,
+        "  - name: replicas\n    required: false\n    schema: {openAPIV3Schema: {type: integer, minimum: 1}}\n",
+        "",
+    );
+    let unused = replaced(
+        &overriding,
+        "    variables:\n    - {name: replicas, value: 2}\n",
+        "",
+    );
+    assert_eq!(
+        class_errors(&without_replicas, Some(CLASS), &[&unused]),
+        vec![
+            r#"spec.variables: Forbidden: variable "replicas" cannot be removed because it is used by Cluster(s) "c1""#
+        ]
+    );
+    let at_most_three = replaced(
+        CLASS,
+        "type: integer, minimum: 1}",
+        "type: integer, minimum: 1, maximum: 3}",
+    );
+    assert_eq!(
+        class_errors(&at_most_three, Some(CLASS), &[&overriding]),
+        vec![
+            r#"spec.variables[1]: Forbidden: the changed definition of variable "replicas" is not valid for the values of Cluster(s) "c1""#
+        ]
+    );
 }

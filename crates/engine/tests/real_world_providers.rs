@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use topograph_api::load::{Bundle, Input, LoadOptions, load};
 use topograph_api::model::WireVersion;
 use topograph_api::object::ObjectExt;
+use topograph_engine::admission::{admit_class, admit_cluster};
 use topograph_engine::store::ObjectStore;
 use topograph_engine::validate::validate_cluster;
 use topograph_engine::{Rendered, admit_and_render};
@@ -187,6 +188,43 @@ const ENGINE_LIMITS: &[(&str, &str)] = &[(
     "capi-e2e-quick-start-runtimesdk-v1beta1",
     "ClusterClass default/quick-start-runtimesdk: spec.patches[0].external: Forbidden: patch.external can be used only if the RuntimeSDK feature flag is enabled",
 )];
+
+/// The folders whose Clusters have MachinePools pass admission whole, class and
+/// Cluster, on create and on an update to themselves: nothing in them is a problem
+/// Cluster API's webhooks would report, whatever the render makes of the pools.
+#[test]
+fn folders_with_machine_pools_pass_admission() {
+    let Some(root) = providers() else { return };
+    for folder in [
+        "capz-aks-clusterclass",
+        "capi-e2e-quick-start-v1beta1",
+        "capi-e2e-quick-start-v1beta2",
+    ] {
+        let dir = root.join(folder);
+        let bundle = load_all(&inputs(&dir, &yaml_files(&dir)));
+        let class = &bundle.cluster_classes[0].value;
+        let cluster = &bundle.clusters[0].value;
+        let pools = cluster
+            .topology
+            .as_ref()
+            .map_or(0, |t| t.machine_pools.len());
+        assert!(pools > 0, "{folder}: the Cluster has MachinePools");
+        for old in [None, Some(class)] {
+            if let Err(errors) = admit_class(class.clone(), old, &[cluster]) {
+                panic!("{folder}: class refused: {errors:#?}");
+            }
+        }
+        for old in [None, Some(cluster)] {
+            let admission = admit_cluster(cluster, old, &[class]);
+            assert_eq!(
+                (admission.errors, admission.warnings),
+                (Vec::new(), Vec::<String>::new()),
+                "{folder}: Cluster refused"
+            );
+            assert!(admission.admitted.is_some(), "{folder}");
+        }
+    }
+}
 
 /// CAPA's `limitAZ` patch replaces `network.vpc.availabilityZoneUsageLimit`, which only
 /// CAPA's template defaulting (CRD default 3) puts in the AWSClusterTemplate of a live

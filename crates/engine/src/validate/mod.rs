@@ -7,6 +7,7 @@ mod cluster_class;
 pub mod common;
 mod compatibility;
 pub(crate) mod names;
+mod workers;
 
 pub use cluster::{
     SKIP_CLASS_CHECK, SKIP_VERSION_CHECK, UPGRADE_CONCURRENCY, Validation, admit_cluster,

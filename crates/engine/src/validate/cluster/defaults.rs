@@ -8,8 +8,11 @@ use topograph_api::model::{Cluster, ClusterClass, Variable};
 use topograph_api::object::set_at;
 use topograph_variables::{Scope, default_variables};
 
+use super::super::workers::{WorkerKind, topology_workers};
+
 /// The mutating webhook: `v` before the version, then the variables (and every
-/// override list) defaulted from the class's schemas. The Cluster's document follows.
+/// override list: the control plane's, each MachineDeployment's and MachinePool's)
+/// defaulted from the class's schemas. The Cluster's document follows.
 pub fn default_cluster(
     cluster: &Cluster,
     class: Option<&ClusterClass>,
@@ -48,10 +51,9 @@ pub fn default_cluster(
         &topology.control_plane.variable_overrides,
         Scope::ControlPlane,
     );
-    let mds: Vec<Option<Vec<Variable>>> = topology
-        .machine_deployments
+    let workers: Vec<(WorkerKind, usize, Option<Vec<Variable>>)> = topology_workers(topology)
         .iter()
-        .map(|md| defaulted(&md.variable_overrides, Scope::MachineDeployment(&md.name)))
+        .map(|w| (w.kind, w.index, defaulted(w.overrides, w.scope())))
         .collect();
     if !errors.is_empty() {
         return Err(errors);
@@ -92,18 +94,28 @@ pub fn default_cluster(
         );
         topology.control_plane.variable_overrides = cp;
     }
-    for (i, md) in mds.into_iter().enumerate() {
-        if let (Some(md), Some(slot)) = (md, topology.machine_deployments.get_mut(i))
-            && !md.is_empty()
+    for (kind, i, values) in workers {
+        let Some(values) = values.filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let slot = match kind {
+            WorkerKind::MachineDeployment => topology
+                .machine_deployments
+                .get_mut(i)
+                .map(|w| &mut w.variable_overrides),
+            WorkerKind::MachinePool => topology
+                .machine_pools
+                .get_mut(i)
+                .map(|w| &mut w.variable_overrides),
+        };
+        let Some(slot) = slot else { continue };
+        if let Some(entry) = out
+            .document
+            .pointer_mut(&format!("/spec/topology/workers/{}/{i}", kind.list()))
         {
-            if let Some(entry) = out
-                .document
-                .pointer_mut(&format!("/spec/topology/workers/machineDeployments/{i}"))
-            {
-                set_at(entry, &["variables", "overrides"], as_json(&md));
-            }
-            slot.variable_overrides = md;
+            set_at(entry, &["variables", "overrides"], as_json(&values));
         }
+        *slot = values;
     }
     Ok(out)
 }

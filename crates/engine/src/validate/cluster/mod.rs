@@ -79,7 +79,7 @@ pub fn validate_cluster(
     let names = names(cluster.wire);
     topology::class_and_version(topology, names, errors);
     topology::control_plane_metadata(topology, errors);
-    workers::machine_deployment_fields(topology, names, errors);
+    workers::fields(topology, names, errors);
 
     let class_namespace = topology.class_namespace_or(&cluster.namespace);
     let class = find(classes, class_namespace, &topology.class);
@@ -94,18 +94,21 @@ pub fn validate_cluster(
         }
     }
 
-    let Some(class) = class else {
-        if old.is_none() {
-            topology::class_not_found(topology, class_namespace, warnings);
+    match class {
+        Some(class) => {
+            workers::defined_in_class(topology, class, errors);
+            topology::control_plane_health_check(topology, class, names, errors);
+            workers::machine_deployment_health_checks(topology, class, names, errors);
         }
-        return v;
-    };
-    workers::machine_deployments(topology, class, names, errors);
-    workers::machine_pools(topology, class, errors);
+        None if old.is_none() => topology::class_not_found(topology, class_namespace, warnings),
+        None => {}
+    }
+    // What the topology says about the autoscaler is checked even without its class.
     errors.extend(autoscaler(cluster, class));
-    topology::control_plane_health_check(topology, class, names, errors);
-    let old_topology = old.and_then(|o| o.topology.as_ref());
-    topology::variables(topology, old_topology, class, errors);
+    if let Some(class) = class {
+        let old_topology = old.and_then(|o| o.topology.as_ref());
+        topology::variables(topology, old_topology, class, errors);
+    }
     v
 }
 

@@ -9,6 +9,7 @@ use topograph_variables::{Scope, validate_variables};
 use super::super::cluster_class::health_check;
 use super::super::common;
 use super::super::names::Names;
+use super::super::workers::topology_workers;
 use super::version;
 
 /// The topology names its class, and its version is `v` and a semantic version (the
@@ -68,7 +69,7 @@ pub(super) fn control_plane_health_check(
 ) {
     health_check_override(
         topology.control_plane.health_check.as_ref(),
-        class.control_plane.health_check.is_some(),
+        Some(class.control_plane.health_check.is_some()),
         class.control_plane.machine_infrastructure.is_some(),
         &format!("spec.topology.controlPlane.{}", names.health_check),
         names,
@@ -78,10 +79,11 @@ pub(super) fn control_plane_health_check(
 
 /// A health check override at `path`: forbidden where the class does not allow one
 /// (`class_allows`), a valid health check definition, and not switched on without a
-/// definition of its own when the class has none to fall back on (`class_defines`).
+/// definition of its own when the class has none to fall back on (`class_defines`;
+/// `None` when the worker class is unknown, which is reported on its own).
 pub(super) fn health_check_override(
     check: Option<&HealthCheckOverride>,
-    class_defines: bool,
+    class_defines: Option<bool>,
     class_allows: bool,
     path: &str,
     names: &Names,
@@ -95,7 +97,7 @@ pub(super) fn health_check_override(
         ));
     }
     health_check(&check.check, path, names, errors);
-    if check.enabled == Some(true) && check.check.is_zero() && !class_defines {
+    if check.enabled == Some(true) && check.check.is_zero() && class_defines == Some(false) {
         errors.push(FieldError::forbidden(
             format!("{path}.enable"),
             format!(
@@ -125,8 +127,8 @@ pub(super) fn variables(
 }
 
 /// The variable lists that admission checks, with their scopes: the Cluster's, the
-/// control plane's overrides, then each MachineDeployment's overrides (MachinePools'
-/// overrides are not checked).
+/// control plane's overrides, then each worker's overrides (MachineDeployments, then
+/// MachinePools).
 pub(crate) fn variable_lists(
     topology: &Topology,
 ) -> impl Iterator<Item = (Scope<'_>, &[Variable])> {
@@ -138,10 +140,9 @@ pub(crate) fn variable_lists(
         ),
     ]
     .into_iter()
-    .chain(topology.machine_deployments.iter().map(|md| {
-        (
-            Scope::MachineDeployment(md.name.as_str()),
-            md.variable_overrides.as_slice(),
-        )
-    }))
+    .chain(
+        topology_workers(topology)
+            .into_iter()
+            .map(|worker| (worker.scope(), worker.overrides)),
+    )
 }

@@ -11,11 +11,12 @@ mod templates;
 mod update;
 
 use topograph_api::field::FieldError;
-use topograph_api::model::{Cluster, ClusterClass, Metadata, ObjectRef, Topology};
+use topograph_api::model::{Cluster, ClusterClass, Metadata, ObjectRef};
 
 use super::common;
 use super::compatibility::check_compatibility;
 use super::names::names;
+use super::workers::WorkerKind;
 
 pub(crate) use machines::{health_check, strategy};
 
@@ -47,51 +48,6 @@ pub fn validate_cluster_class(
         update::changed_variables(old, class, clusters, &mut errors);
     }
     errors
-}
-
-/// The two kinds of worker class, for the rules that treat them alike.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum WorkerKind {
-    MachineDeployment,
-    MachinePool,
-}
-
-impl WorkerKind {
-    /// Its list under `spec.workers` (and `spec.topology.workers`).
-    fn list(self) -> &'static str {
-        match self {
-            WorkerKind::MachineDeployment => "machineDeployments",
-            WorkerKind::MachinePool => "machinePools",
-        }
-    }
-
-    /// How messages name it.
-    fn name(self) -> &'static str {
-        match self {
-            WorkerKind::MachineDeployment => "MachineDeployment",
-            WorkerKind::MachinePool => "MachinePool",
-        }
-    }
-
-    /// The sample name naming templates get for the worker in a Cluster's topology:
-    /// `(field, value)`.
-    fn sample_topology_name(self) -> (&'static str, &'static str) {
-        match self {
-            WorkerKind::MachineDeployment => ("machineDeployment.topologyName", "mdtopology"),
-            WorkerKind::MachinePool => ("machinePool.topologyName", "mptopology"),
-        }
-    }
-
-    /// Whether `topology` has a worker of this kind made from the worker class `class`.
-    fn used_in(self, topology: &Topology, class: &str) -> bool {
-        match self {
-            WorkerKind::MachineDeployment => topology
-                .machine_deployments
-                .iter()
-                .any(|w| w.class == class),
-            WorkerKind::MachinePool => topology.machine_pools.iter().any(|w| w.class == class),
-        }
-    }
 }
 
 /// A worker class, as the rules that treat both kinds alike read it.

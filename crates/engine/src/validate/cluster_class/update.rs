@@ -10,35 +10,40 @@ use topograph_variables::validate_variables;
 
 use super::super::cluster::{autoscaler, variable_lists};
 use super::super::names::Names;
+use super::super::workers::{WorkerKind, topology_workers};
 use super::{Worker, workers};
 
 /// A worker class may not be removed while a Cluster has a worker made from it (`new`
-/// are the worker classes after the update).
+/// are the worker classes after the update). One error per such worker: for each kind,
+/// Cluster by Cluster, in topology order.
 pub(super) fn removed_worker_classes(
     old: &ClusterClass,
     new: &[Worker<'_>],
     clusters: &[&Cluster],
     errors: &mut Vec<FieldError>,
 ) {
-    for removed in workers(old)
-        .iter()
-        .filter(|o| !new.iter().any(|n| n.kind == o.kind && n.class == o.class))
-    {
+    let old = workers(old);
+    let removed = |kind: WorkerKind, class: &str| {
+        old.iter().any(|o| o.kind == kind && o.class == class)
+            && !new.iter().any(|n| n.kind == kind && n.class == class)
+    };
+    for kind in [WorkerKind::MachineDeployment, WorkerKind::MachinePool] {
         for cluster in clusters {
-            let uses = cluster
-                .topology
-                .as_ref()
-                .is_some_and(|t| removed.kind.used_in(t, removed.class));
-            if uses {
-                errors.push(FieldError::forbidden(
-                    format!("spec.workers.{}", removed.kind.list()),
-                    format!(
-                        "{}Class {:?} cannot be deleted because it is used by Cluster {:?}",
-                        removed.kind.name(),
-                        removed.class,
-                        cluster.name
-                    ),
-                ));
+            let Some(topology) = &cluster.topology else {
+                continue;
+            };
+            for worker in topology_workers(topology) {
+                if worker.kind == kind && removed(kind, worker.class) {
+                    errors.push(FieldError::forbidden(
+                        format!("spec.workers.{}", kind.list()),
+                        format!(
+                            "{}Class {:?} cannot be deleted because it is used by Cluster {:?}",
+                            kind.name(),
+                            worker.class,
+                            cluster.name
+                        ),
+                    ));
+                }
             }
         }
     }
@@ -126,7 +131,7 @@ pub(super) fn autoscaler_annotations(
     errors: &mut Vec<FieldError>,
 ) {
     for cluster in clusters {
-        errors.extend(autoscaler(cluster, class));
+        errors.extend(autoscaler(cluster, Some(class)));
     }
 }
 
