@@ -69,7 +69,19 @@ impl<'a> Blueprint<'a> {
     pub fn resolve(class: &'a ClusterClass, store: &'a ObjectStore) -> Result<Self, RenderError> {
         let mut errors = RenderError::default();
         let class_key = format!("{}/{}", class.namespace, class.name);
-        let mut get = |what: String, path: &str, r: &ObjectRef| -> Option<&'a Value> {
+        // Paths in the version the class was written in: `ref` below `template` in
+        // v1beta1, `templateRef` in v1beta2.
+        let names = crate::validate::names::names(class.wire);
+        let reference = names.compatibility_ref;
+        let worker_ref = |list: &str, i: usize, part: &str| {
+            format!(
+                "spec.workers.{list}[{i}].{}.{reference}",
+                names.worker_infrastructure.replace("infrastructure", part)
+            )
+        };
+        // `what` as Cluster API words it; `worker` names the worker class it belongs to
+        // (`, MachineDeployment class "x"`), if any.
+        let mut get = |what: &str, worker: &str, path: &str, r: &ObjectRef| -> Option<&'a Value> {
             let found = store.get(r, &class.namespace);
             if found.is_none() {
                 let namespace = if r.namespace.is_empty() {
@@ -78,7 +90,7 @@ impl<'a> Blueprint<'a> {
                     &r.namespace
                 };
                 errors.push(format!(
-                    "failed to get {what} for ClusterClass {class_key}: {path}: {} {namespace}/{} not found",
+                    "failed to get {what} for ClusterClass {class_key}{worker}: {path}: {} {namespace}/{} not found",
                     r.kind, r.name
                 ));
             }
@@ -86,14 +98,16 @@ impl<'a> Blueprint<'a> {
         };
         let infrastructure_cluster_template = class.infrastructure.as_ref().and_then(|infra| {
             get(
-                "infrastructure cluster template".into(),
-                "spec.infrastructure.ref",
+                "infrastructure cluster template",
+                "",
+                &format!("spec.infrastructure.{reference}"),
                 &infra.template,
             )
         });
         let control_plane_template = get(
-            "control plane template".into(),
-            "spec.controlPlane.ref",
+            "control plane template",
+            "",
+            &format!("spec.controlPlane.{reference}"),
             &class.control_plane.template,
         );
         let control_plane_machine_template = class
@@ -102,28 +116,25 @@ impl<'a> Blueprint<'a> {
             .as_ref()
             .and_then(|r| {
                 get(
-                    "control plane's machine template".into(),
-                    "spec.controlPlane.machineInfrastructure.ref",
+                    "control plane's machine template",
+                    "",
+                    &format!("spec.controlPlane.machineInfrastructure.{reference}"),
                     r,
                 )
             });
         let mut machine_deployments = BTreeMap::new();
         for (i, md) in class.machine_deployments.iter().enumerate() {
-            let base = format!("spec.workers.machineDeployments[{i}].template");
+            let worker = format!(", MachineDeployment class {:?}", md.class);
             let infrastructure = get(
-                format!(
-                    "infrastructure machine template for MachineDeployment class {:?}",
-                    md.class
-                ),
-                &format!("{base}.infrastructure.ref"),
+                "infrastructure machine template",
+                &worker,
+                &worker_ref("machineDeployments", i, "infrastructure"),
                 &md.infrastructure,
             );
             let bootstrap = get(
-                format!(
-                    "bootstrap config template for MachineDeployment class {:?}",
-                    md.class
-                ),
-                &format!("{base}.bootstrap.ref"),
+                "bootstrap config template",
+                &worker,
+                &worker_ref("machineDeployments", i, "bootstrap"),
                 &md.bootstrap,
             );
             if let (Some(bootstrap_template), Some(infrastructure_template)) =
@@ -141,21 +152,17 @@ impl<'a> Blueprint<'a> {
         }
         let mut machine_pools = BTreeMap::new();
         for (i, mp) in class.machine_pools.iter().enumerate() {
-            let base = format!("spec.workers.machinePools[{i}].template");
+            let worker = format!(", MachinePool class {:?}", mp.class);
             let infrastructure = get(
-                format!(
-                    "InfrastructureMachinePoolTemplate for MachinePool class {:?}",
-                    mp.class
-                ),
-                &format!("{base}.infrastructure.ref"),
+                "InfrastructureMachinePoolTemplate",
+                &worker,
+                &worker_ref("machinePools", i, "infrastructure"),
                 &mp.infrastructure,
             );
             let bootstrap = get(
-                format!(
-                    "bootstrap config template for MachinePool class {:?}",
-                    mp.class
-                ),
-                &format!("{base}.bootstrap.ref"),
+                "bootstrap config",
+                &worker,
+                &worker_ref("machinePools", i, "bootstrap"),
                 &mp.bootstrap,
             );
             if let (Some(bootstrap_template), Some(infrastructure_template)) =

@@ -719,11 +719,11 @@ fn errors_name_the_problem() {
         ),
         (
             vec![&pool_template_gone, &with_pools],
-            "failed to get InfrastructureMachinePoolTemplate for MachinePool class \"p\" for ClusterClass ns/cc: spec.workers.machinePools[0].template.infrastructure.ref: DockerMachinePoolTemplate ns/gone not found",
+            "failed to get InfrastructureMachinePoolTemplate for ClusterClass ns/cc, MachinePool class \"p\": spec.workers.machinePools[0].template.infrastructure.ref: DockerMachinePoolTemplate ns/gone not found",
         ),
         (
             vec![&missing_template, CLUSTER],
-            "failed to get infrastructure machine template for MachineDeployment class \"default-worker\" for ClusterClass ns/cc: spec.workers.machineDeployments[0].template.infrastructure.ref: DockerMachineTemplate ns/gone not found",
+            "failed to get infrastructure machine template for ClusterClass ns/cc, MachineDeployment class \"default-worker\": spec.workers.machineDeployments[0].template.infrastructure.ref: DockerMachineTemplate ns/gone not found",
         ),
     ];
     for (docs, want) in cases {
