@@ -173,18 +173,19 @@ pub fn compute(
         )));
     };
     let mut errors = RenderError::default();
-    let versions = upgrade::for_cluster(cluster, topology, current).unwrap_or_else(|e| {
-        errors.push(format!(
-            "error computing the desired state of the Cluster topology: {e}"
-        ));
-        // Carry on with the topology's version to report every other problem too.
-        Decision {
-            tracker: UpgradeTracker::default(),
-            control_plane_version: topology.version.clone(),
-            machine_deployment_versions: Vec::new(),
-            machine_pool_versions: Vec::new(),
-        }
-    });
+    let versions = upgrade::for_cluster(cluster, blueprint.class, topology, current)
+        .unwrap_or_else(|e| {
+            errors.push(format!(
+                "error computing the desired state of the Cluster topology: {e}"
+            ));
+            // Carry on with the topology's version to report every other problem too.
+            Decision {
+                tracker: UpgradeTracker::default(),
+                control_plane_version: topology.version.clone(),
+                machine_deployment_versions: Vec::new(),
+                machine_pool_versions: Vec::new(),
+            }
+        });
     let scope = Scope {
         cluster,
         topology,

@@ -43,7 +43,7 @@ pub use message::{UpgradeCondition, condition};
 pub use plan::PlanSource;
 pub use tracker::{ControlPlaneUpgrade, MachineDeploymentUpgrades, UpgradeTracker};
 
-use topograph_api::model::{Cluster, Metadata, Topology};
+use topograph_api::model::{Cluster, ClusterClass, Metadata, Topology};
 
 use crate::current::CurrentState;
 use crate::labels;
@@ -57,14 +57,20 @@ pub const UPGRADE_CONCURRENCY_ANNOTATION: &str = "topology.cluster.x-k8s.io/upgr
 /// The decisions for one Cluster, from its topology and current state.
 pub(crate) fn for_cluster(
     cluster: &Cluster,
+    class: &ClusterClass,
     topology: &Topology,
     current: &CurrentState<'_>,
 ) -> Result<Decision, String> {
     let inputs = Inputs {
         topology_version: &topology.version,
-        // v1beta1 classes have no `kubernetesVersions` and there is no Runtime SDK:
-        // the default one-minor plan.
-        plan_source: PlanSource::OneMinor,
+        // A class listing its `kubernetesVersions` (v1beta2) plans through them;
+        // otherwise, and in v1beta1, one minor at a time. (A GenerateUpgradePlan
+        // extension would come first; the Runtime SDK is not implemented.)
+        plan_source: if class.kubernetes_versions.is_empty() {
+            PlanSource::OneMinor
+        } else {
+            PlanSource::Versions(&class.kubernetes_versions)
+        },
         max_concurrency: max_concurrency(
             cluster
                 .metadata

@@ -88,7 +88,7 @@ pub fn validate_cluster(
             Some(old_topology) => {
                 update::class_exists(topology, class_namespace, class, errors);
                 update::class_change(old, topology, class_namespace, class, classes, errors);
-                update::version_change(cluster, topology, old_topology, errors, warnings);
+                update::version_change(cluster, class, topology, old_topology, errors, warnings);
             }
             None => update::class_set(cluster, errors),
         }

@@ -85,10 +85,13 @@ pub(super) fn class_change(
 }
 
 /// The version may not go down, nor up by more than one minor version at a time (as
-/// Kubernetes upgrades); the [`SKIP_VERSION_CHECK`] annotation skips this, with a
-/// warning. Versions that do not parse are reported elsewhere.
+/// Kubernetes upgrades) unless the class plans multi-minor upgrades (its
+/// `kubernetesVersions` or a GenerateUpgradePlan extension); the
+/// [`SKIP_VERSION_CHECK`] annotation skips this, with a warning. Versions that do not
+/// parse are reported elsewhere.
 pub(super) fn version_change(
     cluster: &Cluster,
+    class: Option<&ClusterClass>,
     topology: &Topology,
     old_topology: &Topology,
     errors: &mut Vec<FieldError>,
@@ -109,9 +112,11 @@ pub(super) fn version_change(
         return;
     };
     let text = |(a, b, c): (u64, u64, u64)| format!("{a}.{b}.{c}");
+    let plans_upgrades = class
+        .is_some_and(|c| !c.kubernetes_versions.is_empty() || c.upgrade_plan_extension.is_some());
     let direction = if to < from {
         "decreased"
-    } else if to >= (from.0, from.1 + 2, 0) {
+    } else if to >= (from.0, from.1 + 2, 0) && !plans_upgrades {
         "increased"
     } else {
         return;
