@@ -150,8 +150,46 @@ pub(crate) fn compute(
     if let Some(seconds) = md.min_ready_seconds.or(class.min_ready_seconds) {
         spec.insert("minReadySeconds".into(), json!(seconds));
     }
-    if let Some(strategy) = md.strategy.as_ref().or(class.strategy.as_ref()) {
-        spec.insert("strategy".into(), strategy.clone());
+    // A topology rollout (v1beta2 `rollout`: strategy or `after`) replaces the class's
+    // as a whole, strategy included, as Cluster API does; v1beta1 topologies have no
+    // `after`, so this is their strategy-wins rule too.
+    let (strategy, rollout_after) = if md.strategy.is_some() || md.rollout_after.is_some() {
+        (md.strategy.as_ref(), md.rollout_after.as_ref())
+    } else {
+        (class.strategy.as_ref(), None)
+    };
+    let mut strategy = strategy.cloned();
+    // v1beta2's `deletion.order` and the health check's `remediation.maxInFlight` (the
+    // topology's over the class's) live in the v1beta1 MachineDeployment's strategy.
+    if let Some(order) = md.deletion_order.as_ref().or(class.deletion_order.as_ref()) {
+        set_at(
+            strategy.get_or_insert_with(|| json!({})),
+            &["rollingUpdate", "deletePolicy"],
+            json!(order),
+        );
+    }
+    let max_in_flight = md
+        .health_check
+        .as_ref()
+        .and_then(|h| h.check.max_in_flight.as_ref())
+        .or_else(|| {
+            class
+                .health_check
+                .as_ref()
+                .and_then(|h| h.max_in_flight.as_ref())
+        });
+    if let Some(max) = max_in_flight {
+        set_at(
+            strategy.get_or_insert_with(|| json!({})),
+            &["remediation", "maxInFlight"],
+            json!(max),
+        );
+    }
+    if let Some(strategy) = strategy {
+        spec.insert("strategy".into(), strategy);
+    }
+    if let Some(after) = rollout_after {
+        spec.insert("rolloutAfter".into(), json!(after));
     }
     spec.insert(
         "selector".into(),

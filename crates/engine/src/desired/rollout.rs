@@ -16,10 +16,19 @@ use crate::contract::{Contract, ContractFields};
 /// Where v1beta1 control planes (KubeadmControlPlane) and MachineDeployments keep it.
 pub const PATH: &[&str] = &["spec", "rolloutAfter"];
 
-/// Sets the control plane's `rolloutAfter`.
+/// Where Cluster API writes the control plane's own `rollout.after` (v1beta2's
+/// `topology.controlPlane.rollout.after`), whatever contract the control plane
+/// implements.
+pub const CONTROL_PLANE_ROLLOUT_AFTER: &[&str] = &["spec", "rollout", "after"];
+
+/// Sets the control plane's `rolloutAfter` (the Cluster's) and `rollout.after` (the
+/// control plane topology's).
 pub(crate) fn control_plane(scope: &Scope<'_>, object: &mut Value) {
     if let Some(after) = &scope.topology.rollout_after {
         set_at(object, PATH, json!(after));
+    }
+    if let Some(after) = &scope.topology.control_plane.rollout_after {
+        set_at(object, CONTROL_PLANE_ROLLOUT_AFTER, json!(after));
     }
 }
 
