@@ -4,13 +4,16 @@
 //! Cluster API providers. Embedded in tests (`Server::start` on port 0) or run as the
 //! `topograph-kube` binary.
 
+mod answer;
 pub mod conversion;
 pub mod counts;
 pub mod discovery;
 pub mod fields;
 mod gc;
 pub mod kubeconfig;
+pub mod media;
 pub mod patch;
+pub mod protobuf;
 mod routes;
 pub mod selector;
 mod simulate;

@@ -1,9 +1,12 @@
 //! HTTP routing: maps Kubernetes API paths and verbs onto the store, counts each request
 //! once under its verb, and renders results and errors as the API server does.
 
+use crate::answer::Answer;
 use crate::counts::{Counters, Verb};
 use crate::discovery;
 use crate::fields::{self, Write};
+use crate::media::{self, Format};
+use crate::protobuf;
 use crate::selector::{FieldSelector, Filter, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{DeleteOptions, PatchType, Store, Sub};
@@ -225,20 +228,56 @@ fn content_type(headers: &HeaderMap) -> String {
         .to_ascii_lowercase()
 }
 
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
-    match content_type(headers).as_str() {
-        "" | "application/json" | "*/*" => Ok(()),
-        other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format ({other}) - accepted media types include: application/json"
-        ))),
+fn yaml_body(body: &Bytes) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: invalid UTF-8: {e}")))?;
+    let value: Value = serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the body is not an object",
+        ));
+    }
+    Ok(value)
+}
+
+/// The object a create or update sends, in JSON, YAML or (built-in kinds) protobuf.
+fn object_body(
+    headers: &HeaderMap,
+    body: &Bytes,
+    rt: &ResourceType,
+    version: &str,
+    kind: Option<protobuf::Kind>,
+) -> Result<Value, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    match (media::body_format(content_type, kind.is_some())?, kind) {
+        (Format::Protobuf, Some(kind)) => {
+            protobuf::read_object(kind, &rt.api_version(version), &rt.kind, body)
+        }
+        (Format::Yaml, _) => yaml_body(body),
+        _ => json_body(body),
     }
 }
 
-fn delete_options(query: &Params, body: &Bytes) -> Result<DeleteOptions, ApiError> {
+fn delete_options(
+    query: &Params,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<DeleteOptions, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
     let opts = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        json_body(body)?
+        // DeleteOptions is a meta type: protobuf whatever the resource.
+        match media::body_format(content_type, true)? {
+            Format::Protobuf => protobuf::read_delete_options(body)?,
+            Format::Yaml => yaml_body(body)?,
+            Format::Json => json_body(body)?,
+        }
     };
     let policy = opts
         .get("propagationPolicy")
@@ -291,6 +330,48 @@ fn resource(
     };
     app.counters.count(verb);
     let target = parse_target(&app.store, group, version, rest)?;
+    let kind = protobuf::Kind::for_type(&target.rt, version);
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let answer = Answer {
+        negotiated: media::negotiate(accept, kind.is_some(), verb == Verb::Watch)?,
+        kind,
+    };
+    let request = Request {
+        headers,
+        body,
+        query,
+        version,
+        verb,
+    };
+    Ok(serve(app, &request, &target, &answer).unwrap_or_else(|e| answer.error(e)))
+}
+
+/// What a resource request carries, past routing.
+struct Request<'a> {
+    headers: &'a HeaderMap,
+    body: &'a Bytes,
+    query: &'a Params,
+    version: &'a str,
+    verb: Verb,
+}
+
+/// Serves a resource request; errors are answered by the caller in the negotiated format.
+fn serve(
+    app: &AppState,
+    request: &Request,
+    target: &Target,
+    answer: &Answer,
+) -> Result<Response, ApiError> {
+    let Request {
+        headers,
+        body,
+        query,
+        version,
+        verb,
+    } = *request;
     let w = writer(query, headers, verb)?;
     let store = &app.store;
     let rt = &target.rt;
@@ -298,7 +379,7 @@ fn resource(
     let ns = target.namespace.clone().unwrap_or_default();
     // Objects are answered in the version the request named (writes already are).
     let render = |code: StatusCode, obj: Value| -> Result<Response, ApiError> {
-        Ok(json_response(code, &store.view(rt, obj, &api_version)?))
+        Ok(answer.object(code, &store.view(rt, obj, &api_version)?))
     };
     match (verb, &target.name) {
         (Verb::List, None) => {
@@ -307,8 +388,7 @@ fn resource(
                 .into_iter()
                 .map(|o| store.view(rt, o, &api_version))
                 .collect::<Result<Vec<Value>, ApiError>>()?;
-            Ok(json_response(
-                StatusCode::OK,
+            Ok(answer.list(
                 &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
             ))
         }
@@ -338,10 +418,15 @@ fn resource(
                 bookmark_interval: app.bookmark_interval,
                 timeout,
             };
+            let encoding = match (answer.format(), answer.kind) {
+                (Format::Protobuf, Some(kind)) => watch::Encoding::Protobuf(kind),
+                _ => watch::Encoding::Json,
+            };
             Ok(watch::start(
                 store,
                 rt.clone(),
                 params,
+                encoding,
                 app.shutdown.clone(),
             ))
         }
@@ -350,8 +435,7 @@ fn resource(
             if rt.namespaced && target.namespace.is_none() {
                 return Err(ApiError::method_not_allowed());
             }
-            require_json(headers)?;
-            let body = json_body(body)?;
+            let body = object_body(headers, body, rt, version, answer.kind)?;
             // kube-apiserver's storage refuses a create that carries a resourceVersion.
             if !meta_str(&body, "resourceVersion").is_empty() {
                 return Err(ApiError::internal(
@@ -362,8 +446,7 @@ fn resource(
             render(StatusCode::CREATED, created)
         }
         (Verb::Update, Some(name)) => {
-            require_json(headers)?;
-            let body = json_body(body)?;
+            let body = object_body(headers, body, rt, version, answer.kind)?;
             // Custom resources allow no unconditional update: a PUT names the version it
             // replaces (customResourceStrategy.AllowUnconditionalUpdate is false).
             if !rt.group.is_empty() && meta_str(&body, "resourceVersion").is_empty() {
@@ -450,7 +533,7 @@ fn resource(
             if target.sub != Sub::Main {
                 return Err(ApiError::method_not_allowed());
             }
-            let deleted = store.delete(rt, &ns, name, &delete_options(query, body)?)?;
+            let deleted = store.delete(rt, &ns, name, &delete_options(query, headers, body)?)?;
             // 202 like the API server when finalizers keep the object for now.
             let still_there = deleted.pointer("/metadata/deletionTimestamp").is_some()
                 && store.get(rt, &ns, name).is_ok();
@@ -464,14 +547,13 @@ fn resource(
             )
         }
         (Verb::Delete, None) => {
-            let opts = delete_options(query, body)?;
+            let opts = delete_options(query, headers, body)?;
             let items = store
                 .delete_collection(rt, target.namespace.as_deref(), &filter(query)?, &opts)
                 .into_iter()
                 .map(|o| store.view(rt, o, &api_version))
                 .collect::<Result<Vec<Value>, ApiError>>()?;
-            Ok(json_response(
-                StatusCode::OK,
+            Ok(answer.list(
                 &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": store.current_rv().to_string()}, "items": items}),
             ))
         }

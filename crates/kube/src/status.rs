@@ -151,6 +151,16 @@ impl ApiError {
         }
     }
 
+    /// 406: nothing the client accepts is served for this resource.
+    pub fn not_acceptable(message: impl Into<String>) -> Self {
+        ApiError {
+            code: 406,
+            reason: "NotAcceptable",
+            message: message.into(),
+            details: None,
+        }
+    }
+
     pub fn unsupported_media_type(message: impl Into<String>) -> Self {
         ApiError {
             code: 415,

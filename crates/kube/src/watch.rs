@@ -1,8 +1,11 @@
-//! Watch streams: newline-delimited JSON events over a chunked response, started from
-//! the current state or replayed from the event history, filtered by namespace and
+//! Watch streams: newline-delimited JSON events (or, for built-in kinds that negotiated
+//! it, length-prefixed protobuf `WatchEvent`s) over a chunked response, started from the
+//! current state or replayed from the event history, filtered by namespace and
 //! selectors, with optional bookmarks and a timeout.
 
 use crate::conversion::convert;
+use crate::media::Format;
+use crate::protobuf;
 use crate::selector::Filter;
 use crate::status::ApiError;
 use crate::store::{Event, EventType, Store};
@@ -32,12 +35,54 @@ pub struct WatchParams {
     pub timeout: Option<Duration>,
 }
 
+/// How events are written on the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Json,
+    Protobuf(protobuf::Kind),
+}
+
+impl Encoding {
+    /// One event's bytes. An object that does not fit its protobuf message becomes an
+    /// ERROR event saying so, rather than a broken stream.
+    fn frame(self, event: &Value) -> Bytes {
+        match self {
+            Encoding::Json => {
+                let mut line = serde_json::to_vec(event).unwrap_or_default();
+                line.push(b'\n');
+                Bytes::from(line)
+            }
+            Encoding::Protobuf(kind) => {
+                let event_type = event["type"].as_str().unwrap_or("");
+                let object = &event["object"];
+                let written = if event_type == "ERROR" {
+                    protobuf::write_status(object)
+                } else {
+                    protobuf::write_object(kind, object)
+                };
+                let (event_type, bytes) = match written {
+                    Ok(bytes) => (event_type, bytes),
+                    Err(e) => {
+                        let status = ApiError::internal(format!(
+                            "the object cannot be written as protobuf: {e}"
+                        ))
+                        .to_status();
+                        ("ERROR", protobuf::write_status(&status).unwrap_or_default())
+                    }
+                };
+                Bytes::from(protobuf::watch_frame(event_type, bytes))
+            }
+        }
+    }
+}
+
 /// Starts a watch and returns the streaming response; the stream ends on timeout, on
 /// shutdown, when the client goes away, or after a 410 when this watcher fell behind.
 pub fn start(
     store: &Store,
     rt: Arc<ResourceType>,
     params: WatchParams,
+    encoding: Encoding,
     mut shutdown: watch::Receiver<bool>,
 ) -> Response {
     let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
@@ -64,7 +109,12 @@ pub fn start(
         let mut start = match begin {
             Ok(s) => s,
             Err(e) => {
-                let _ = send(&tx, json!({"type": "ERROR", "object": e.to_status()})).await;
+                let _ = send(
+                    &tx,
+                    encoding,
+                    json!({"type": "ERROR", "object": e.to_status()}),
+                )
+                .await;
                 return;
             }
         };
@@ -72,6 +122,7 @@ pub fn start(
             if params.filter.matches(&obj)
                 && !send(
                     &tx,
+                    encoding,
                     in_version(
                         &rt,
                         json!({"type": "ADDED", "object": obj}),
@@ -85,14 +136,19 @@ pub fn start(
         }
         for ev in std::mem::take(&mut start.replay) {
             if let Some(line) = translate(&ev, &params)
-                && !send(&tx, in_version(&rt, line, &params.api_version)).await
+                && !send(&tx, encoding, in_version(&rt, line, &params.api_version)).await
             {
                 return;
             }
         }
         let mut last_rv = start.rv;
         if params.send_initial_events
-            && !send(&tx, bookmark(&rt, &params.api_version, last_rv, true)).await
+            && !send(
+                &tx,
+                encoding,
+                bookmark(&rt, &params.api_version, last_rv, true),
+            )
+            .await
         {
             return;
         }
@@ -109,20 +165,20 @@ pub fn start(
                             continue;
                         }
                         if let Some(line) = translate(&ev, &params)
-                            && !send(&tx, in_version(&rt, line, &params.api_version)).await
+                            && !send(&tx, encoding, in_version(&rt, line, &params.api_version)).await
                         {
                             return;
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         let status = ApiError::expired(last_rv, last_rv + 1).to_status();
-                        let _ = send(&tx, json!({"type": "ERROR", "object": status})).await;
+                        let _ = send(&tx, encoding, json!({"type": "ERROR", "object": status})).await;
                         return;
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 _ = ticker.tick(), if params.bookmarks => {
-                    if !send(&tx, bookmark(&rt, &params.api_version, last_rv, false)).await {
+                    if !send(&tx, encoding, bookmark(&rt, &params.api_version, last_rv, false)).await {
                         return;
                     }
                 }
@@ -137,10 +193,14 @@ pub fn start(
     });
     let mut response = Response::new(Body::from_stream(stream));
     *response.status_mut() = StatusCode::OK;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    let content_type = match encoding {
+        Encoding::Json => Format::Json,
+        Encoding::Protobuf(_) => Format::Protobuf,
+    }
+    .stream_media_type();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
@@ -151,11 +211,9 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-/// Sends one event line; false when the client is gone.
-async fn send(tx: &mpsc::Sender<Bytes>, event: Value) -> bool {
-    let mut line = serde_json::to_vec(&event).unwrap_or_default();
-    line.push(b'\n');
-    tx.send(Bytes::from(line)).await.is_ok()
+/// Sends one event; false when the client is gone.
+async fn send(tx: &mpsc::Sender<Bytes>, encoding: Encoding, event: Value) -> bool {
+    tx.send(encoding.frame(&event)).await.is_ok()
 }
 
 fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: bool) -> Value {

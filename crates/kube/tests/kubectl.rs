@@ -3,6 +3,10 @@
 //! across a graceful (SIGTERM) restart. kubectl must be installed (CI: `scripts/test`
 //! installs the Debian package kubernetes-client, kubectl 1.20); no `--validate=false`
 //! is needed: the server answers kubectl's OpenAPI request with an empty document.
+//!
+//! The typed commands (`create namespace|secret|configmap`, which kubectl 1.32 and later
+//! send in protobuf) run with every kubectl at hand: the one on PATH and those listed in
+//! `TOPOGRAPH_KUBECTLS` (`scripts/test` adds Debian's 1.20 when PATH has a newer one).
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -23,6 +27,7 @@ fn kubectl_path() -> PathBuf {
 
 struct Running {
     child: Child,
+    kubectl: PathBuf,
     dir: PathBuf,
     kubeconfig: PathBuf,
     /// Whether dropping removes `dir` (not when a restarted server reuses it).
@@ -44,6 +49,11 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Starts the binary on a free port and waits for the URL it prints.
 fn start(dir: &Path, extra: &[&str]) -> Running {
+    start_for(dir, extra, kubectl_path())
+}
+
+/// The same, driven by the given kubectl.
+fn start_for(dir: &Path, extra: &[&str], kubectl: PathBuf) -> Running {
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_topograph-kube"))
         .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
@@ -64,6 +74,7 @@ fn start(dir: &Path, extra: &[&str]) -> Running {
     assert!(written.contains(&format!("server: {url}")), "{written}");
     Running {
         child,
+        kubectl,
         dir: dir.to_path_buf(),
         kubeconfig,
         remove_dir: true,
@@ -72,7 +83,7 @@ fn start(dir: &Path, extra: &[&str]) -> Running {
 
 impl Running {
     fn kubectl_command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(kubectl_path());
+        let mut cmd = Command::new(&self.kubectl);
         // Own HOME and cache: kubectl caches discovery per host:port and must not share it.
         cmd.env("HOME", &self.dir)
             .env_remove("KUBECONFIG")
@@ -446,4 +457,264 @@ fn kubectl_apply_server_side() {
     assert!(yaml.contains("operation: Apply"), "{yaml}");
     let plain = server.ok(&["get", "md", "md1", "-o", "yaml"]);
     assert!(!plain.contains("managedFields:"), "{plain}");
+}
+
+/// Every kubectl to run the typed commands with: `TOPOGRAPH_KUBECTLS` (paths separated
+/// by `:`) and the one on PATH, each once.
+fn every_kubectl() -> Vec<PathBuf> {
+    let listed = std::env::var_os("TOPOGRAPH_KUBECTLS").unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let on_path = std::env::split_paths(&path)
+        .map(|dir| dir.join("kubectl"))
+        .find(|p| p.is_file());
+    let mut all: Vec<PathBuf> = std::env::split_paths(&listed)
+        .filter(|p| p.is_file())
+        .chain(on_path)
+        .collect();
+    all.dedup();
+    all
+}
+
+/// The client's minor version (`20` for 1.20), as `kubectl version --client` reports it.
+fn client_minor(kubectl: &Path) -> u32 {
+    let out = Command::new(kubectl)
+        .args(["version", "--client", "-o", "json"])
+        .output()
+        .expect("kubectl version runs");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    v["clientVersion"]["minor"]
+        .as_str()
+        .map(|m| m.trim_end_matches('+'))
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0)
+}
+
+const APPLIED_CM: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: applied
+  namespace: fleet-a
+data:
+  replicas: "3"
+"#;
+
+const EVENT: &str = r#"apiVersion: v1
+kind: Event
+metadata:
+  name: settings.1
+  namespace: fleet-a
+involvedObject:
+  apiVersion: v1
+  kind: ConfigMap
+  name: settings
+  namespace: fleet-a
+reason: Tested
+message: typed clients read events in protobuf
+type: Normal
+count: 1
+firstTimestamp: "2026-01-01T00:00:00Z"
+lastTimestamp: "2026-01-01T00:00:00Z"
+source:
+  component: kubectl-test
+"#;
+
+/// The commands kubectl sends typed (protobuf since 1.32) and those around them:
+/// create namespace / secret / configmap, get (table, JSON, YAML), an AlreadyExists
+/// refusal, server-side apply of a built-in kind and of a custom resource, edit, wait
+/// (for a jsonpath and for deletion), delete, a server dry run and `kubectl events`.
+#[test]
+fn typed_commands_with_every_kubectl() {
+    let kubectls = every_kubectl();
+    if kubectls.is_empty() {
+        println!(
+            "skipped: no kubectl on PATH or in TOPOGRAPH_KUBECTLS (scripts/test installs one)"
+        );
+        return;
+    }
+    for kubectl in kubectls {
+        let minor = client_minor(&kubectl);
+        println!("kubectl {} (client 1.{minor})", kubectl.display());
+        typed_commands(&kubectl, minor);
+    }
+}
+
+fn typed_commands(kubectl: &Path, minor: u32) {
+    let server = start_for(&temp_dir("typed"), &[], kubectl.to_path_buf());
+    let ns = ["-n", "fleet-a"];
+    let with_ns =
+        |args: &[&'static str]| -> Vec<&'static str> { args.iter().copied().chain(ns).collect() };
+    assert!(
+        server
+            .ok(&["create", "namespace", "fleet-a"])
+            .contains("namespace/fleet-a created")
+    );
+    let out = server.ok(&with_ns(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "--from-literal=user=admin",
+        "--from-literal=token=s3cr3t",
+    ]));
+    assert!(out.contains("secret/creds created"), "{out}");
+    let out = server.ok(&with_ns(&[
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=mode=fast",
+    ]));
+    assert!(out.contains("configmap/settings created"), "{out}");
+
+    // Read back: what the typed clients sent is what is stored.
+    let namespace = server.json(&["get", "namespace", "fleet-a"]);
+    assert_eq!(namespace["status"]["phase"], "Active");
+    assert!(namespace["metadata"]["uid"].is_string());
+    let secret = server.json(&with_ns(&["get", "secret", "creds"]));
+    assert_eq!(
+        secret["data"],
+        serde_json::json!({"user": "YWRtaW4=", "token": "czNjcjN0"})
+    );
+    let table = server.ok(&["get", "namespaces"]);
+    assert!(table.lines().any(|l| l.starts_with("fleet-a ")), "{table}");
+    let yaml = server.ok(&with_ns(&["get", "configmap", "settings", "-o", "yaml"]));
+    assert!(yaml.contains("mode: fast"), "{yaml}");
+
+    // A refusal of a protobuf request, read from the Status the server sent.
+    let out = server.kubectl(&["create", "namespace", "fleet-a"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("namespaces \"fleet-a\" already exists"),
+        "{stderr}"
+    );
+    // Older kubectls (1.20) look for dry-run support in the server's OpenAPI document,
+    // which this server leaves empty; 1.27 and later just ask.
+    if minor >= 27 {
+        let dry = server.json(&["create", "namespace", "dry", "--dry-run=server"]);
+        assert_eq!(dry["metadata"]["name"], "dry");
+        assert!(
+            !server
+                .kubectl(&["get", "namespace", "dry"])
+                .status
+                .success()
+        );
+    }
+
+    // Server-side apply, of a built-in kind and of a custom resource.
+    let out = server.ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        &server.file("cm.yaml", APPLIED_CM),
+    ]);
+    assert!(
+        out.contains("configmap/applied serverside-applied"),
+        "{out}"
+    );
+    // kubectl 1.21 began hiding managed fields unless asked.
+    let show = if minor >= 21 {
+        vec!["--show-managed-fields"]
+    } else {
+        vec![]
+    };
+    let args: Vec<&str> = ["get", "configmap", "applied"]
+        .into_iter()
+        .chain(show)
+        .chain(ns)
+        .collect();
+    let applied = server.json(&args);
+    assert_eq!(applied["data"]["replicas"], "3");
+    assert_eq!(
+        applied["metadata"]["managedFields"][0]["operation"],
+        "Apply"
+    );
+    server.ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        &server.file("crd.yaml", CRD),
+    ]);
+    let md = MD.replace("name: md1", "name: md1\n  namespace: fleet-a");
+    let out = server.ok(&["apply", "--server-side", "-f", &server.file("md.yaml", &md)]);
+    assert!(
+        out.contains("machinedeployment.cluster.x-k8s.io/md1 serverside-applied"),
+        "{out}"
+    );
+    assert_eq!(
+        server.json(&with_ns(&["get", "md", "md1"]))["spec"]["replicas"],
+        2
+    );
+
+    // Edit through an editor that changes the file it is given.
+    let editor = server.file(
+        "editor.sh",
+        "#!/bin/sh\nsed -i 's/mode: fast/mode: slow/' \"$1\"\n",
+    );
+    let status = Command::new("chmod")
+        .args(["+x", &editor])
+        .status()
+        .expect("chmod runs");
+    assert!(status.success());
+    let out = server
+        .kubectl_command(&with_ns(&["edit", "configmap", "settings"]))
+        .env("KUBE_EDITOR", &editor)
+        .output()
+        .expect("kubectl edit runs");
+    assert!(
+        out.status.success(),
+        "kubectl edit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        server.json(&with_ns(&["get", "configmap", "settings"]))["data"]["mode"],
+        "slow"
+    );
+
+    // `wait --for=jsonpath` arrived in kubectl 1.23.
+    if minor >= 23 {
+        let out = server.ok(&[
+            "wait",
+            "--for=jsonpath={.status.phase}=Active",
+            "namespace/fleet-a",
+            "--timeout=10s",
+        ]);
+        assert!(out.contains("condition met"), "{out}");
+    }
+    // `kubectl events` (1.26) lists Events through the typed client.
+    server.ok(&["create", "-f", &server.file("event.yaml", EVENT)]);
+    if minor >= 26 {
+        let out = server.ok(&with_ns(&["events"]));
+        assert!(
+            out.contains("typed clients read events in protobuf"),
+            "{out}"
+        );
+    }
+
+    // Wait for a deletion while it happens.
+    let waiting = server
+        .kubectl_command(&with_ns(&[
+            "wait",
+            "--for=delete",
+            "configmap/settings",
+            "--timeout=30s",
+        ]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl wait starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = server.ok(&with_ns(&["delete", "configmap", "settings"]));
+    assert!(out.contains("configmap \"settings\" deleted"), "{out}");
+    let waited = waiting.wait_with_output().expect("kubectl wait ends");
+    assert!(
+        waited.status.success(),
+        "kubectl wait --for=delete: {}{}",
+        String::from_utf8_lossy(&waited.stdout),
+        String::from_utf8_lossy(&waited.stderr)
+    );
+    server.ok(&with_ns(&["delete", "secret", "creds"]));
+    let out = server.kubectl(&with_ns(&["get", "secret", "creds"]));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("secrets \"creds\" not found"), "{stderr}");
 }
