@@ -781,7 +781,7 @@ impl Inner {
         } else {
             meta.remove("namespace");
         }
-        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
+        crate::validation::on_create(rt, &name, &mut body, keep_status, w.field_validation)?;
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
@@ -933,7 +933,7 @@ impl Inner {
         // stored nor owned. Pruning drops an empty `managedFields` as Go's omitempty
         // does, but `[]` in a request means "reset them": kept aside for the record.
         let requested_managed = new.pointer("/metadata/managedFields").cloned();
-        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
+        crate::validation::on_update(rt, name, &mut new, &stored, sub, w.field_validation)?;
         if let (Some(requested), Some(meta)) = (
             requested_managed,
             new.get_mut("metadata").and_then(Value::as_object_mut),
