@@ -28,6 +28,39 @@ pub struct Write {
     pub manager: String,
     /// `dryRun=All`: answer as if written, store nothing.
     pub dry_run: bool,
+    /// What a create, update or patch does with fields the schema does not know.
+    pub field_validation: FieldValidation,
+}
+
+/// kube-apiserver's `fieldValidation` for custom resources: fields the CRD's schema
+/// does not know are always pruned; the directive says whether the request also fails
+/// (400) or earns a warning for each. Server-side apply refuses them whatever it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Pruned silently; the server's own writes, which no request asked for.
+    #[default]
+    Ignore,
+    /// Pruned, each with a `Warning` header: a request that names no directive.
+    Warn,
+    /// Refused, naming every unknown field.
+    Strict,
+}
+
+impl FieldValidation {
+    /// The directive a request's `fieldValidation` names (absent or empty: `Warn`, as
+    /// kube-apiserver defaults it), or what kube-apiserver's option validation says of
+    /// another value.
+    pub fn parse(value: Option<&str>) -> Result<Self, String> {
+        match value.unwrap_or("") {
+            "" | "Warn" => Ok(FieldValidation::Warn),
+            "Ignore" => Ok(FieldValidation::Ignore),
+            "Strict" => Ok(FieldValidation::Strict),
+            other => Err(format!(
+                "fieldValidation: Unsupported value: {}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"",
+                topograph_gocompat::strconv::quote(other)
+            )),
+        }
+    }
 }
 
 impl Write {
@@ -36,6 +69,7 @@ impl Write {
         Write {
             manager: manager.into(),
             dry_run: false,
+            field_validation: FieldValidation::Ignore,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod store;
 pub mod types;
 pub mod util;
 mod validation;
+mod warnings;
 pub mod watch;
 
 pub use counts::RequestCounts;

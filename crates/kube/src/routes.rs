@@ -4,7 +4,7 @@
 use crate::answer::Answer;
 use crate::counts::{Counters, Verb};
 use crate::discovery;
-use crate::fields::{self, Write};
+use crate::fields::{self, FieldValidation, Write};
 use crate::media::{self, Format};
 use crate::protobuf;
 use crate::selector::{FieldSelector, Filter, LabelSelector};
@@ -58,10 +58,16 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    match dispatch(&app, &method, &uri, &headers, &body) {
+    // The store's writes report their warnings on this thread while the request is
+    // dispatched (synchronously), so they reach this response and no other.
+    let (result, warnings) =
+        crate::warnings::collect(|| dispatch(&app, &method, &uri, &headers, &body));
+    let mut response = match result {
         Ok(r) => r,
         Err(e) => e.into_response(),
-    }
+    };
+    crate::warnings::attach(response.headers_mut(), &warnings);
+    response
 }
 
 type Params = HashMap<String, String>;
@@ -608,7 +614,18 @@ fn writer(query: &Params, headers: &HeaderMap, verb: Verb) -> Result<Write, ApiE
             ));
         }
     };
-    Ok(Write { manager, dry_run })
+    let field_validation = match verb {
+        Verb::Create | Verb::Update | Verb::Patch => {
+            FieldValidation::parse(query.get("fieldValidation").map(String::as_str))
+                .map_err(|causes| fields::invalid_options(options, &causes))?
+        }
+        _ => FieldValidation::Ignore,
+    };
+    Ok(Write {
+        manager,
+        dry_run,
+        field_validation,
+    })
 }
 
 /// Whether a GET addresses a collection (list or watch) rather than one object.

@@ -542,6 +542,36 @@ impl Store {
     }
 }
 
+/// kube-apiserver's `IgnoreManagedFieldsTimestampsTransformer`: a write whose only
+/// effect is a newer `time` on a managed fields entry (and the order that follows from
+/// it) changes nothing. That happens when a request drops a value the server fills back
+/// in (a default, a namespace conversion restores) inside a field the writer owns whole.
+fn only_managed_times_differ(old: &Value, new: &Value) -> bool {
+    fn split(object: &Value) -> (Value, Vec<String>) {
+        let mut rest = object.clone();
+        let mut entries = Vec::new();
+        if let Some(meta) = rest.get_mut("metadata").and_then(Value::as_object_mut)
+            && let Some(Value::Array(managed)) = meta.remove("managedFields")
+        {
+            entries = managed
+                .into_iter()
+                .map(|mut entry| {
+                    if let Some(e) = entry.as_object_mut() {
+                        e.remove("time");
+                    }
+                    entry.to_string()
+                })
+                .collect();
+            entries.sort();
+        }
+        if let Some(map) = rest.as_object_mut() {
+            map.remove("apiVersion");
+        }
+        (rest, entries)
+    }
+    split(old) == split(new)
+}
+
 fn strip_rv(mut obj: Value) -> Value {
     if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("resourceVersion");
@@ -781,7 +811,7 @@ impl Inner {
         } else {
             meta.remove("namespace");
         }
-        crate::validation::on_create(rt, &name, &mut body, keep_status)?;
+        crate::validation::on_create(rt, &name, &mut body, keep_status, w.field_validation)?;
         if self.get(rt, ns, &name).is_ok() {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
@@ -933,7 +963,7 @@ impl Inner {
         // stored nor owned. Pruning drops an empty `managedFields` as Go's omitempty
         // does, but `[]` in a request means "reset them": kept aside for the record.
         let requested_managed = new.pointer("/metadata/managedFields").cloned();
-        crate::validation::on_update(rt, name, &mut new, &stored, sub)?;
+        crate::validation::on_update(rt, name, &mut new, &stored, sub, w.field_validation)?;
         if let (Some(requested), Some(meta)) = (
             requested_managed,
             new.get_mut("metadata").and_then(Value::as_object_mut),
@@ -972,7 +1002,9 @@ impl Inner {
             Ok(actual) => actual.clone(),
             Err(_) => self.storage_form(rt, stored.clone())?,
         };
-        if equal_except(&stored_form, &storage, &["apiVersion"]) {
+        if equal_except(&stored_form, &storage, &["apiVersion"])
+            || only_managed_times_differ(&stored_form, &storage)
+        {
             return Ok(stored);
         }
         if let Some(generation) =
@@ -1582,6 +1614,25 @@ mod tests {
         .unwrap();
         assert!(s.resolve("example.com", "foos").is_none());
         assert!(s.list_objects("example.com/v1", "Foo", None).is_empty());
+    }
+
+    #[test]
+    fn a_write_that_only_moves_managed_fields_times_changes_nothing() {
+        let entry = |manager: &str, time: &str| {
+            serde_json::json!({"manager": manager, "operation": "Update", "time": time,
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:ref": {}}}})
+        };
+        let old = serde_json::json!({"apiVersion": "x/v1beta2", "metadata": {"name": "a",
+            "managedFields": [entry("a", "t1"), entry("b", "t2")]}, "spec": {"ref": {"name": "n"}}});
+        let mut new = old.clone();
+        new["apiVersion"] = "x/v1beta1".into();
+        new["metadata"]["managedFields"] = serde_json::json!([entry("b", "t2"), entry("a", "t3")]);
+        assert!(only_managed_times_differ(&old, &new));
+        new["spec"]["ref"]["name"] = "m".into();
+        assert!(!only_managed_times_differ(&old, &new));
+        let mut owned = old.clone();
+        owned["metadata"]["managedFields"][0]["fieldsV1"] = serde_json::json!({"f:spec": {}});
+        assert!(!only_managed_times_differ(&old, &owned));
     }
 
     #[test]

@@ -6,10 +6,17 @@
 //! the object is written in. Kinds without a usable schema (built-ins, CRDs without
 //! `openAPIV3Schema`) are left as they are.
 //!
+//! Fields the schema does not know (and keys `ObjectMeta` does not have) are pruned
+//! whatever the request's `fieldValidation` says; it decides whether the write also
+//! fails with kube-apiserver's strict decoding error (400, every unknown field named)
+//! or earns an `unknown field "<path>"` warning for each (the default). Server-side
+//! apply has refused such fields before this module sees the object.
+//!
 //! The store calls [`on_create`] and [`on_update`] (which patches go through) once the
 //! object it is about to store is known, so this module holds the rules and the store
 //! only the hook.
 
+use crate::fields::FieldValidation;
 use crate::status::{ApiError, Cause};
 use crate::store::Sub;
 use crate::types::{ResourceType, split_api_version};
@@ -53,6 +60,7 @@ pub(crate) fn on_create(
     name: &str,
     object: &mut Value,
     keep_status: bool,
+    field_validation: FieldValidation,
 ) -> Result<(), ApiError> {
     // Every object's name is a DNS-1123 subdomain (a Namespace's, a label, is left to
     // its own rule), as ValidateObjectMeta requires, schema or not.
@@ -66,6 +74,8 @@ pub(crate) fn on_create(
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
     };
+    let unknown = decode(&schema, object);
+    unknown_fields(rt, object, &unknown.fields, field_validation)?;
     // kube-apiserver's PrepareForCreate drops a status the status subresource owns
     // before validation, so such a status is never refused; the store drops it too.
     if rt.status_subresource
@@ -74,7 +84,7 @@ pub(crate) fn on_create(
     {
         m.remove("status");
     }
-    if !decode(&schema, object) {
+    if !unknown.checked {
         return Ok(());
     }
     refuse(rt, name, schema.validate(object, None))
@@ -88,11 +98,14 @@ pub(crate) fn on_update(
     object: &mut Value,
     old: &Value,
     sub: Sub,
+    field_validation: FieldValidation,
 ) -> Result<(), ApiError> {
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
     };
-    if !decode(&schema, object) {
+    let unknown = decode(&schema, object);
+    unknown_fields(rt, object, &unknown.fields, field_validation)?;
+    if !unknown.checked {
         return Ok(());
     }
     let errors = match sub {
@@ -102,30 +115,78 @@ pub(crate) fn on_update(
     refuse(rt, name, errors)
 }
 
+/// What decoding found.
+struct Decoded {
+    /// The fields it pruned, as kube-apiserver names them (`spec.foo`, `metadata.bar`).
+    fields: Vec<String>,
+    /// Whether the object is to be validated: false when the schema accepts any object
+    /// (the providers' kinds `crds` writes), so there is nothing to default or
+    /// validate and the hot path of the embedded server stays a metadata filter.
+    checked: bool,
+}
+
 /// What kube-apiserver's decoder does to a custom resource before anything else sees
-/// it: `metadata` coerced, unknown fields pruned, defaults applied. False when the
-/// schema accepts any object (`topograph crds` writes such schemas for every kind the
-/// reconciler touches), so there is nothing to prune, default or validate: the hot
-/// path of the embedded server stays a metadata filter.
-fn decode(schema: &ResourceSchema, object: &mut Value) -> bool {
-    coerce_metadata(object);
+/// it: `metadata` coerced, unknown fields pruned, defaults applied.
+fn decode(schema: &ResourceSchema, object: &mut Value) -> Decoded {
+    let mut fields = coerce_metadata(object);
     if schema.accepts_anything() {
-        return false;
+        return Decoded {
+            fields,
+            checked: false,
+        };
     }
-    schema.prune(object);
+    fields.extend(schema.prune_reporting(object));
     schema.default(object);
-    true
+    Decoded {
+        fields,
+        checked: true,
+    }
+}
+
+/// The request's `fieldValidation` applied to the fields decoding pruned: kube-apiserver's
+/// strict decoding error, one warning per field, or nothing.
+fn unknown_fields(
+    rt: &ResourceType,
+    object: &Value,
+    fields: &[String],
+    field_validation: FieldValidation,
+) -> Result<(), ApiError> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let unknown = fields.iter().map(|f| format!("unknown field \"{f}\""));
+    match field_validation {
+        FieldValidation::Ignore => Ok(()),
+        FieldValidation::Warn => {
+            unknown.for_each(crate::warnings::warn);
+            Ok(())
+        }
+        FieldValidation::Strict => {
+            let api_version = object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let (_, version) = split_api_version(api_version);
+            let kind = &rt.kind;
+            Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                unknown.collect::<Vec<_>>().join(", ")
+            )))
+        }
+    }
 }
 
 /// `metadata` as it comes out of a round trip through Go's `ObjectMeta`: unknown keys
-/// dropped, and so are the `omitempty` ones that are null or empty ("" strings, zero
-/// generation, empty maps and lists).
-fn coerce_metadata(object: &mut Value) {
+/// dropped (and answered, as `metadata.<key>`), and so are the `omitempty` ones that
+/// are null or empty ("" strings, zero generation, empty maps and lists).
+fn coerce_metadata(object: &mut Value) -> Vec<String> {
+    let mut unknown = Vec::new();
     let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return;
+        return unknown;
     };
     meta.retain(|k, v| {
         if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+            unknown.push(format!("metadata.{k}"));
             return false;
         }
         match v {
@@ -137,6 +198,7 @@ fn coerce_metadata(object: &mut Value) {
             Value::Bool(_) => true,
         }
     });
+    unknown
 }
 
 /// The 422 for `errors`, or nothing when there are none.
@@ -172,10 +234,11 @@ mod tests {
     fn metadata_keeps_what_object_meta_holds() {
         let mut o = json!({"metadata": {"name": "a", "namespace": "", "labels": {}, "annotations": {"x": "y"},
             "finalizers": [], "generation": 0, "deletionTimestamp": null, "bogus": 1, "clusterName": "c"}});
-        coerce_metadata(&mut o);
+        let unknown = coerce_metadata(&mut o);
         assert_eq!(
             o,
             json!({"metadata": {"name": "a", "annotations": {"x": "y"}}})
         );
+        assert_eq!(unknown, ["metadata.bogus", "metadata.clusterName"]);
     }
 }

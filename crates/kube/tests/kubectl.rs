@@ -396,11 +396,25 @@ fn kubectl_apply_shows_the_schema_refusal() {
             .success()
     );
 
+    // kubectl asks for strict field validation: an unknown field is refused, named in
+    // kube-apiserver's strict decoding error; `--validate=false` (Ignore) drops it.
     let valid = server.file(
         "valid.yaml",
         "apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\nkind: DockerCluster\nmetadata:\n  name: dc1\nspec:\n  controlPlaneEndpoint:\n    host: 10.0.0.1\n  unknown: dropped\n",
     );
-    server.ok(&["apply", "-f", &valid]);
+    let out = server.kubectl(&["apply", "-f", &valid]);
+    assert!(
+        !out.status.success(),
+        "kubectl's strict validation refuses it"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            r#"DockerCluster in version "v1beta1" cannot be handled as a DockerCluster: strict decoding error: unknown field "spec.unknown""#
+        ),
+        "{stderr}"
+    );
+    server.ok(&["apply", "--validate=false", "-f", &valid]);
     let stored = server.json(&["get", "dockercluster", "dc1"]);
     assert_eq!(
         stored["spec"],

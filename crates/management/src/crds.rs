@@ -1,10 +1,17 @@
 //! CustomResourceDefinitions for the kinds a topology uses.
 //!
 //! A real management cluster gets its CRDs from Cluster API and the providers; the
-//! in-memory API server and the embedded mode need them too. These definitions accept
-//! any content (`x-kubernetes-preserve-unknown-fields`), have the status subresource, and
-//! carry Cluster API's contract label (`cluster.x-k8s.io/<contract>: <versions>`), which
-//! is how the topology finds which contract a provider kind implements.
+//! in-memory API server and the embedded mode need them too. Cluster API's own kinds
+//! get structural schemas per served version ([`schema`]: every field name, type,
+//! `required` list, enum, list type and the few defaults Cluster API's CRDs declare), so
+//! an API server that validates custom resources (`topograph-kube`) refuses a field a
+//! real management cluster would refuse. Providers' kinds accept any content
+//! (`x-kubernetes-preserve-unknown-fields`): their schemas are the providers' business.
+//! Every CRD has the status subresource and carries Cluster API's contract label
+//! (`cluster.x-k8s.io/<contract>: <versions>`), which is how the topology finds which
+//! contract a provider kind implements.
+
+pub mod schema;
 
 use std::collections::BTreeSet;
 
@@ -89,9 +96,9 @@ pub fn cluster_api() -> Vec<Value> {
         .iter()
         .map(|kind| {
             if topograph_api::convert::KINDS.contains(kind) {
-                with_webhook_conversion(crd("cluster.x-k8s.io", kind, &["v1beta2", "v1beta1"]))
+                with_webhook_conversion(cluster_api_crd(kind, &["v1beta2", "v1beta1"]))
             } else {
-                crd("cluster.x-k8s.io", kind, &["v1beta1"])
+                cluster_api_crd(kind, &["v1beta1"])
             }
         })
         .collect()
@@ -102,8 +109,25 @@ pub fn cluster_api() -> Vec<Value> {
 pub fn cluster_api_v1beta1() -> Vec<Value> {
     CLUSTER_API_KINDS
         .iter()
-        .map(|kind| crd("cluster.x-k8s.io", kind, &["v1beta1"]))
+        .map(|kind| cluster_api_crd(kind, &["v1beta1"]))
         .collect()
+}
+
+/// [`crd`] for one of Cluster API's kinds, each version with its structural schema.
+fn cluster_api_crd(kind: &str, versions: &[&str]) -> Value {
+    let mut crd = crd("cluster.x-k8s.io", kind, versions);
+    if let Some(served) = crd
+        .pointer_mut("/spec/versions")
+        .and_then(Value::as_array_mut)
+    {
+        for version in served {
+            let name = version["name"].as_str().unwrap_or_default().to_string();
+            if let Some(schema) = schema::open_api_v3_schema(kind, &name) {
+                version["schema"] = json!({"openAPIV3Schema": schema});
+            }
+        }
+    }
+    crd
 }
 
 /// `crd` converted between its versions by Cluster API's conversion webhook.

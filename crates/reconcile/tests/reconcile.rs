@@ -431,14 +431,16 @@ async fn a_replaced_template_a_machine_set_still_uses_goes_with_that_machine_set
         .as_str()
         .unwrap()
         .to_string();
-    // The MachineDeployment controller's MachineSet for md-0.
+    // The MachineDeployment controller's MachineSet for md-0 (with the selector
+    // MachineSet's schema requires, the MachineDeployment's).
     let machine_set = env
         .other
         .create(&json!({
             "apiVersion": V1BETA1, "kind": "MachineSet",
             "metadata": {"name": "dev-md-0-ms", "namespace": "default",
                          "labels": {"cluster.x-k8s.io/cluster-name": "dev"}},
-            "spec": {"clusterName": "dev", "template": md0["spec"]["template"].clone()}
+            "spec": {"clusterName": "dev", "selector": md0["spec"]["selector"].clone(),
+                     "template": md0["spec"]["template"].clone()}
         }))
         .await
         .unwrap();

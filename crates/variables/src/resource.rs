@@ -87,8 +87,17 @@ impl ResourceSchema {
     /// (unless a default will replace them): what the API server's decoder does before
     /// anything else sees the object.
     pub fn prune(&self, object: &mut Value) {
-        prune(object, Some(&self.prune_root));
+        self.prune_reporting(object);
+    }
+
+    /// [`ResourceSchema::prune`], answering the paths of the fields it dropped
+    /// (`spec.foo`, `spec.items[0].bar`), as kube-apiserver lists them for field
+    /// validation (`unknown field "spec.foo"`). Disallowed nulls are not unknown fields.
+    pub fn prune_reporting(&self, object: &mut Value) -> Vec<String> {
+        let mut pruned = Pruned::default();
+        prune(object, Some(&self.prune_root), &mut pruned);
         prune_nulls(object, Some(&self.root));
+        pruned.paths
     }
 
     /// Applies the schema's defaults to missing fields (and non-nullable nulls).
@@ -192,17 +201,52 @@ fn additional(s: &Schema) -> Option<Option<&Schema>> {
     }
 }
 
+/// Where pruning is and what it dropped, in kube-apiserver's path notation.
+#[derive(Default)]
+struct Pruned {
+    at: Vec<String>,
+    paths: Vec<String>,
+}
+
+impl Pruned {
+    fn enter_field(&mut self, key: &str) {
+        let step = if self.at.is_empty() {
+            key.to_string()
+        } else {
+            format!(".{key}")
+        };
+        self.at.push(step);
+    }
+
+    fn enter_index(&mut self, i: usize) {
+        self.at.push(format!("[{i}]"));
+    }
+
+    fn leave(&mut self) {
+        self.at.pop();
+    }
+
+    fn dropped(&mut self, key: &str) {
+        self.enter_field(key);
+        self.paths.push(self.at.concat());
+        self.leave();
+    }
+}
+
 /// kube-apiserver's structural pruning.
-fn prune(x: &mut Value, s: Option<&Schema>) {
+fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
     if let Some(s) = s
         && s.preserve_unknown
     {
-        skip_prune(x, s);
+        skip_prune(x, s, pruned);
         return;
     }
     match x {
         Value::Object(m) => {
             let Some(s) = s else {
+                for k in m.keys() {
+                    pruned.dropped(k);
+                }
                 m.clear();
                 return;
             };
@@ -210,21 +254,23 @@ fn prune(x: &mut Value, s: Option<&Schema>) {
                 if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
                     return true;
                 }
-                if let Some(p) = s.properties.get(k) {
-                    prune(v, Some(p));
-                    true
-                } else if let Some(a) = additional(s) {
-                    prune(v, a);
-                    true
-                } else {
-                    false
-                }
+                let known = s.properties.get(k).map(Some).or_else(|| additional(s));
+                let Some(child) = known else {
+                    pruned.dropped(k);
+                    return false;
+                };
+                pruned.enter_field(k);
+                prune(v, child, pruned);
+                pruned.leave();
+                true
             });
         }
         Value::Array(items) => {
             let item_schema = s.and_then(|s| s.items.as_deref());
-            for v in items {
-                prune(v, item_schema);
+            for (i, v) in items.iter_mut().enumerate() {
+                pruned.enter_index(i);
+                prune(v, item_schema, pruned);
+                pruned.leave();
             }
         }
         _ => {}
@@ -233,24 +279,27 @@ fn prune(x: &mut Value, s: Option<&Schema>) {
 
 /// Below `x-kubernetes-preserve-unknown-fields`: unknown keys stay, known ones are
 /// pruned by their own schemas.
-fn skip_prune(x: &mut Value, s: &Schema) {
+fn skip_prune(x: &mut Value, s: &Schema, pruned: &mut Pruned) {
     match x {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
                 if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
-                if let Some(p) = s.properties.get(k) {
-                    prune(v, Some(p));
-                } else if let Some(a) = additional(s) {
-                    prune(v, a);
+                let known = s.properties.get(k).map(Some).or_else(|| additional(s));
+                if let Some(child) = known {
+                    pruned.enter_field(k);
+                    prune(v, child, pruned);
+                    pruned.leave();
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = s.items.as_deref() {
-                for v in items {
-                    skip_prune(v, item_schema);
+                for (i, v) in items.iter_mut().enumerate() {
+                    pruned.enter_index(i);
+                    skip_prune(v, item_schema, pruned);
+                    pruned.leave();
                 }
             }
         }
