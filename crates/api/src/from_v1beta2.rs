@@ -117,15 +117,31 @@ fn health_check(
 }
 
 /// A class's health check, when it defines one (Cluster API's `IsDefined`).
-fn class_health_check(h: Option<&v1beta2::HealthCheck>) -> Option<HealthCheck> {
-    h.map(|h| health_check(h.checks.as_ref(), h.remediation.as_ref()))
-        .filter(|h| !h.is_zero())
+fn class_health_check<R>(h: Option<&v1beta2::HealthCheck<R>>) -> Option<HealthCheck>
+where
+    for<'r> v1beta2::HealthCheckRemediation: From<&'r R>,
+{
+    h.map(|h| {
+        let remediation = h
+            .remediation
+            .as_ref()
+            .map(v1beta2::HealthCheckRemediation::from);
+        health_check(h.checks.as_ref(), remediation.as_ref())
+    })
+    .filter(|h| !h.is_zero())
 }
 
-fn health_check_override(h: &v1beta2::TopologyHealthCheck) -> HealthCheckOverride {
+fn health_check_override<R>(h: &v1beta2::TopologyHealthCheck<R>) -> HealthCheckOverride
+where
+    for<'r> v1beta2::HealthCheckRemediation: From<&'r R>,
+{
+    let remediation = h
+        .remediation
+        .as_ref()
+        .map(v1beta2::HealthCheckRemediation::from);
     HealthCheckOverride {
         enabled: h.enabled,
-        check: health_check(h.checks.as_ref(), h.remediation.as_ref()),
+        check: health_check(h.checks.as_ref(), remediation.as_ref()),
     }
 }
 
@@ -209,7 +225,10 @@ impl ClusterClass {
                 min_ready_seconds: md.min_ready_seconds.map(|s| s.0),
                 strategy: strategy(md.rollout.as_ref().and_then(|r| r.strategy.as_ref())),
                 deletion_order: md.deletion.as_ref().and_then(|d| d.order.clone()),
-                machine: machine(md.deletion.as_ref(), md.readiness_gates.as_ref()),
+                machine: machine(
+                    md.deletion.as_ref().map(|d| d.timeouts()).as_ref(),
+                    md.readiness_gates.as_ref(),
+                ),
             })
             .collect();
         let machine_pools = workers
@@ -302,7 +321,10 @@ fn topology(t: &v1beta2::Topology) -> Topology {
                 failure_domain: md.failure_domain.clone(),
                 replicas: md.replicas,
                 health_check: md.health_check.as_ref().map(health_check_override),
-                machine: machine(md.deletion.as_ref(), md.readiness_gates.as_ref()),
+                machine: machine(
+                    md.deletion.as_ref().map(|d| d.timeouts()).as_ref(),
+                    md.readiness_gates.as_ref(),
+                ),
                 min_ready_seconds: md.min_ready_seconds.map(|s| s.0),
                 strategy: strategy(md.rollout.as_ref().and_then(|r| r.strategy.as_ref())),
                 deletion_order: md.deletion.as_ref().and_then(|d| d.order.clone()),

@@ -606,6 +606,48 @@ spec:
         );
     }
 
+    #[test]
+    fn v1beta2_fields_of_one_kind_of_object_are_unknown_on_another() {
+        // Cluster API's v1beta2 gives the control plane and MachinePools their own
+        // deletion, remediation and rollout types, without what only a
+        // MachineDeployment has.
+        let class = |control_plane: &str, pool: &str| {
+            format!(
+                "apiVersion: cluster.x-k8s.io/v1beta2\nkind: ClusterClass\nmetadata: {{name: cc}}\nspec:\n  controlPlane:\n    templateRef: {{apiVersion: a/v1, kind: KT, name: t}}\n{control_plane}  workers:\n    machinePools:\n    - class: p\n      bootstrap: {{templateRef: {{apiVersion: b/v1, kind: BT, name: b}}}}\n      infrastructure: {{templateRef: {{apiVersion: i/v1, kind: IT, name: i}}}}\n{pool}    machineDeployments:\n    - class: m\n      bootstrap: {{templateRef: {{apiVersion: b/v1, kind: BT, name: b}}}}\n      infrastructure: {{templateRef: {{apiVersion: i/v1, kind: IT, name: i}}}}\n      deletion: {{order: Oldest}}\n      healthCheck: {{remediation: {{maxInFlight: 2}}}}\n"
+            )
+        };
+        // (text, the unknown field's path, or None when it loads)
+        let cases = [
+            (class("", ""), None),
+            (
+                class("    deletion: {order: Oldest}\n", ""),
+                Some("spec.controlPlane.deletion.order"),
+            ),
+            (
+                class("    healthCheck: {remediation: {maxInFlight: 1}}\n", ""),
+                Some("spec.controlPlane.healthCheck.remediation.maxInFlight"),
+            ),
+            (
+                class("", "      deletion: {order: Newest}\n"),
+                Some("spec.workers.machinePools[0].deletion.order"),
+            ),
+            (
+                "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: c}\nspec:\n  topology:\n    classRef: {name: cc}\n    version: v1.30.0\n    controlPlane:\n      rollout: {strategy: {type: RollingUpdate}}\n".to_string(),
+                Some("spec.topology.controlPlane.rollout.strategy"),
+            ),
+        ];
+        for (text, unknown) in cases {
+            match (load_one(&text), unknown) {
+                (Ok(_), None) => {}
+                (Err(errs), Some(path)) => assert!(
+                    errs[0].contains(&format!("{path}: unknown field")),
+                    "{path}: {errs:?}"
+                ),
+                (outcome, want) => panic!("{want:?}: {:?}", outcome.map(|_| "loaded")),
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_text_never_panics(text in "\\PC{0,200}") {

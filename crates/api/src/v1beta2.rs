@@ -153,11 +153,11 @@ pub struct TriggerIf {
 /// `MachineHealthCheckRemediationTemplateReference`.
 pub type RemediationTemplateReference = TemplateReference;
 
-/// `...HealthCheckRemediation`.
+/// A MachineDeployment's `...HealthCheckRemediation`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HealthCheckRemediation {
-    /// Remediations in flight at once (MachineDeployments only).
+    /// Remediations in flight at once.
     #[serde(default)]
     pub max_in_flight: Option<IntOrString>,
     /// When remediation is triggered.
@@ -168,22 +168,55 @@ pub struct HealthCheckRemediation {
     pub template_ref: Option<RemediationTemplateReference>,
 }
 
-/// A class's `healthCheck`.
+/// The control plane's `...HealthCheckRemediation`: no `maxInFlight`, which only a
+/// MachineDeployment has.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HealthCheck {
+pub struct ControlPlaneHealthCheckRemediation {
+    /// When remediation is triggered.
+    #[serde(default)]
+    pub trigger_if: Option<TriggerIf>,
+    /// External remediation.
+    #[serde(default)]
+    pub template_ref: Option<RemediationTemplateReference>,
+}
+
+impl From<&ControlPlaneHealthCheckRemediation> for HealthCheckRemediation {
+    fn from(r: &ControlPlaneHealthCheckRemediation) -> Self {
+        HealthCheckRemediation {
+            max_in_flight: None,
+            trigger_if: r.trigger_if.clone(),
+            template_ref: r.template_ref.clone(),
+        }
+    }
+}
+
+impl From<&HealthCheckRemediation> for HealthCheckRemediation {
+    fn from(r: &HealthCheckRemediation) -> Self {
+        r.clone()
+    }
+}
+
+/// A class's `healthCheck`, with the remediation its kind has (`R`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthCheck<R = HealthCheckRemediation> {
     /// The checks.
     #[serde(default)]
     pub checks: Option<HealthCheckChecks>,
     /// The remediation.
-    #[serde(default)]
-    pub remediation: Option<HealthCheckRemediation>,
+    #[serde(default = "none")]
+    pub remediation: Option<R>,
+}
+
+fn none<R>() -> Option<R> {
+    None
 }
 
 /// A topology's `healthCheck`: a switch and optionally its own definition.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TopologyHealthCheck {
+pub struct TopologyHealthCheck<R = HealthCheckRemediation> {
     /// Switches the health check on or off.
     #[serde(default)]
     pub enabled: Option<bool>,
@@ -191,17 +224,44 @@ pub struct TopologyHealthCheck {
     #[serde(default)]
     pub checks: Option<HealthCheckChecks>,
     /// The remediation.
-    #[serde(default)]
-    pub remediation: Option<HealthCheckRemediation>,
+    #[serde(default = "none")]
+    pub remediation: Option<R>,
 }
 
-/// `...MachineDeletionSpec`.
+/// A MachineDeployment's `...MachineDeletionSpec`: the timeouts and which machines go
+/// first when scaling down.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachineDeploymentDeletion {
+    /// Which machines go first when scaling down.
+    #[serde(default)]
+    pub order: Option<String>,
+    /// How long to drain a node.
+    #[serde(default)]
+    pub node_drain_timeout_seconds: Option<Seconds>,
+    /// How long to wait for volumes to detach.
+    #[serde(default)]
+    pub node_volume_detach_timeout_seconds: Option<Seconds>,
+    /// How long to wait for the node to be deleted.
+    #[serde(default)]
+    pub node_deletion_timeout_seconds: Option<Seconds>,
+}
+
+impl MachineDeploymentDeletion {
+    /// The timeouts alone.
+    pub fn timeouts(&self) -> Deletion {
+        Deletion {
+            node_drain_timeout_seconds: self.node_drain_timeout_seconds,
+            node_volume_detach_timeout_seconds: self.node_volume_detach_timeout_seconds,
+            node_deletion_timeout_seconds: self.node_deletion_timeout_seconds,
+        }
+    }
+}
+
+/// The control plane's and a MachinePool's `...MachineDeletionSpec`: the timeouts.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deletion {
-    /// Which machines go first when scaling down (MachineDeployments only).
-    #[serde(default)]
-    pub order: Option<String>,
     /// How long to drain a node.
     #[serde(default)]
     pub node_drain_timeout_seconds: Option<Seconds>,
@@ -261,16 +321,26 @@ pub struct ClassRollout {
     pub strategy: Option<RolloutStrategy>,
 }
 
-/// A topology's `rollout`.
+/// A MachineDeployment topology's `rollout`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TopologyRollout {
     /// Roll out every machine after this time.
     #[serde(default)]
     pub after: Option<String>,
-    /// The strategy (MachineDeployments only).
+    /// The strategy.
     #[serde(default)]
     pub strategy: Option<RolloutStrategy>,
+}
+
+/// The control plane topology's `rollout`: only `after` (the strategy is the control
+/// plane provider's).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ControlPlaneTopologyRollout {
+    /// Roll out every control plane machine after this time.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A ClusterClass document.
@@ -351,7 +421,7 @@ pub struct ControlPlaneClass {
     pub machine_infrastructure: Option<TemplateHolder>,
     /// A MachineHealthCheck for the control plane machines.
     #[serde(default)]
-    pub health_check: Option<HealthCheck>,
+    pub health_check: Option<HealthCheck<ControlPlaneHealthCheckRemediation>>,
     /// Naming of the ControlPlane.
     #[serde(default)]
     pub naming: Option<Naming>,
@@ -405,7 +475,7 @@ pub struct MachineDeploymentClass {
     pub naming: Option<Naming>,
     /// Machine deletion settings.
     #[serde(default)]
-    pub deletion: Option<Deletion>,
+    pub deletion: Option<MachineDeploymentDeletion>,
     /// Taints of the machines' nodes.
     #[serde(default)]
     pub taints: Option<Vec<Value>>,
@@ -714,10 +784,10 @@ pub struct ControlPlaneTopology {
     pub replicas: Option<i32>,
     /// Rollout settings.
     #[serde(default)]
-    pub rollout: Option<TopologyRollout>,
+    pub rollout: Option<ControlPlaneTopologyRollout>,
     /// Health check override.
     #[serde(default)]
-    pub health_check: Option<TopologyHealthCheck>,
+    pub health_check: Option<TopologyHealthCheck<ControlPlaneHealthCheckRemediation>>,
     /// Machine deletion settings.
     #[serde(default)]
     pub deletion: Option<Deletion>,
@@ -771,7 +841,7 @@ pub struct MachineDeploymentTopology {
     pub health_check: Option<TopologyHealthCheck>,
     /// Machine deletion settings.
     #[serde(default)]
-    pub deletion: Option<Deletion>,
+    pub deletion: Option<MachineDeploymentDeletion>,
     /// Taints.
     #[serde(default)]
     pub taints: Option<Vec<Value>>,
