@@ -355,16 +355,22 @@ async fn refusals(fleet: &mut Fleet) {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
-    let fields: Vec<String> = e
+    let violations = e
         .get_details_bad_request()
         .expect("a BadRequest detail")
-        .field_violations
-        .into_iter()
-        .map(|v| v.field)
-        .collect();
+        .field_violations;
+    let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
     assert_eq!(
         fields,
         vec![format!("objects[{}].kind", unserved.len() - 1)],
+        "{e:?}"
+    );
+    // A real management cluster gets no CRDs from the gateway: the refusal says how
+    // to install one.
+    assert!(
+        violations[0]
+            .description
+            .contains("`topograph crds -f <file> | kubectl create -f -`"),
         "{e:?}"
     );
 

@@ -245,3 +245,71 @@ fn a_failed_connection_says_what_was_tried_and_why() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A newcomer's own class, of a provider the embedded management cluster has never
+/// seen: Apply installs the provider's CRDs (as `topograph crds` writes them) instead of
+/// refusing the kinds, and kubectl reaches the cluster through `--kubeconfig-out`.
+#[test]
+fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
+    let dir = TempDir::new("newcomer-own-class");
+    let kubeconfig = dir.0.join("kubeconfig");
+    let kubeconfig_arg = kubeconfig.display().to_string();
+    let (_up, addr, _seen, _rest) = up(&[
+        "--no-examples",
+        "--token",
+        TOKEN,
+        "--kubeconfig-out",
+        &kubeconfig_arg,
+    ]);
+    // The quick-start class and Cluster, moved to a provider nobody installed.
+    let own = |file: &str| {
+        std::fs::read_to_string(root().join("examples/quick-start").join(file))
+            .unwrap()
+            .replace(
+                "infrastructure.cluster.x-k8s.io",
+                "infrastructure.acme.example",
+            )
+            .replace("Docker", "Acme")
+    };
+    let class = dir.0.join("class.yaml");
+    std::fs::write(&class, own("clusterclass.yaml")).unwrap();
+    let cluster = dir.0.join("cluster.yaml");
+    std::fs::write(&cluster, own("cluster.yaml")).unwrap();
+    ok(topograph(
+        &addr,
+        &[
+            "apply",
+            "-f",
+            &class.display().to_string(),
+            "-f",
+            &cluster.display().to_string(),
+        ],
+    ));
+
+    // kubectl sees the installed CRDs, templates and stamped kinds alike, and the
+    // Cluster the gateway wrote.
+    let kubectl = |args: &[&str]| {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+    };
+    let Ok(crds) = kubectl(&["get", "crds", "-o", "name"]) else {
+        eprintln!("skipping the kubectl half: no kubectl on PATH");
+        return;
+    };
+    let crds = ok(crds);
+    for crd in [
+        "acmeclustertemplates.infrastructure.acme.example",
+        "acmeclusters.infrastructure.acme.example",
+        "acmemachinetemplates.infrastructure.acme.example",
+    ] {
+        assert!(crds.contains(crd), "{crd} in {crds}");
+    }
+    let clusters = ok(kubectl(&["get", "clusters", "-A", "-o", "name"]).unwrap());
+    assert!(
+        clusters.contains("cluster.cluster.x-k8s.io/dev"),
+        "{clusters}"
+    );
+}

@@ -2,7 +2,8 @@
 //! gateway, the applier (watchers and reconcilers on an in-process queue) and the
 //! engine linked in, in front of an in-memory management cluster named `local` whose
 //! providers are simulated, preloaded with the quick-start example through the
-//! gateway's own Apply.
+//! gateway's own Apply. Apply installs the CRDs of provider kinds it has not seen
+//! (any class can be tried), and `--kubeconfig-out` lets kubectl at the cluster.
 //!
 //! The output is a contract: `gateway listening on ADDR` once it serves, preceded by
 //! `token: ...` when no `--token` was given (a generated admin token).
@@ -54,6 +55,9 @@ pub struct UpArgs {
     /// Concurrent reconcilers.
     #[arg(long, default_value_t = 4)]
     workers: usize,
+    /// Write a kubeconfig for the in-memory management cluster here, for kubectl.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig_out: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &UpArgs) -> ExitCode {
@@ -126,6 +130,10 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     })
     .await
     .map_err(|e| format!("starting the in-memory management cluster: {e}"))?;
+    if let Some(path) = &args.kubeconfig_out {
+        std::fs::write(path, server.kubeconfig_yaml())
+            .map_err(|e| format!("--kubeconfig-out {}: {e}", path.display()))?;
+    }
     let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
         .await
         .map_err(|e| e.to_string())?;
@@ -157,6 +165,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
             "topograph_gateway",
         )),
         registry_refresh: Duration::from_secs(2),
+        install_missing_crds: true,
     });
 
     let (stop, shutdown) = watch::channel(false);
@@ -199,6 +208,13 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         "management cluster {LOCAL:?} (in memory, simulated providers) at {}",
         server.url()
     );
+    if let Some(path) = &args.kubeconfig_out {
+        eprintln!(
+            "kubeconfig for it: {} (kubectl --kubeconfig {} get clusters -A)",
+            path.display(),
+            path.display()
+        );
+    }
 
     topograph_telemetry::rpc::shutdown_signal().await;
     eprintln!("shutting down");

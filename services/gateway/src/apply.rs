@@ -313,25 +313,35 @@ pub(crate) async fn prepare(
     let api = state.cluster(mc)?;
 
     // A kind the management cluster does not serve would fail its write halfway
-    // through the objects; refuse it before anything is read or written.
+    // through the objects; refuse it before anything is read or written (or, in the
+    // embedded mode, install its CRD first).
     let mut unserved = Vec::new();
+    let mut to_install = Vec::new();
     for item in &items {
         let given = &item.given;
         let served = api
             .serves(given.api_version(), given.kind())
             .await
             .map_err(|e| api_status("reading the management cluster's API discovery", e))?;
-        if !served {
-            unserved.push(Violation::new(
-                format!("{}.kind", item.field()),
-                format!(
-                    "Unsupported value: {:?}: management cluster {mc:?} does not serve {} in {}; its CustomResourceDefinition must be installed first",
-                    given.kind(),
-                    given.kind(),
-                    given.api_version()
-                ),
-            ));
+        if served {
+            continue;
         }
+        if state.install_missing_crds && method == METHOD {
+            to_install.push(given.clone());
+            continue;
+        }
+        unserved.push(Violation::new(
+            format!("{}.kind", item.field()),
+            format!(
+                "Unsupported value: {:?}: management cluster {mc:?} does not serve {} in {}; its CustomResourceDefinition must be installed first (the provider's installation brings it; for a test cluster, `topograph crds -f <file> | kubectl create -f -`)",
+                given.kind(),
+                given.kind(),
+                given.api_version()
+            ),
+        ));
+    }
+    if !to_install.is_empty() {
+        install_crds(&api, &to_install).await?;
     }
     if !unserved.is_empty() {
         return Err(invalid(unserved));
@@ -564,6 +574,41 @@ async fn admit(
         item.object = verdict.object;
     }
     Ok((violations, warnings))
+}
+
+/// Installs CRDs for the provider kinds of `objects` (each object's kind and, for a
+/// template, the kind it stamps out) and waits until discovery serves them.
+async fn install_crds(api: &ManagementCluster, objects: &[Value]) -> Result<(), Status> {
+    for crd in topograph_management::crds::for_objects(objects) {
+        match api.create(&crd).await {
+            Ok(_) => {}
+            // Installed meanwhile (another request, or the stamped kind of a template
+            // whose CRD exists): what matters is that it is served.
+            Err(e) if e.has_code(409) => {}
+            Err(e) => return Err(api_status(&format!("installing {}", crd.name()), e)),
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    for object in objects {
+        loop {
+            let served = api
+                .serves(object.api_version(), object.kind())
+                .await
+                .map_err(|e| api_status("reading the management cluster's API discovery", e))?;
+            if served {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Status::unavailable(format!(
+                    "the CustomResourceDefinition for {} in {} was installed but is not served yet",
+                    object.kind(),
+                    object.api_version()
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
 }
 
 /// Creates or replaces one object; a conflict (someone wrote in between) is retried

@@ -103,6 +103,11 @@ pub struct GatewayConfig {
     pub metrics: Arc<RpcMetrics>,
     /// How often the registry re-reads its sources.
     pub registry_refresh: Duration,
+    /// Apply installs CustomResourceDefinitions for the provider kinds a management
+    /// cluster does not serve yet (as `topograph crds` generates them) instead of
+    /// refusing them: for the embedded mode's in-memory management cluster, never for
+    /// real ones, whose CRDs come from Cluster API and the providers.
+    pub install_missing_crds: bool,
 }
 
 /// The gateway.
@@ -120,6 +125,7 @@ impl Gateway {
             jobs: config.jobs.clone(),
             engine: config.engine.clone(),
             registration: config.registration.clone(),
+            install_missing_crds: config.install_missing_crds,
             stopping: tokio::sync::watch::channel(false).0,
         });
         Gateway {

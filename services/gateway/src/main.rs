@@ -249,6 +249,7 @@ async fn run(args: Args) -> Result<(), String> {
         },
         metrics,
         registry_refresh: reload.min(Duration::from_secs(2)),
+        install_missing_crds: false,
     });
     let gateway = match tls {
         Some(tls) => gateway.with_tls(tls),

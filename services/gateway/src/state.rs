@@ -62,6 +62,8 @@ pub struct State {
     pub engine: Arc<dyn topograph_engine::Engine>,
     /// Where registrations are written.
     pub registration: Registration,
+    /// Apply installs CRDs for unserved provider kinds (the embedded mode).
+    pub install_missing_crds: bool,
     /// Becomes true when the server shuts down: open watches end then, or the server
     /// would wait for them forever.
     pub stopping: tokio::sync::watch::Sender<bool>,

@@ -46,6 +46,7 @@ async fn start() -> (String, tokio::sync::oneshot::Sender<()>) {
         limits: Limits::default(),
         metrics: Arc::new(RpcMetrics::new("topograph_gateway")),
         registry_refresh: Duration::from_secs(60),
+        install_missing_crds: false,
     })
     .with_tls(Tls {
         cert: fixture("server.pem"),
