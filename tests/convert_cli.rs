@@ -503,6 +503,14 @@ fn crds_serve_both_versions_or_v1beta1_alone() {
         [("v1beta1".to_string(), true)],
         "provider kinds as the files use them"
     );
+    // A MachinePool class's templates bring the kinds a pool's objects are made of.
+    for kind in ["DockerMachinePool", "KubeadmConfig"] {
+        assert_eq!(
+            versions(&crd_of(&today, kind)),
+            [("v1beta1".to_string(), true)],
+            "{kind}"
+        );
+    }
     let old: Value = serde_json::from_str(&ok(&[
         "crds",
         "-f",

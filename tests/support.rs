@@ -26,6 +26,25 @@ pub fn binary(package: &str, name: &str) -> PathBuf {
         // would resolve dependency features differently and rebuild and relink them
         // beside the copies the run already has.
         build.args(["build", "-q", "--workspace", "--all-targets"]);
+        // Without the variables cargo sets for this test process: a build script that
+        // reruns when one changes (ring's, on CARGO_MANIFEST_DIR) would otherwise
+        // rebuild, and make the next `cargo` command from a shell rebuild again.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if [
+                "CARGO_PKG_",
+                "CARGO_MANIFEST_",
+                "CARGO_CRATE_",
+                "CARGO_BIN_",
+            ]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+                || key == "CARGO_PRIMARY_PACKAGE"
+                || key == "CARGO_TARGET_TMPDIR"
+            {
+                build.env_remove(key.as_ref());
+            }
+        }
         if PROFILE == "release" {
             build.arg("--release");
         }

@@ -1,7 +1,8 @@
 //! Simulated providers for scale tests, in the spirit of Cluster API's in-memory
-//! provider: infrastructure clusters and control planes become ready, MachineDeployments
-//! report their replicas, each a configurable delay after their spec last changed, and
-//! Clusters get the readiness and owner references Cluster API's core controller gives.
+//! provider: infrastructure clusters, control planes, infrastructure machine pools and
+//! bootstrap configs become ready, MachineDeployments and MachinePools report their
+//! replicas, each a configurable delay after their spec last changed, and Clusters get
+//! the readiness and owner references Cluster API's core controller gives.
 //! Providers report status the way the contract their CRD declares has it
 //! (`cluster.x-k8s.io/<contract>` labels): v1beta2-contract providers only in the v1beta2
 //! contract's fields (`status.initialization.*`, `upToDateReplicas`, ...); others, as
@@ -22,6 +23,7 @@ use topograph_api::object::ObjectExt;
 
 const INFRA_GROUP: &str = "infrastructure.cluster.x-k8s.io";
 const CONTROL_PLANE_GROUP: &str = "controlplane.cluster.x-k8s.io";
+const BOOTSTRAP_GROUP: &str = "bootstrap.cluster.x-k8s.io";
 const CLUSTER_GROUP: &str = "cluster.x-k8s.io";
 const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 
@@ -30,16 +32,22 @@ enum Role {
     InfraCluster,
     ControlPlane,
     MachineDeployment,
+    InfraMachinePool,
+    BootstrapConfig,
+    MachinePool,
     Cluster,
 }
 
 fn role(rt: &ResourceType) -> Option<Role> {
     match rt.group.as_str() {
+        INFRA_GROUP if rt.kind.ends_with("MachinePool") => Some(Role::InfraMachinePool),
         INFRA_GROUP if !rt.kind.ends_with("Template") && !rt.kind.contains("Machine") => {
             Some(Role::InfraCluster)
         }
         CONTROL_PLANE_GROUP if !rt.kind.ends_with("Template") => Some(Role::ControlPlane),
+        BOOTSTRAP_GROUP if !rt.kind.ends_with("Template") => Some(Role::BootstrapConfig),
         CLUSTER_GROUP if rt.kind == "MachineDeployment" => Some(Role::MachineDeployment),
+        CLUSTER_GROUP if rt.kind == "MachinePool" => Some(Role::MachinePool),
         CLUSTER_GROUP if rt.kind == "Cluster" => Some(Role::Cluster),
         _ => None,
     }
@@ -143,6 +151,9 @@ impl Simulator {
                             "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
                         }}));
                     }
+                    Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
+                    Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
+                    Role::MachinePool if due => self.machine_pool(&rt, &obj, generation),
                     Role::Cluster => self.cluster(&rt, &obj),
                     _ => {}
                 }
@@ -167,11 +178,66 @@ impl Simulator {
                 json!({"spec": {"controlPlaneEndpoint": {"host": host, "port": 6443}}}),
             );
         }
+        self.provisioned(rt, obj);
+    }
+
+    /// An infrastructure object reports itself provisioned, in its contract's fields.
+    fn provisioned(&self, rt: &ResourceType, obj: &Value) {
         let mut status = json!({"initialization": {"provisioned": true}});
         if self.contract(rt, obj) == Contract::V1Beta1 {
             status["ready"] = json!(true);
         }
         self.patch(rt, obj, Sub::Status, json!({"status": status}));
+    }
+
+    /// A bootstrap config reports its data secret (named like itself) created.
+    fn bootstrap_ready(&self, rt: &ResourceType, obj: &Value) {
+        let mut status = json!({
+            "initialization": {"dataSecretCreated": true},
+            "dataSecretName": meta_str(obj, "name"),
+        });
+        if self.contract(rt, obj) == Contract::V1Beta1 {
+            status["ready"] = json!(true);
+        }
+        self.patch(rt, obj, Sub::Status, json!({"status": status}));
+    }
+
+    /// What Cluster API's MachinePool controller reports once the pool's infrastructure
+    /// is provisioned: every replica ready, available and up to date for the generation
+    /// it observed, phase `Running`. Read in v1beta1, so the v1beta2 counters go in
+    /// `status.v1beta2` (the top of the status where v1beta2 is stored). Until then the
+    /// pool reports nothing new: its observed generation stays behind, which is how the
+    /// topology tells a pool still rolling out.
+    fn machine_pool(&self, rt: &ResourceType, obj: &Value, generation: i64) {
+        let ns = meta_str(obj, "namespace");
+        let infrastructure_ready = obj
+            .pointer("/spec/template/spec/infrastructureRef")
+            .and_then(|r| self.resolve_ref(r, ns))
+            .is_some_and(|(infra_type, infra)| {
+                self.provider_ready(&infra_type, &infra, "infrastructureRef")
+            });
+        if !infrastructure_ready {
+            return;
+        }
+        let replicas = obj
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        self.patch(
+            rt,
+            obj,
+            Sub::Status,
+            json!({"status": {
+                "replicas": replicas, "readyReplicas": replicas,
+                "availableReplicas": replicas, "unavailableReplicas": 0,
+                "observedGeneration": generation, "phase": "Running",
+                "bootstrapReady": true, "infrastructureReady": true,
+                "v1beta2": {
+                    "readyReplicas": replicas, "availableReplicas": replicas,
+                    "upToDateReplicas": replicas,
+                },
+            }}),
+        );
     }
 
     /// The contract `obj` implements, as its kind's CRD declares it (v1beta1 without a
@@ -245,19 +311,26 @@ impl Simulator {
         if !status.is_empty() {
             self.patch(rt, cluster, Sub::Status, json!({"status": status}));
         }
-        if let Some(md_type) = self.store.resolve(CLUSTER_GROUP, "machinedeployments")
-            && let Ok(selector) = LabelSelector::parse(&format!("{CLUSTER_NAME_LABEL}={name}"))
-        {
-            let (mds, _) = self.store.list(
-                &md_type,
-                Some(ns),
-                &Filter {
-                    labels: selector,
-                    ..Default::default()
-                },
-            );
-            for md in mds.into_iter().filter_map(|o| self.view(&md_type, o)) {
-                self.add_owner(&md_type, &md, &owner);
+        // Cluster API's MachineDeployment and MachinePool controllers make the Cluster
+        // an owner of their objects.
+        for plural in ["machinedeployments", "machinepools"] {
+            if let Some(worker_type) = self.store.resolve(CLUSTER_GROUP, plural)
+                && let Ok(selector) = LabelSelector::parse(&format!("{CLUSTER_NAME_LABEL}={name}"))
+            {
+                let (workers, _) = self.store.list(
+                    &worker_type,
+                    Some(ns),
+                    &Filter {
+                        labels: selector,
+                        ..Default::default()
+                    },
+                );
+                for worker in workers
+                    .into_iter()
+                    .filter_map(|o| self.view(&worker_type, o))
+                {
+                    self.add_owner(&worker_type, &worker, &owner);
+                }
             }
         }
     }

@@ -29,6 +29,26 @@ impl ReconcileError {
     pub fn invalid(message: impl Into<String>) -> Self {
         ReconcileError::Invalid(message.into())
     }
+
+    /// The same failure, its message prefixed with `prefix: ` (Go's `errors.Wrapf`,
+    /// which Cluster API's texts follow). The kind of failure is kept, so an API
+    /// server's refusal still counts as one; a failure to reach the server at all
+    /// says nothing about the object and is left as it is.
+    pub fn context(self, prefix: impl std::fmt::Display) -> Self {
+        match self {
+            ReconcileError::Api(kube::Error::Api(mut status)) => {
+                status.message = format!("{prefix}: {}", status.message);
+                ReconcileError::Api(kube::Error::Api(status))
+            }
+            ReconcileError::Invalid(message) => {
+                ReconcileError::Invalid(format!("{prefix}: {message}"))
+            }
+            ReconcileError::Render(messages) => {
+                ReconcileError::Invalid(format!("{prefix}: {}", messages.join("; ")))
+            }
+            other => other,
+        }
+    }
 }
 
 impl From<topograph_management::Error> for ReconcileError {

@@ -190,6 +190,68 @@ async fn removing_a_pool_plans_its_deletion_with_what_goes_with_it() {
     assert!(deleted.contains("MachineHealthCheck"), "{deleted:?}");
 }
 
+/// The kinds of a plan's objects in one list.
+fn kinds(list: &[topograph_reconcile::plan::PlannedObject]) -> BTreeSet<&str> {
+    list.iter().map(|o| o.kind.as_str()).collect()
+}
+
+#[tokio::test]
+async fn machine_pools_are_planned_like_machine_deployments() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    // A stable control plane, so that a new pool is not held back.
+    let cp = env.control_plane("dev").await;
+    let version = cp["spec"]["version"].clone();
+    env.patch_status(
+        &cp,
+        json!({"version": version, "ready": true, "initialized": true}),
+    )
+    .await;
+    env.converge("dev").await;
+
+    let mut cluster = env.cluster("dev").await;
+    cluster["spec"]["topology"]["workers"]["machinePools"] =
+        json!([{"class": "default-worker", "name": "mp-0", "replicas": 1}]);
+    let plan = plan_then_check(&env, vec![cluster], "dev").await;
+    assert!(plan.errors.is_empty(), "{:?}", plan.errors);
+    assert_eq!(
+        kinds(&plan.created),
+        BTreeSet::from(["DockerMachinePool", "KubeadmConfig", "MachinePool"]),
+        "{plan:?}"
+    );
+
+    let mut cluster = env.cluster("dev").await;
+    cluster["spec"]["topology"]["workers"]["machinePools"][0]["replicas"] = json!(3);
+    let plan = plan_then_check(&env, vec![cluster], "dev").await;
+    let pool = plan
+        .modified
+        .iter()
+        .find(|o| o.kind == "MachinePool")
+        .unwrap_or_else(|| panic!("{plan:?}"));
+    assert!(
+        pool.patch
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|op| op["path"] == "/spec/replicas" && op["value"] == 3),
+        "{}",
+        pool.patch
+    );
+    assert!(plan.created.is_empty(), "in place: {plan:?}");
+
+    let mut cluster = env.cluster("dev").await;
+    cluster["spec"]["topology"]["workers"]
+        .as_object_mut()
+        .unwrap()
+        .remove("machinePools");
+    let plan = plan_then_check(&env, vec![cluster], "dev").await;
+    assert_eq!(
+        kinds(&plan.deleted),
+        BTreeSet::from(["DockerMachinePool", "KubeadmConfig", "MachinePool"]),
+        "{plan:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_converged_cluster_plans_nothing_and_a_bad_change_reports_the_error() {
     let env = Env::quick_start().await;

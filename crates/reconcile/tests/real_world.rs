@@ -132,3 +132,81 @@ async fn cluster_api_published_classes_provision_converge_and_upgrade() {
         }
     }
 }
+
+/// Cluster API's own e2e class in v1beta2, whose Cluster has a MachinePool beside its
+/// MachineDeployment, on a management cluster whose providers declare the v1beta2
+/// contract: provisioned with the pool running, then upgraded, the pool included.
+#[tokio::test]
+async fn cluster_api_e2e_class_with_a_machine_pool_provisions_and_upgrades() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/real-world/providers/capi-e2e-quick-start-v1beta2");
+    if !dir.exists() {
+        eprintln!("skipping: ../shared/real-world/providers is not present");
+        return;
+    }
+    let mut values: BTreeMap<String, String> = std::fs::read_to_string(dir.join("values.env"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+        .collect();
+    values.insert("CLUSTER_NAME".into(), "dev".into());
+    let load = |file: &str| {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let text = topograph_api::envsubst::substitute(&text, &values)
+            .unwrap_or_else(|missing| panic!("{file}: unset variables {missing:?}"));
+        let (docs, errors) = topograph_api::load::parse_documents(file, &text);
+        assert!(errors.is_empty(), "{file}: {errors:?}");
+        docs.into_iter()
+            .map(|d| {
+                let mut v = d.value;
+                v["metadata"]["namespace"] = json!(NS);
+                v
+            })
+            .collect::<Vec<Value>>()
+    };
+    let class = load("clusterclass-quick-start.yaml");
+    let clusters: Vec<Value> = load("cluster-template-topology.kustomized.yaml")
+        .into_iter()
+        .filter(|o| o.kind() == "Cluster")
+        .collect();
+    let env = Env::start_declaring(
+        class,
+        clusters,
+        Some(Duration::from_millis(20)),
+        topograph_api::contract::Contract::V1Beta2,
+    )
+    .await;
+    provisioned(&env, "capi-e2e-quick-start-v1beta2").await;
+    let pools = env.owned(V1BETA1, "MachinePool", "dev").await;
+    assert_eq!(pools.len(), 1);
+    let pool = env.machine_pool("dev", "mp-0").await.unwrap();
+    assert_eq!(pool["spec"]["replicas"], 2);
+    assert_eq!(pool["spec"]["failureDomains"], json!(["fd4"]));
+    for path in ["bootstrap/configRef", "infrastructureRef"] {
+        let object = env.pool_object(&pool, path).await.unwrap();
+        assert_eq!(
+            object.labels()["topology.cluster.x-k8s.io/pool-name"],
+            "mp-0",
+            "{path}"
+        );
+    }
+
+    let cluster = env.cluster("dev").await;
+    env.patch(
+        &cluster,
+        json!({"spec": {"topology": {"version": "v1.31.0"}}}),
+    )
+    .await;
+    env.reconcile("dev").await.unwrap();
+    assert_eq!(env.control_plane("dev").await["spec"]["version"], "v1.31.0");
+    let pool = env.machine_pool("dev", "mp-0").await.unwrap();
+    assert_eq!(
+        pool["spec"]["template"]["spec"]["version"], "v1.30.0",
+        "the pool waits for the control plane"
+    );
+    provisioned(&env, "capi-e2e-quick-start-v1beta2 upgrade").await;
+    let pool = env.machine_pool("dev", "mp-0").await.unwrap();
+    assert_eq!(pool["spec"]["template"]["spec"]["version"], "v1.31.0");
+}

@@ -249,6 +249,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         "ClusterClass",
         "MachineDeployment",
         "MachineHealthCheck",
+        "MachinePool",
     ] {
         watched.insert((API_VERSION.to_string(), kind.to_string()));
         tasks

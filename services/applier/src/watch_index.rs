@@ -170,11 +170,47 @@ mod tests {
         // An owned object: its Cluster only.
         let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
         assert_eq!(index.object_changed(&owned), [("ns".into(), "a".into())]);
+        // A topology-owned MachinePool, and the infrastructure machine pool it
+        // references (a kind stamped from a class template): their Cluster.
+        let pool = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool", "metadata": {"name": "b-mp-0-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b", "topology.cluster.x-k8s.io/owned": "", "topology.cluster.x-k8s.io/pool-name": "mp-0"}}});
+        assert_eq!(index.object_changed(&pool), [("ns".into(), "b".into())]);
+        let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachinePool", "metadata": {"name": "b-mp-0-y", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
+        assert_eq!(index.object_changed(&infra), [("ns".into(), "b".into())]);
         // Unrelated: nothing.
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ns"}});
         assert!(index.object_changed(&other).is_empty());
         index.cluster_deleted(&cluster("a"));
         assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
         assert_eq!(index.class_deleted(&class()), [("ns".into(), "b".into())]);
+    }
+
+    #[test]
+    fn pool_classes_make_their_objects_kinds_watched() {
+        let mut index = WatchIndex::default();
+        let class = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "ClusterClass",
+        "metadata": {"name": "cc", "namespace": "ns"},
+        "spec": {
+            "controlPlane": {"ref": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "name": "cp"}},
+            "workers": {"machinePools": [{"class": "pool", "template": {
+                "bootstrap": {"ref": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate", "name": "b"}},
+                "infrastructure": {"ref": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachinePoolTemplate", "name": "i"}}
+            }}]}
+        }});
+        let (_, new_kinds) = index.class_applied(&class);
+        assert!(new_kinds);
+        for (api_version, kind) in [
+            (
+                "infrastructure.cluster.x-k8s.io/v1beta1",
+                "DockerMachinePool",
+            ),
+            ("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig"),
+        ] {
+            assert!(
+                index
+                    .template_kinds()
+                    .contains(&(api_version.to_string(), kind.to_string())),
+                "{kind} watched"
+            );
+        }
     }
 }

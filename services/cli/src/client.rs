@@ -337,6 +337,63 @@ fn print_conditions(conditions: &[pb::Condition]) {
 
 /// Prints `value` as the structured output asked for; false for text output, which
 /// each command prints its own way.
+/// The Cluster's MachineDeployments and MachinePools, one table.
+fn print_workers(workers: &[pb::Worker]) {
+    if workers.is_empty() {
+        return;
+    }
+    println!("Workers:");
+    for line in worker_table(workers) {
+        println!("  {line}");
+    }
+}
+
+fn worker_table(workers: &[pb::Worker]) -> Vec<String> {
+    let mut rows = vec![[
+        "KIND".to_string(),
+        "TOPOLOGY".to_string(),
+        "NAME".to_string(),
+        "CLASS".to_string(),
+        "REPLICAS".to_string(),
+        "READY".to_string(),
+        "VERSION".to_string(),
+    ]];
+    for w in workers {
+        let or_dash = |s: &str| {
+            if s.is_empty() {
+                "-".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        rows.push([
+            w.kind.clone(),
+            or_dash(&w.topology_name),
+            w.name.clone(),
+            or_dash(&w.class),
+            w.replicas.map_or("-".to_string(), |r| r.to_string()),
+            w.ready_replicas.to_string(),
+            or_dash(&w.version),
+        ]);
+    }
+    let mut widths = [0; 7];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.len());
+        }
+    }
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
 fn printed_structured(value: &Value, output: Output) -> bool {
     if output == Output::Text {
         return false;
@@ -462,6 +519,7 @@ async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {
                     .unwrap_or("-")
             );
             print_conditions(&response.conditions);
+            print_workers(&response.workers);
             if !response.owned.is_empty() {
                 println!("Owned objects:");
                 for o in &response.owned {
@@ -799,4 +857,34 @@ async fn watch(client: &Client, mc: &str, args: &WatchArgs) -> Result<(), Failur
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workers_print_as_one_table() {
+        let worker = |kind: &str, topology: &str, replicas: Option<i32>| pb::Worker {
+            kind: kind.to_string(),
+            name: format!("dev-{topology}-abcde"),
+            topology_name: topology.to_string(),
+            class: "default-worker".to_string(),
+            replicas,
+            version: "v1.30.0".to_string(),
+            ready_replicas: 1,
+        };
+        let table = worker_table(&[
+            worker("MachineDeployment", "md-0", Some(2)),
+            worker("MachinePool", "mp-0", None),
+        ]);
+        assert_eq!(
+            table,
+            [
+                "KIND               TOPOLOGY  NAME            CLASS           REPLICAS  READY  VERSION",
+                "MachineDeployment  md-0      dev-md-0-abcde  default-worker  2         1      v1.30.0",
+                "MachinePool        mp-0      dev-mp-0-abcde  default-worker  -         1      v1.30.0",
+            ]
+        );
+    }
 }

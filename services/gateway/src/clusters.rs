@@ -1,4 +1,5 @@
-//! `GetCluster`, `ListClusters`, `DeleteCluster`.
+//! `GetCluster` (with the topology's objects and workers), `ListClusters`,
+//! `DeleteCluster`.
 
 use std::collections::BTreeSet;
 
@@ -15,6 +16,7 @@ use crate::objects::{
 use crate::pagination::{fingerprint, page, paginate};
 use crate::state::{State, api_status, key_of};
 use crate::tenancy::{Scope, Tenant};
+use crate::workers::workers;
 use topograph_api::Violation;
 use topograph_proto::violations::invalid;
 
@@ -84,10 +86,7 @@ pub async fn list_in(
 }
 
 /// The objects the Cluster's topology owns, sorted by kind and name.
-async fn owned_objects(
-    api: &ManagementCluster,
-    cluster: &Value,
-) -> Result<Vec<pb::OwnedObject>, Status> {
+async fn owned_objects(api: &ManagementCluster, cluster: &Value) -> Result<Vec<Value>, Status> {
     let mut kinds: Vec<(String, String)> = CAPI_OWNED_KINDS
         .iter()
         .map(|k| (API_VERSION.to_string(), (*k).to_string()))
@@ -109,6 +108,15 @@ async fn owned_objects(
             .map_err(|e| api_status("reading the Cluster's ClusterClass", e))?
     {
         kinds.extend(references(&class));
+        // A MachinePool's bootstrap config and infrastructure machine pool are objects
+        // of the kinds its class's templates stamp out.
+        if let Some(pools) = class.pointer("/spec/workers/machinePools") {
+            kinds.extend(references(pools).into_iter().filter_map(|(a, k)| {
+                k.strip_suffix("Template")
+                    .filter(|stamped| !stamped.is_empty())
+                    .map(|stamped| (a, stamped.to_string()))
+            }));
+        }
     }
     let mut seen = BTreeSet::new();
     kinds.retain(|k| seen.insert(k.clone()));
@@ -123,19 +131,8 @@ async fn owned_objects(
         }
     }))
     .await?;
-    let mut owned = Vec::new();
-    for objects in lists {
-        for object in objects {
-            owned.push(pb::OwnedObject {
-                api_version: object.api_version().to_string(),
-                kind: object.kind().to_string(),
-                namespace: object.namespace().to_string(),
-                name: object.name().to_string(),
-                object: serde_json::to_vec(&object).unwrap_or_default(),
-            });
-        }
-    }
-    owned.sort_by(|a, b| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)));
+    let mut owned: Vec<Value> = lists.into_iter().flatten().collect();
+    owned.sort_by(|a, b| (a.kind(), a.name()).cmp(&(b.kind(), b.name())));
     Ok(owned)
 }
 
@@ -163,8 +160,18 @@ pub async fn get(
     let owned = owned_objects(&api, &cluster).await?;
     Ok(pb::GetClusterResponse {
         conditions: conditions(&cluster),
+        workers: workers(&cluster, &owned),
+        owned: owned
+            .iter()
+            .map(|object| pb::OwnedObject {
+                api_version: object.api_version().to_string(),
+                kind: object.kind().to_string(),
+                namespace: object.namespace().to_string(),
+                name: object.name().to_string(),
+                object: serde_json::to_vec(object).unwrap_or_default(),
+            })
+            .collect(),
         cluster: serde_json::to_vec(&cluster).unwrap_or_default(),
-        owned,
     })
 }
 

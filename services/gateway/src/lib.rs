@@ -7,7 +7,8 @@
 //!   in process)
 //!   and writes ClusterClasses, templates and Clusters, then queues the Clusters
 //!   concerned ([`state::Jobs`]).
-//! * [`clusters`] and [`classes`] read, list ([`pagination`]) and delete them.
+//! * [`clusters`] and [`classes`] read, list ([`pagination`]) and delete them; a
+//!   Cluster is read with its topology's objects and [`workers`].
 //! * [`watch`] streams Events and condition changes from the management cluster.
 //! * [`registration`] adds and removes management clusters; [`plan`] is the place of
 //!   Plan and Impact.
@@ -29,6 +30,7 @@ pub mod state;
 pub mod tenancy;
 pub mod tenant_source;
 pub mod watch;
+pub mod workers;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -6,12 +6,13 @@
 //!    (admission included: an invalid Cluster is reported and nothing is written);
 //! 4. write the differences in Cluster API's order: the InfrastructureCluster, the
 //!    ControlPlane (health check, machine template with rotation, object), the Cluster's
-//!    own fields, then the MachineDeployments ([`control_plane`], [`workers`]); holders
-//!    waiting for a version upgrade are not touched;
+//!    own fields, then the MachineDeployments and the MachinePools ([`control_plane`],
+//!    [`workers`], [`pools`]); holders waiting for a version upgrade are not touched;
 //! 5. report `TopologyReconciled`, `observedGeneration` and the provisioning phase on the
 //!    Cluster's status ([`status`]), writing only when something changed.
 
 mod control_plane;
+mod pools;
 mod read;
 pub(crate) mod status;
 mod workers;
@@ -143,6 +144,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
 
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
+    pools::reconcile(run, &current, &desired).await?;
     Ok(Progress::Done(status::Done {
         creating,
         upgrade: status::upgrade_condition(&topology.version, &desired),

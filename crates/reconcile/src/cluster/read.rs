@@ -1,7 +1,8 @@
 //! Reads what a Cluster's topology consists of now, from the API server: the templates
 //! its class references, the objects the Cluster references, its topology-owned
-//! MachineDeployments (by label) with their templates and health checks, and its
-//! Machines and MachineSets (for upgrade and template-cleanup decisions); and which
+//! MachineDeployments (by label) with their templates and health checks, its
+//! topology-owned MachinePools (by label) with their bootstrap config and
+//! infrastructure machine pool objects, and its Machines and MachineSets (for upgrade and template-cleanup decisions); and which
 //! contract the infrastructure cluster and control plane kinds implement, read from
 //! their CRDs and handed to the engine among its inputs.
 
@@ -29,6 +30,14 @@ pub(crate) struct CurrentMachineDeployment {
     pub health_check: Option<Value>,
 }
 
+/// A current MachinePool and the two objects it references.
+#[derive(Clone, Debug)]
+pub(crate) struct CurrentMachinePool {
+    pub object: Value,
+    pub bootstrap_object: Option<Value>,
+    pub infrastructure_object: Option<Value>,
+}
+
 /// Everything read for one reconcile.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Current {
@@ -38,6 +47,8 @@ pub(crate) struct Current {
     pub control_plane_health_check: Option<Value>,
     /// By topology name (the `topology.cluster.x-k8s.io/deployment-name` label).
     pub machine_deployments: BTreeMap<String, CurrentMachineDeployment>,
+    /// By topology name (the `topology.cluster.x-k8s.io/pool-name` label).
+    pub machine_pools: BTreeMap<String, CurrentMachinePool>,
     pub machine_sets: Vec<Value>,
     /// What the engine reads: class templates, current objects and the contract
     /// declarations of the provider kinds.
@@ -221,6 +232,7 @@ pub(crate) async fn read(
                 });
         }
     }
+    read_machine_pools(cluster, ns, &owned, &mut current, &mut inputs).await?;
     let of_cluster = [(labels::CLUSTER_NAME, c.name.as_str())];
     inputs.extend(
         cluster
@@ -235,4 +247,43 @@ pub(crate) async fn read(
     inputs.extend(current.control_plane_template.iter().cloned());
     current.engine_inputs = inputs;
     Ok(current)
+}
+
+/// The Cluster's topology-owned MachinePools and the objects each references; all of
+/// them go to the engine, which reports a missing label or a duplicate.
+async fn read_machine_pools(
+    cluster: &ManagementCluster,
+    ns: &str,
+    owned: &[(&str, &str)],
+    current: &mut Current,
+    inputs: &mut Vec<Value>,
+) -> Result<(), ReconcileError> {
+    for mp in cluster.list(API_VERSION, "MachinePool", ns, owned).await? {
+        let bootstrap_object = get_ref(
+            cluster,
+            read_ref(&mp, &["spec", "template", "spec", "bootstrap", "configRef"]).as_ref(),
+            ns,
+        )
+        .await?;
+        let infrastructure_object = get_ref(
+            cluster,
+            read_ref(&mp, &["spec", "template", "spec", "infrastructureRef"]).as_ref(),
+            ns,
+        )
+        .await?;
+        inputs.extend(bootstrap_object.iter().cloned());
+        inputs.extend(infrastructure_object.iter().cloned());
+        inputs.push(mp.clone());
+        if let Some(topology_name) = mp.labels().get(labels::POOL_NAME).cloned() {
+            current
+                .machine_pools
+                .entry(topology_name)
+                .or_insert(CurrentMachinePool {
+                    object: mp,
+                    bootstrap_object,
+                    infrastructure_object,
+                });
+        }
+    }
+    Ok(())
 }

@@ -205,6 +205,31 @@ impl Env {
             })
     }
 
+    /// The MachinePool of a topology entry.
+    pub async fn machine_pool(&self, cluster: &str, topology_name: &str) -> Option<Value> {
+        self.owned(V1BETA1, "MachinePool", cluster)
+            .await
+            .into_iter()
+            .find(|mp| {
+                mp.labels()
+                    .get("topology.cluster.x-k8s.io/pool-name")
+                    .map(String::as_str)
+                    == Some(topology_name)
+            })
+    }
+
+    /// The object a MachinePool references at `path` (`bootstrap/configRef` or
+    /// `infrastructureRef` under `spec.template.spec`).
+    pub async fn pool_object(&self, pool: &Value, path: &str) -> Option<Value> {
+        let r = pool.pointer(&format!("/spec/template/spec/{path}"))?;
+        self.get(
+            r["apiVersion"].as_str()?,
+            r["kind"].as_str()?,
+            r["name"].as_str()?,
+        )
+        .await
+    }
+
     /// The ControlPlane the Cluster references.
     pub async fn control_plane(&self, cluster: &str) -> Value {
         let c = self.cluster(cluster).await;
