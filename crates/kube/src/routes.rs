@@ -207,11 +207,14 @@ fn parse_target(
     })
 }
 
-fn filter(query: &Params) -> Result<Filter, ApiError> {
+fn filter(rt: &ResourceType, query: &Params) -> Result<Filter, ApiError> {
     let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
-    let fields = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str))
-        .map_err(ApiError::bad_request)?;
+    let fields = FieldSelector::parse_for(
+        query.get("fieldSelector").map_or("", String::as_str),
+        crate::selector::fields_of(&rt.group, &rt.kind),
+    )
+    .map_err(ApiError::bad_request)?;
     Ok(Filter { labels, fields })
 }
 
@@ -389,7 +392,7 @@ fn serve(
     };
     match (verb, &target.name) {
         (Verb::List, None) => {
-            let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(query)?);
+            let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(rt, query)?);
             let items = items
                 .into_iter()
                 .map(|o| store.view(rt, o, &api_version))
@@ -417,7 +420,7 @@ fn serve(
             let params = WatchParams {
                 api_version,
                 namespace: target.namespace.clone(),
-                filter: filter(query)?,
+                filter: filter(rt, query)?,
                 since,
                 send_initial_events,
                 bookmarks: truthy(query, "allowWatchBookmarks"),
@@ -555,7 +558,7 @@ fn serve(
         (Verb::Delete, None) => {
             let opts = delete_options(query, headers, body)?;
             let items = store
-                .delete_collection(rt, target.namespace.as_deref(), &filter(query)?, &opts)
+                .delete_collection(rt, target.namespace.as_deref(), &filter(rt, query)?, &opts)
                 .into_iter()
                 .map(|o| store.view(rt, o, &api_version))
                 .collect::<Result<Vec<Value>, ApiError>>()?;

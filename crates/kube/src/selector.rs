@@ -278,12 +278,51 @@ fn parse_requirement(tokens: &[Token], mut pos: usize) -> Result<(Requirement, u
     Ok((Requirement { key, op, values }, pos))
 }
 
-/// A field selector over the fields every object supports: `metadata.name`, `metadata.namespace`.
+/// A field selector over the fields every object supports (`metadata.name`,
+/// `metadata.namespace`) and those kube-apiserver registers for the kind ([`fields_of`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector(pub Vec<(String, bool, String)>);
 
+/// The field labels kube-apiserver registers for a built-in kind beyond `metadata.name`
+/// and `metadata.namespace`, each with where its value is in the object (and the value
+/// when the field is absent). `kubectl describe` lists a object's Events by
+/// `involvedObject.*`.
+pub fn fields_of(group: &str, kind: &str) -> &'static [(&'static str, &'static str, &'static str)] {
+    match (group, kind) {
+        ("", "Event") => &[
+            ("involvedObject.kind", "involvedObject.kind", ""),
+            ("involvedObject.namespace", "involvedObject.namespace", ""),
+            ("involvedObject.name", "involvedObject.name", ""),
+            ("involvedObject.uid", "involvedObject.uid", ""),
+            ("involvedObject.apiVersion", "involvedObject.apiVersion", ""),
+            (
+                "involvedObject.resourceVersion",
+                "involvedObject.resourceVersion",
+                "",
+            ),
+            ("involvedObject.fieldPath", "involvedObject.fieldPath", ""),
+            ("reason", "reason", ""),
+            ("reportingComponent", "reportingComponent", ""),
+            ("source", "source.component", ""),
+            ("type", "type", ""),
+        ],
+        ("", "Secret") => &[("type", "type", "Opaque")],
+        ("", "Namespace") => &[("status.phase", "status.phase", "Active")],
+        _ => &[],
+    }
+}
+
 impl FieldSelector {
+    /// A selector over the fields every object has.
     pub fn parse(input: &str) -> Result<Self, String> {
+        Self::parse_for(input, &[])
+    }
+
+    /// A selector over the fields every object has and `extra` ([`fields_of`]).
+    pub fn parse_for(
+        input: &str,
+        extra: &[(&'static str, &'static str, &'static str)],
+    ) -> Result<Self, String> {
         let mut terms = Vec::new();
         for part in input.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -298,10 +337,15 @@ impl FieldSelector {
                 ));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" {
-                return Err(format!("field label not supported: {field}"));
-            }
-            terms.push((field.to_string(), equal, value.trim().to_string()));
+            let path = match field {
+                "metadata.name" | "metadata.namespace" => field.to_string(),
+                _ => match extra.iter().find(|(label, _, _)| *label == field) {
+                    // The absent value rides after a NUL: labels never contain one.
+                    Some((_, path, absent)) => format!("{path}\0{absent}"),
+                    None => return Err(format!("field label not supported: {field}")),
+                },
+            };
+            terms.push((path, equal, value.trim().to_string()));
         }
         Ok(FieldSelector(terms))
     }
@@ -309,10 +353,18 @@ impl FieldSelector {
     pub fn matches_object(&self, obj: &Value) -> bool {
         self.0.iter().all(|(field, equal, value)| {
             let actual = match field.as_str() {
-                "metadata.name" => meta_str(obj, "name"),
-                _ => meta_str(obj, "namespace"),
+                "metadata.name" => meta_str(obj, "name").to_string(),
+                "metadata.namespace" => meta_str(obj, "namespace").to_string(),
+                other => {
+                    let (path, absent) = other.split_once('\0').unwrap_or((other, ""));
+                    path.split('.')
+                        .try_fold(obj, |v, key| v.get(key))
+                        .and_then(Value::as_str)
+                        .unwrap_or(absent)
+                        .to_string()
+                }
             };
-            (actual == value) == *equal
+            (actual == *value) == *equal
         })
     }
 }
@@ -388,6 +440,37 @@ mod tests {
         ] {
             assert!(LabelSelector::parse(sel).is_err(), "{sel} should not parse");
         }
+    }
+
+    #[test]
+    fn field_selectors_on_the_fields_a_kind_registers() {
+        let event = json!({
+            "metadata": {"name": "e", "namespace": "ns"},
+            "involvedObject": {"kind": "ConfigMap", "name": "cm", "uid": "u-1"},
+            "source": {"component": "kubelet"},
+            "type": "Normal"
+        });
+        let events = fields_of("", "Event");
+        let ok = |s: &str| FieldSelector::parse_for(s, events).map(|f| f.matches_object(&event));
+        // What `kubectl describe configmap cm` asks.
+        assert_eq!(
+            ok("involvedObject.name=cm,involvedObject.namespace=ns,involvedObject.uid=u-1"),
+            Ok(false)
+        );
+        assert_eq!(
+            ok("involvedObject.name=cm,involvedObject.uid=u-1,involvedObject.kind=ConfigMap"),
+            Ok(true)
+        );
+        assert_eq!(ok("source=kubelet,type!=Warning"), Ok(true));
+        // A field of one kind is not a field of another.
+        assert_eq!(
+            FieldSelector::parse_for("involvedObject.uid=u", fields_of("", "ConfigMap")),
+            Err("field label not supported: involvedObject.uid".to_string())
+        );
+        // An absent Secret type is Opaque, as kube-apiserver defaults it.
+        let secret = json!({"metadata": {"name": "s"}});
+        let secrets = FieldSelector::parse_for("type=Opaque", fields_of("", "Secret"));
+        assert_eq!(secrets.map(|f| f.matches_object(&secret)), Ok(true));
     }
 
     #[test]

@@ -592,6 +592,11 @@ fn typed_commands(kubectl: &Path, minor: u32) {
     assert!(table.lines().any(|l| l.starts_with("fleet-a ")), "{table}");
     let yaml = server.ok(&with_ns(&["get", "configmap", "settings", "-o", "yaml"]));
     assert!(yaml.contains("mode: fast"), "{yaml}");
+    // describe lists the object's Events by `involvedObject.*` field selectors.
+    for (kind, name) in [("configmap", "settings"), ("secret", "creds")] {
+        let described = server.ok(&with_ns(&["describe", kind, name]));
+        assert!(described.contains(name), "{described}");
+    }
 
     // A refusal of a protobuf request, read from the Status the server sent.
     let out = server.kubectl(&["create", "namespace", "fleet-a"]);
