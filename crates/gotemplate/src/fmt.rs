@@ -661,6 +661,7 @@ fn go_syntax(v: &Value, depth: usize) -> String {
         Value::Float64(f) => format_float(*f, 'g', -1),
         Value::Uint8(b) => format!("0x{b:x}"),
         Value::Uint64(u) => format!("0x{u:x}"),
+        Value::List(..) if v.is_nil_list() => format!("{}(nil)", v.type_name()),
         Value::List(items, _) if depth < MAX_PRINT_DEPTH => {
             let inner: Vec<String> = items.iter().map(|x| go_syntax(x, depth + 1)).collect();
             format!("{}{{{}}}", v.type_name(), inner.join(", "))

@@ -40,6 +40,11 @@ pub(crate) const MAX_DATA_DEPTH: usize = 512;
 /// A shared, mutable Go map.
 pub(crate) type MapRef = Rc<RefCell<BTreeMap<String, Value>>>;
 
+thread_local! {
+    /// The vector behind every nil slice made on this thread (see [`Value::nil_list`]).
+    static NIL_ITEMS: Rc<Vec<Value>> = Rc::new(Vec::new());
+}
+
 /// A Go value.
 #[derive(Clone, Debug)]
 pub(crate) enum Value {
@@ -75,6 +80,23 @@ impl Value {
 
     pub(crate) fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(items), ListKind::Iface)
+    }
+
+    /// A nil slice (what `rest` of an empty list or `regexFindAll` without a match
+    /// return). Go tells it from an empty slice only in `encoding/json` (`null`), `%#v`
+    /// (`[]string(nil)`) and `reflect.DeepEqual`; everywhere else it is an empty slice.
+    /// So it is one here, sharing one vector that marks it as nil: every operation
+    /// that builds a new slice (`append`, ...) gives a non-nil one, as in Go.
+    pub(crate) fn nil_list(kind: ListKind) -> Value {
+        Value::List(NIL_ITEMS.with(Rc::clone), kind)
+    }
+
+    /// Whether this is a nil slice (see [`Value::nil_list`]).
+    pub(crate) fn is_nil_list(&self) -> bool {
+        match self {
+            Value::List(items, _) => NIL_ITEMS.with(|nil| Rc::ptr_eq(items, nil)),
+            _ => false,
+        }
     }
 
     pub(crate) fn str_list(items: Vec<String>) -> Value {

@@ -15,9 +15,12 @@ use crate::json;
 /// The reserved name of the builtin variable; a Cluster value of that name is skipped.
 pub const BUILTIN: &str = "builtin";
 
-/// Raw JSON text of a value as stored in a Cluster.
+/// Raw JSON text of a value as Cluster API holds it in a Cluster, and so shows it in
+/// its errors: written by Go's `encoding/json` (`kubectl` writes YAML input that way,
+/// and Cluster API's defaulting writes every value again before validating it), so
+/// `<` is `\u003c` and `1e21` is `1e+21`.
 pub fn raw_text(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    crate::value::serde_to_json(v)
 }
 
 /// Each name once; errors for repeats.

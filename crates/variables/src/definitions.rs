@@ -447,14 +447,17 @@ fn node(
     if depth > MAX_DEPTH {
         return lists;
     }
-    if s.type_.is_empty() {
+    // Kubernetes' structural rules let a node go without a type when it is
+    // int-or-string or keeps unknown fields; Cluster API accepts those too.
+    let untyped_ok = s.int_or_string || s.preserve_unknown;
+    if s.type_.is_empty() && !untyped_ok {
         lists.schema.push(FieldError::required(
             format!("{at}.type"),
             "type cannot be empty",
         ));
         return lists;
     }
-    if !TYPES.contains(&s.type_.as_str()) {
+    if !s.type_.is_empty() && !TYPES.contains(&s.type_.as_str()) {
         lists.schema.push(FieldError::new(
             format!("{at}.type"),
             ErrorType::NotSupported,
@@ -588,7 +591,16 @@ fn node(
             ));
         }
     }
-    if lists.schema.is_empty() {
+    if lists.schema.is_empty() && !cel::has_declared_type(s) {
+        // The CRD machinery finds no CEL type for an untyped node that keeps unknown
+        // fields, so it cannot compile any of its rules.
+        lists.cel.push(FieldError::new(
+            format!("{at}.x-kubernetes-validations"),
+            ErrorType::Internal,
+            None,
+            "internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations",
+        ));
+    } else if lists.schema.is_empty() {
         let cardinality = card.unwrap_or_else(|| cost::unbounded_cardinality(s));
         for (i, r) in rules.iter().enumerate() {
             let env = Preexisting::env(&ctx.preexisting.rules, &r.rule);

@@ -301,6 +301,36 @@ fn write_json(v: &Val, out: &mut String) {
     }
 }
 
+/// Go's `json.Marshal` of a `serde_json` value: compact, object keys sorted, strings
+/// escaped as Go escapes them (`<`, `>`, `&`, U+2028 and U+2029 too), floats in Go's
+/// format (`1e+21`, `1e-7`, `10` for `10.0`); integers exactly as held.
+pub fn serde_to_json(v: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_serde(v, &mut out);
+    out
+}
+
+fn write_serde(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::Null => out.push_str("null"),
+        serde_json::Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (_, Some(u), _) => out.push_str(&u.to_string()),
+            (_, _, Some(f)) => out.push_str(&json_float(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        serde_json::Value::String(s) => write_string(out, s, true),
+        serde_json::Value::Array(a) => write_list(out, ['[', ']'], a, write_serde),
+        serde_json::Value::Object(o) => {
+            let mut members: Vec<(&str, &serde_json::Value)> =
+                o.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            write_object(out, members, write_serde);
+        }
+    }
+}
+
 /// Compact JSON text of a parsed (not decoded) value, as Go's `json.Compact` leaves it:
 /// literals are kept as written.
 pub fn compact(j: &Json) -> String {

@@ -350,13 +350,57 @@ fn cases() -> Vec<Case> {
                 "spec.variables[var].schema.openAPIV3Schema.additionalProperties.type: Required value: must not be empty for specified object fields",
             ],
         ),
-        // Inferred from the code: int-or-string passes the structural check, then Cluster
-        // API's own walk wants a type.
+        // A node may go without a type where Kubernetes' structural rules allow it
+        // (spec 5.2): int-or-string, or keeping unknown fields.
         case(
             "int-or-string without type",
             vec![def("var", r#"{"x-kubernetes-int-or-string":true}"#)],
+            &[],
+        ),
+        case(
+            "int-or-string without type, nested, with anyOf, a default and a rule",
+            vec![def(
+                "var",
+                r#"{"type":"object","properties":{"q":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}],"default":"50%","x-kubernetes-validations":[{"rule":"type(self) == string"}]}}}"#,
+            )],
+            &[],
+        ),
+        case(
+            "preserve-unknown-fields without type",
+            vec![def(
+                "var",
+                r#"{"x-kubernetes-preserve-unknown-fields":true}"#,
+            )],
+            &[],
+        ),
+        case(
+            "preserve-unknown-fields without type, nested, with a default",
+            vec![def(
+                "var",
+                r#"{"type":"object","properties":{"p":{"x-kubernetes-preserve-unknown-fields":true,"default":{"a":[1]}}}}"#,
+            )],
+            &[],
+        ),
+        case(
+            "preserve-unknown-fields false without type",
+            vec![def(
+                "var",
+                r#"{"x-kubernetes-preserve-unknown-fields":false}"#,
+            )],
             &[
-                "spec.variables[var].schema.openAPIV3Schema.type: Required value: type cannot be empty",
+                "spec.variables[var].schema.openAPIV3Schema.type: Required value: must not be empty for specified object fields",
+            ],
+        ),
+        // Inferred from the Kubernetes sources: the CRD machinery derives no CEL type
+        // for an untyped node that keeps unknown fields, so its rules cannot compile.
+        case(
+            "rule on preserve-unknown-fields without type",
+            vec![def(
+                "var",
+                r#"{"x-kubernetes-preserve-unknown-fields":true,"x-kubernetes-validations":[{"rule":"has(self.a)"}]}"#,
+            )],
+            &[
+                "spec.variables[var].schema.openAPIV3Schema.x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations",
             ],
         ),
         case(

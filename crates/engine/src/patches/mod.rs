@@ -6,7 +6,8 @@
 //! * [`inline`]: selectors, `enabledIf` and values of inline patches;
 //! * [`json_patch`]: RFC 6902 application with the reference library's errors;
 //! * [`update`]: copying patched templates into the desired objects;
-//! * [`builtin`], [`variable_path`], [`template_value`]: what patches read;
+//! * [`builtin`], [`variable_path`], [`template_value`]: what patches read ([`yaml`]:
+//!   rendered template output read as Cluster API reads it);
 //! * [`validate()`]: the admission rules for patches, checked before rendering.
 //!
 //! Every error names the patch and the template kind, wrapped the way Cluster API
@@ -21,6 +22,7 @@ mod template_value;
 mod update;
 mod validate;
 pub mod variable_path;
+mod yaml;
 
 use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
@@ -34,8 +36,8 @@ pub use request::Values;
 use request::{Item, Target};
 use template_value::TemplateCache;
 
-pub use template_value::yaml_to_json;
 pub use validate::validate;
+pub use yaml::yaml_to_json;
 
 /// What one patch did to one template, in terms of the desired object it feeds.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,12 +1,14 @@
 //! Rendering `enabledIf` and `valueFrom.template`: a Go template with Sprig's hermetic
-//! functions, evaluated over the variables, whose output is read as YAML (1.1, so `yes`
-//! and `on` are booleans) into a JSON value. Templates are parsed once per render.
+//! functions, evaluated over the variables, whose output is read as YAML the way Cluster
+//! API reads it ([`super::yaml`]) into a JSON value. Templates are parsed once per render.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 use topograph_gocompat::strconv::quote;
 use topograph_gotemplate::{Data, Options, Template};
+
+use super::yaml::yaml_to_json;
 
 /// Parsed templates by text, so a template used for many items is parsed once.
 #[derive(Default)]
@@ -38,47 +40,6 @@ impl TemplateCache {
                 quote(&rendered)
             )
         })
-    }
-}
-
-/// Reads rendered output as Kubernetes' YAML reader does: empty output is `null`.
-pub fn yaml_to_json(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Null);
-    }
-    let docs =
-        serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options()).map_err(|e| {
-            let message = e.to_string();
-            message.lines().next().unwrap_or_default().to_string()
-        })?;
-    let mut value = docs.into_iter().next().unwrap_or(Value::Null);
-    integral_floats_to_integers(&mut value);
-    Ok(value)
-}
-
-/// Go's YAML 1.1 reader: `010` is octal, a repeated key keeps its last value.
-fn yaml_options() -> serde_saphyr::Options {
-    let mut options = serde_saphyr::Options::default();
-    options.legacy_octal_numbers = true;
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-    options
-}
-
-/// Kubernetes' YAML reader writes a float with no fraction as an integer (`1.0` and
-/// `1e3` become `1` and `1000`); the YAML parser here keeps them floats.
-fn integral_floats_to_integers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f.abs() < 9.2e18
-            {
-                *value = Value::from(f as i64);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
-        Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
-        _ => {}
     }
 }
 

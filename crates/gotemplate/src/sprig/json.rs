@@ -71,6 +71,7 @@ impl Encoder {
             Value::Version(ver) => {
                 json::write_string(&mut self.out, &ver.to_string(), self.escape_html)
             }
+            Value::List(..) if v.is_nil_list() => self.out.push_str("null"),
             Value::List(items, _) => {
                 if items.is_empty() {
                     self.out.push_str("[]");

@@ -61,6 +61,9 @@ pub(crate) fn register(t: &mut Table) {
     for name in ["rest", "mustRest"] {
         def(t, name, &[Any], None, |_, a| {
             let items = list_items(first_arg(&a), |k| format!("Cannot find rest on type {k}"))?;
+            if items.is_empty() {
+                return Ok(Value::nil_list(ListKind::Iface));
+            }
             Ok(list_of(items.iter().skip(1).cloned().collect()))
         });
     }
@@ -69,7 +72,10 @@ pub(crate) fn register(t: &mut Table) {
             let items = list_items(first_arg(&a), |k| {
                 format!("Cannot find initial on type {k}")
             })?;
-            let n = items.len().saturating_sub(1);
+            if items.is_empty() {
+                return Ok(Value::nil_list(ListKind::Iface));
+            }
+            let n = items.len() - 1;
             Ok(list_of(items.iter().take(n).cloned().collect()))
         });
     }
@@ -166,6 +172,10 @@ pub(crate) fn register(t: &mut Table) {
                     )));
                 }
             }
+        }
+        // Sprig appends to a nil slice: nothing appended leaves it nil.
+        if out.is_empty() {
+            return Ok(Value::nil_list(ListKind::Iface));
         }
         Ok(list_of(out))
     });

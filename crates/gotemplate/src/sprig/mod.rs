@@ -172,6 +172,7 @@ fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
         (Value::Version(x), Value::Version(y)) => Rc::ptr_eq(x, y) || x == y,
         (Value::List(x, kx), Value::List(y, ky)) => {
             kx == ky
+                && a.is_nil_list() == b.is_nil_list()
                 && x.len() == y.len()
                 && x.iter()
                     .zip(y.iter())

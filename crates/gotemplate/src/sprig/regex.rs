@@ -11,7 +11,7 @@ use topograph_gocompat::strconv::quote;
 
 use super::{arg_int, arg_str};
 use crate::funcs::{Ctx, FnError, FnResult, Param, Table, def};
-use crate::value::Value;
+use crate::value::{ListKind, Value};
 
 use Param::{Int, Str};
 
@@ -185,11 +185,11 @@ pub(crate) fn register(t: &mut Table) {
     );
     def(t, "regexSplit", &[Str, Str, Int], None, |_, a| {
         let r = must_compile(arg_str(&a, 0))?;
-        Ok(Value::str_list(split(&r, arg_str(&a, 1), arg_int(&a, 2))))
+        Ok(split_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
     });
     def(t, "mustRegexSplit", &[Str, Str, Int], None, |_, a| {
         let r = compile(arg_str(&a, 0))?;
-        Ok(Value::str_list(split(&r, arg_str(&a, 1), arg_int(&a, 2))))
+        Ok(split_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
     });
     def(t, "regexQuoteMeta", &[Str], None, |_, a| {
         let mut out = String::new();
@@ -203,11 +203,24 @@ pub(crate) fn register(t: &mut Table) {
     });
 }
 
+/// Go's `FindAllString`: nil, not empty, when nothing matches.
 fn find_all_strings(r: &Regex, s: &str, n: i64) -> Value {
+    let found = find_all(r, s, n);
+    if found.is_empty() {
+        return Value::nil_list(ListKind::Str);
+    }
     Value::str_list(
-        find_all(r, s, n)
+        found
             .into_iter()
             .map(|(a, b)| s.get(a..b).unwrap_or("").to_string())
             .collect(),
     )
+}
+
+/// Go's `Regexp.Split`: nil when asked for no parts.
+fn split_strings(r: &Regex, s: &str, n: i64) -> Value {
+    if n == 0 {
+        return Value::nil_list(ListKind::Str);
+    }
+    Value::str_list(split(r, s, n))
 }

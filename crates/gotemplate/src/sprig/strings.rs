@@ -8,7 +8,7 @@ use topograph_gocompat::strconv::quote;
 
 use super::{arg_int, arg_str, go_lower, go_upper, is_go_space, slice_str, strval};
 use crate::funcs::{Ctx, FnError, FnResult, Param, Table, def};
-use crate::value::{MapKind, Value};
+use crate::value::{ListKind, MapKind, Value};
 
 use Param::{Any, Int, Str};
 
@@ -199,7 +199,12 @@ pub(crate) fn register(t: &mut Table) {
         )))
     });
     def(t, "toStrings", &[Any], None, |_, a| {
-        Ok(Value::str_list(strslice(a.first().unwrap_or(&Value::Nil))))
+        let v = a.first().unwrap_or(&Value::Nil);
+        // Sprig hands a `[]string` back as it is, nil included.
+        if matches!(v, Value::List(_, ListKind::Str)) {
+            return Ok(v.clone());
+        }
+        Ok(Value::str_list(strslice(v)))
     });
     def(t, "join", &[Str, Any], None, |c, a| {
         let parts = strslice(a.get(1).unwrap_or(&Value::Nil));
@@ -209,6 +214,8 @@ pub(crate) fn register(t: &mut Table) {
     def(t, "sortAlpha", &[Any], None, |_, a| {
         let v = a.first().unwrap_or(&Value::Nil);
         match v {
+            // Sprig sorts a `[]string` where it is: a nil one stays nil.
+            Value::List(_, ListKind::Str) if v.is_nil_list() => Ok(v.clone()),
             Value::List(..) => {
                 let mut parts = strslice(v);
                 parts.sort();

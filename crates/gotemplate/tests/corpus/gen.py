@@ -4,7 +4,7 @@
 
     ORACLE=/work/oracle/oracle python3 gen.py
 
-Writes core.jsonl, sprig.jsonl and name.jsonl beside this file.
+Writes core.jsonl, sprig.jsonl, name.jsonl and quirks.jsonl beside this file.
 """
 import json
 import os
@@ -805,6 +805,84 @@ SPRIG = [
 ]
 
 
+# Go and Sprig corners (issue 19): nil slices (`null` in `toJson`, `(nil)` in `%#v`) against
+# empty ones, `quote`/`squote` with several arguments, `template` of a defined template
+# with data that is not a map.
+QUIRKS = [
+    # nil slices from functions, empty slices from others
+    ("{{ list | toJson }} {{ toJson (list) }} {{ toPrettyJson (list) }} {{ toRawJson (list) }}", {}),
+    ('{{ regexFindAll "x" "abc" -1 | toJson }} {{ regexFindAll "b" "abc" 0 | toJson }}', {}),
+    ('{{ regexFindAll "x" "abc" -1 | printf "%#v" }} {{ regexFindAll "b" "abc" -1 | printf "%#v" }}', {}),
+    ('{{ regexSplit "x" "" 0 | toJson }} {{ regexSplit "x" "" 0 | printf "%#v" }} {{ regexSplit "x" "" -1 | toJson }}', {}),
+    ('{{ mustRegexFindAll "x" "abc" -1 | toJson }} {{ mustRegexSplit "x" "" 0 | toJson }}', {}),
+    ('{{ splitList "," "" | toJson }} {{ compact (list "") | toJson }} {{ compact (list) | toJson }}', {}),
+    ("{{ uniq (list) | toJson }} {{ without (list 1) 1 | toJson }} {{ reverse (list) | toJson }}", {}),
+    ("{{ rest (list) | toJson }} {{ initial (list) | toJson }} {{ rest (list 1) | toJson }} {{ initial (list 1) | toJson }}", {}),
+    ("{{ rest (list) | printf \"%#v\" }} {{ initial (list) | printf \"%#v\" }} {{ rest (list 1) | printf \"%#v\" }}", {}),
+    ("{{ mustRest (list) | toJson }} {{ mustInitial (list) | toJson }} {{ mustSlice (list) | toJson }}", {}),
+    ("{{ rest .empty | toJson }} {{ initial .empty | toJson }} {{ slice .empty | toJson }}", None),
+    ("{{ concat | toJson }} {{ concat (list) | toJson }} {{ concat (list) (list) | toJson }} {{ concat (list) (list 1) | toJson }}", {}),
+    ("{{ concat | printf \"%#v\" }} {{ concat (list) | len }} {{ concat | empty }}", {}),
+    ("{{ slice (list 1 2) 0 0 | toJson }} {{ slice (list) | toJson }} {{ slice (list) | printf \"%#v\" }}", {}),
+    ("{{ chunk 2 (list) | toJson }} {{ sortAlpha (list) | toJson }} {{ keys dict | toJson }} {{ values dict | toJson }}", {}),
+    ("{{ append (list) 1 | toJson }} {{ prepend (list) 1 | toJson }} {{ append (rest (list)) 1 | toJson }}", {}),
+    ("{{ rest (list) | len }} {{ rest (list) | empty }} {{ rest (list) | typeOf }} {{ rest (list) | kindOf }} {{ rest (list) }}", {}),
+    ("{{ deepEqual (list) (rest (list 1)) }} {{ deepEqual (rest (list)) (rest (list 1)) }} {{ deepEqual (rest (list)) (initial (list)) }}", {}),
+    ("{{ rest (list) | toString }} {{ rest (list) | toStrings | toJson }} {{ default \"d\" (rest (list)) }}", {}),
+    ("{{ range rest (list) }}x{{ else }}none{{ end }} {{ if rest (list) }}y{{ else }}n{{ end }}", {}),
+    ("{{ dict \"a\" (rest (list)) | toJson }} {{ list (rest (list)) (list) | toJson }}", {}),
+    ("{{ rest (list) | uniq | toJson }} {{ rest (list) | compact | toJson }} {{ rest (list) | reverse | toJson }}", {}),
+    ("{{ $l := rest (list) }}{{ $l | toJson }} {{ $l = append $l 2 }}{{ $l | toJson }}", {}),
+    ("{{ toJson .n }} {{ mustToJson (rest (list)) }} {{ mustToPrettyJson (rest (list)) }} {{ mustToRawJson (rest (list)) }}", {"n": None}),
+    ("{{ toPrettyJson (dict \"a\" (rest (list))) }}", {}),
+    ('{{ regexFindAll "x" "abc" -1 | toStrings | toJson }} {{ regexFindAll "x" "abc" -1 | sortAlpha | toJson }} {{ regexFindAll "[a-c]" "cab" -1 | sortAlpha | toJson }}', {}),
+    ('{{ rest (list) | sortAlpha | toJson }} {{ rest (list) | join "," }}|{{ regexFindAll "x" "abc" -1 | join "," }}|{{ regexFindAll "x" "abc" -1 | len }}', {}),
+    ('{{ slice (list) }} {{ slice (list) | printf "%#v" }} {{ list (slice (list)) | toJson }}', {}),
+    ('{{ regexFindAll "x" "abc" -1 | uniq | toJson }} {{ regexFindAll "x" "abc" -1 | first }} {{ regexFindAll "x" "abc" -1 | append (list) | toJson }}', {}),
+    # quote and squote with several arguments (nil arguments are left out)
+    ('{{ quote "a" "b" }}', {}),
+    ('{{ quote "a" 1 nil true }}', {}),
+    ("{{ quote }}|{{ quote nil }}|{{ squote }}|{{ squote nil nil }}", {}),
+    ('{{ quote 1.5 "x" }}', {}),
+    ('{{ squote "a" "b" nil 2 }}', {}),
+    ("{{ quote .l .m }} {{ squote .l .m }}", {"l": [1, "a"], "m": {"k": "v"}}),
+    ('{{ quote .missing "a" }} {{ squote .missing "a" }}', {}),
+    ('{{ quote "a<b>&" "é\\t" }} {{ squote "it\'s" "x" }}', {}),
+    ('{{ "a" | quote "b" }} {{ "a" | squote "b" }}', {}),
+    ("{{ quote .n .f .t }}", {"n": 3, "f": 2.5, "t": True}),
+    ("{{ quote (list) (dict) (rest (list)) }}", {}),
+    # template / block with data that is not a map
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" 3 }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" .l }}', {"l": [1, "a"]}),
+    ('{{ define "x" }}[{{ .a }}]{{ end }}{{ template "x" .m }}', {"m": {"a": 2}}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" nil }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" true }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" (list 1 2) }}', {}),
+    ('{{ define "x" }}[{{ . | toJson }}]{{ end }}{{ template "x" (dict "a" 1) }}', {}),
+    ('{{ define "x" }}[{{ .a }}]{{ end }}{{ template "x" 3 }}', {}),
+    ('{{ define "x" }}[{{ .a }}]{{ end }}{{ template "x" "s" }}', {}),
+    ('{{ define "x" }}[{{ .a }}]{{ end }}{{ template "x" (list 1) }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" .missing }}', {}),
+    ('{{ define "x" }}[{{ printf "%T" . }}]{{ end }}{{ template "x" 3 }}{{ template "x" 3.5 }}{{ template "x" .n }}{{ template "x" "s" }}', {"n": 3}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ template "x" 1e3 }}{{ template "x" \'a\' }}{{ template "x" 0x10 }}{{ template "x" 1i }}', {}),
+    ('{{ define "x" }}[{{ . }}|{{ .Major }}]{{ end }}{{ template "x" (semver "1.2.3") }}', {}),
+    ('{{ define "x" }}[{{ . }}]{{ end }}{{ block "y" 5 }}<{{ . }}>{{ end }}', {}),
+    ('{{ block "y" (list 1 2) }}<{{ range . }}{{ . }}{{ end }}>{{ end }}', {}),
+    ('{{ define "x" }}{{ len . }}{{ end }}{{ template "x" 3 }}', {}),
+    ('{{ define "x" }}{{ len . }}{{ end }}{{ template "x" "abc" }}', {}),
+    ('{{ define "x" }}{{ add . 1 }}{{ end }}{{ template "x" 3 }}', {}),
+    ('{{ define "x" }}{{ if . }}y{{ else }}n{{ end }}{{ end }}{{ template "x" 0 }}{{ template "x" "" }}{{ template "x" (list) }}', {}),
+    ('{{ define "x" }}{{ range . }}<{{ . }}>{{ end }}{{ end }}{{ template "x" .m }}', {"m": {"b": 1, "a": 2}}),
+    ('{{ define "x" }}{{ $ }}{{ end }}{{ template "x" 7 }}', {}),
+    ('{{ define "x" }}{{ with . }}w{{ . }}{{ else }}e{{ end }}{{ end }}{{ template "x" 0 }}{{ template "x" 2 }}', {}),
+    ('{{ define "x" }}{{ .b.c }}{{ end }}{{ template "x" .m }}', {"m": {"b": {"c": "deep"}}}),
+    ('{{ define "x" }}{{ template "y" . }}{{ end }}{{ define "y" }}<{{ . }}>{{ end }}{{ template "x" 9 }}', {}),
+    ('{{ define "x" }}{{ . | toJson }}{{ end }}{{ template "x" (rest (list)) }}', {}),
+    ('{{ define "x" }}{{ . | quote }}{{ end }}{{ template "x" 3 }}', {}),
+]
+
+
 def run_oracle(reqs):
     oracle = os.environ.get("ORACLE", "/work/oracle/oracle")
     inp = "".join(json.dumps(r) + "\n" for r in reqs)
@@ -833,6 +911,7 @@ def main():
     write("core.jsonl", build(CORE, "template", CAPI))
     write("sprig.jsonl", build(SPRIG, "template", CAPI))
     write("name.jsonl", build(NAME, "nametemplate", NAME_DATA))
+    write("quirks.jsonl", build(QUIRKS, "template", CAPI))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,18 @@ pub fn validate(
         shown: Shown::Raw(raw),
         errors: &mut out,
     };
-    ctx.walk(schema, value, old, format!("{value_at}.{HOLDER}"));
+    // Cluster API validates the value as a property of a holder object: a schema
+    // without a declared type is left out of the holder's fields, rules and all.
+    let Some(decl) = types::declared(schema) else {
+        return out;
+    };
+    ctx.walk(
+        schema,
+        Some(&decl),
+        value,
+        old,
+        format!("{value_at}.{HOLDER}"),
+    );
     // The value was validated under a holder key: drop it from the first path element.
     for e in &mut out {
         let from = format!("value.{HOLDER}");
@@ -59,7 +70,13 @@ pub fn validate_own(
         shown: Shown::Own,
         errors: &mut out,
     };
-    ctx.walk(schema, value, old, path.to_string());
+    ctx.walk(
+        schema,
+        Some(&types::of_schema(schema)),
+        value,
+        old,
+        path.to_string(),
+    );
     out
 }
 
@@ -73,7 +90,13 @@ pub fn validate_resource(schema: &Schema, value: &Val, old: Option<&Val>) -> Vec
         shown: Shown::Type,
         errors: &mut out,
     };
-    ctx.walk(schema, value, old, String::new());
+    ctx.walk(
+        schema,
+        Some(&types::of_schema(schema)),
+        value,
+        old,
+        String::new(),
+    );
     out
 }
 
@@ -111,14 +134,21 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn walk(&mut self, s: &Schema, v: &Val, old: Option<&Val>, path: String) {
-        self.rules(s, v, old, &path);
+    /// Runs the rules of `s` and of its children on `v`. `decl` is the type the node
+    /// is declared with, as its parent's type declares it (see [`types::declared`]):
+    /// a property the parent's type leaves out is not visited at all.
+    fn walk(&mut self, s: &Schema, decl: Option<&Ty>, v: &Val, old: Option<&Val>, path: String) {
+        self.rules(s, decl, v, old, &path);
         match v {
             Val::Arr(items) => {
                 if let Some(item_schema) = s.items.as_deref() {
+                    let elem = match decl {
+                        Some(Ty::List(e)) => Some(e.as_ref()),
+                        _ => None,
+                    };
                     // Arrays are atomic: items have no old value to compare with.
                     for (i, x) in items.iter().enumerate() {
-                        self.walk(item_schema, x, None, format!("{path}[{i}]"));
+                        self.walk(item_schema, elem, x, None, format!("{path}[{i}]"));
                     }
                 }
             }
@@ -128,35 +158,60 @@ impl Walk<'_> {
                     _ => None,
                 };
                 if let Some(a) = s.additional_schema() {
+                    let elem = match decl {
+                        Some(Ty::Map(_, e)) => Some(e.as_ref()),
+                        _ => None,
+                    };
                     for (k, x) in m {
                         let o = old_map.and_then(|o| o.get(k));
-                        self.walk(a, x, o, format!("{path}[{k}]"));
+                        self.walk(a, elem, x, o, format!("{path}[{k}]"));
                     }
                 }
                 for (k, x) in m {
-                    if let Some(p) = s.properties.get(k) {
-                        let o = old_map.and_then(|o| o.get(k));
-                        self.walk(p, x, o, child(&path, k));
-                    }
+                    let Some(p) = s.properties.get(k) else {
+                        continue;
+                    };
+                    // A property CEL cannot name is typed on its own; one it can is
+                    // typed by its parent's fields, which leave untyped ones out.
+                    let field = match types::escape(k) {
+                        None => types::declared(p),
+                        Some(name) => match decl {
+                            Some(Ty::Object(fields)) => fields.get(&name).cloned(),
+                            _ => None,
+                        },
+                    };
+                    let Some(field) = field else {
+                        continue;
+                    };
+                    let o = old_map.and_then(|o| o.get(k));
+                    self.walk(p, Some(&field), x, o, child(&path, k));
                 }
             }
             _ => {}
         }
     }
 
-    fn rules(&mut self, s: &Schema, v: &Val, old: Option<&Val>, path: &str) {
+    fn rules(&mut self, s: &Schema, decl: Option<&Ty>, v: &Val, old: Option<&Val>, path: &str) {
         let Some(rules) = &s.rules else {
             return;
         };
-        if matches!(v, Val::Null) {
+        if matches!(v, Val::Null) || rules.is_empty() {
             return;
         }
-        let self_ty = types::of_schema(s);
+        let Some(self_ty) = decl else {
+            self.invalid(
+                path,
+                s,
+                v,
+                "rule compiler initialization error: failed to convert to declType for CEL validation rules".to_string(),
+            );
+            return;
+        };
         for rule in rules {
             if rule.rule.trim().is_empty() {
                 continue;
             }
-            let compiled = match compile(&rule.rule, &self_ty, true) {
+            let compiled = match compile(&rule.rule, self_ty, true) {
                 Ok(c) => c,
                 Err(e) => {
                     self.invalid(path, s, v, format!("rule compile error: {e}"));
@@ -285,6 +340,12 @@ impl Compiled {
     pub fn max_cost(&self, schema: &Schema) -> u64 {
         cost::estimate(&self.node, schema)
     }
+}
+
+/// Whether Kubernetes declares a CEL type for values of `schema` (see
+/// [`types::declared`]): rules on a node without one cannot be compiled.
+pub fn has_declared_type(schema: &Schema) -> bool {
+    types::declared(schema).is_some()
 }
 
 /// Compiles a rule (`boolean`) or a message expression for `schema` in `env`; the

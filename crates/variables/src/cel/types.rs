@@ -113,12 +113,22 @@ pub fn escape(name: &str) -> Option<String> {
     Some(out)
 }
 
-/// The declared type of values of a schema node.
+/// The declared type of values of a schema node, `dyn` where Kubernetes derives none.
 pub fn of_schema(s: &Schema) -> Ty {
+    declared(s).unwrap_or(Ty::Dyn)
+}
+
+/// The type Kubernetes declares for a schema node's values, or `None` where it
+/// declares none: a node without `type` (unless int-or-string, which is `dyn`, as
+/// `x-kubernetes-preserve-unknown-fields` data has no schema to type it by), an array
+/// whose items have none, a map whose values have none. Object properties without
+/// one are left out of the object's fields, so rules can neither read them nor run
+/// on them.
+pub fn declared(s: &Schema) -> Option<Ty> {
     if s.int_or_string {
-        return Ty::Dyn;
+        return Some(Ty::Dyn);
     }
-    match s.type_.as_str() {
+    Some(match s.type_.as_str() {
         "integer" => Ty::Int,
         "number" => Ty::Double,
         "boolean" => Ty::Bool,
@@ -128,23 +138,18 @@ pub fn of_schema(s: &Schema) -> Ty {
             "byte" => Ty::Bytes,
             _ => Ty::String,
         },
-        "array" => Ty::List(Box::new(s.items.as_deref().map_or(Ty::Dyn, of_schema))),
-        "object" => {
-            if !s.properties.is_empty() {
-                Ty::Object(
-                    s.properties
-                        .iter()
-                        .filter_map(|(k, v)| escape(k).map(|e| (e, of_schema(v))))
-                        .collect(),
-                )
-            } else if let Some(a) = s.additional_schema() {
-                Ty::Map(Box::new(Ty::String), Box::new(of_schema(a)))
-            } else {
-                Ty::Object(BTreeMap::new())
-            }
-        }
-        _ => Ty::Dyn,
-    }
+        "array" => Ty::List(Box::new(declared(s.items.as_deref()?)?)),
+        "object" => match s.additional_schema() {
+            Some(a) => Ty::Map(Box::new(Ty::String), Box::new(declared(a)?)),
+            None => Ty::Object(
+                s.properties
+                    .iter()
+                    .filter_map(|(k, v)| Some((escape(k)?, declared(v)?)))
+                    .collect(),
+            ),
+        },
+        _ => return None,
+    })
 }
 
 fn is_num(t: &Ty) -> bool {
