@@ -839,6 +839,16 @@ impl Inner {
         if rt.is_namespace() {
             body["status"] = serde_json::json!({"phase": "Active"});
         }
+        // kube-apiserver's defaulting of a Secret: no type means Opaque.
+        if rt.group.is_empty()
+            && rt.kind == "Secret"
+            && body
+                .get("type")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        {
+            body["type"] = Value::String("Opaque".into());
+        }
         if track == Track::Update {
             let schema = self.schema_for(rt, version);
             let api_version = rt.api_version(version);

@@ -205,6 +205,23 @@ async fn built_in_kinds_are_written_and_read_in_protobuf() {
     .message("Secret");
     assert_eq!(read.data["key"], vec![0u8, 255, 16]);
 
+    // A Secret written without a type is stored as Opaque, as kube-apiserver defaults it.
+    let untyped = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "untyped", "namespace": "fleet-a"}, "data": {"k": "dg=="}});
+    let created = request(
+        &server,
+        "POST",
+        "/api/v1/namespaces/fleet-a/secrets",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        untyped.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(created.code, 201);
+    assert_eq!(created.json()["type"], "Opaque");
+
     // A JSON-written ConfigMap read in protobuf; an update sent in protobuf.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "c", "namespace": "fleet-a"}, "data": {"a": "b"},
