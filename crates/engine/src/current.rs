@@ -262,69 +262,50 @@ impl<'a> CurrentState<'a> {
             check_owned(&control_plane_machine_template, &desc, &mut errors);
         }
 
-        let mut machine_deployments = BTreeMap::new();
-        let owned = store.list(
-            "cluster.x-k8s.io",
+        let machine_deployments = owned_workers(
+            cluster,
+            store,
             "MachineDeployment",
-            ns,
-            &[
-                (labels::CLUSTER_NAME, cluster.name.as_str()),
-                (labels::TOPOLOGY_OWNED, ""),
-            ],
-        );
-        for md in owned {
-            let md_labels = md.labels();
-            let Some(topology_name) = md_labels.get(labels::DEPLOYMENT_NAME) else {
-                errors.push(format!(
-                    "failed to find label {} in MachineDeployment {}/{}",
-                    labels::DEPLOYMENT_NAME,
-                    md.namespace(),
-                    md.name()
-                ));
-                continue;
-            };
-            if machine_deployments.contains_key(topology_name) {
-                errors.push(format!(
-                    "duplicate MachineDeployment {}/{} found for label {}: {topology_name}",
-                    md.namespace(),
-                    md.name(),
-                    labels::DEPLOYMENT_NAME
-                ));
-                continue;
-            }
-            let desc = format!("MachineDeployment {}/{}", md.namespace(), md.name());
-            let bootstrap_template = referenced(
-                store,
-                read_ref(md, &["spec", "template", "spec", "bootstrap", "configRef"]),
-                ns,
-            );
-            check_owned(&bootstrap_template, &desc, &mut errors);
-            let infrastructure_template = referenced(
-                store,
-                read_ref(md, &["spec", "template", "spec", "infrastructureRef"]),
-                ns,
-            );
-            check_owned(&infrastructure_template, &desc, &mut errors);
+            labels::DEPLOYMENT_NAME,
+            &mut errors,
+        )
+        .into_iter()
+        .map(|(topology_name, w)| {
             let machines = store.list(
                 "cluster.x-k8s.io",
                 "Machine",
                 ns,
                 &[
                     (labels::CLUSTER_NAME, cluster.name.as_str()),
-                    (MACHINE_DEPLOYMENT_NAME, md.name()),
+                    (MACHINE_DEPLOYMENT_NAME, w.object.name()),
                 ],
             );
-            machine_deployments.insert(
-                topology_name.clone(),
-                CurrentMachineDeployment {
-                    object: md,
-                    bootstrap_template,
-                    infrastructure_template,
-                    machines,
-                },
-            );
-        }
-        let machine_pools = machine_pools(cluster, store, &mut errors);
+            let md = CurrentMachineDeployment {
+                object: w.object,
+                bootstrap_template: w.bootstrap,
+                infrastructure_template: w.infrastructure,
+                machines,
+            };
+            (topology_name, md)
+        })
+        .collect();
+        let machine_pools = owned_workers(
+            cluster,
+            store,
+            "MachinePool",
+            labels::POOL_NAME,
+            &mut errors,
+        )
+        .into_iter()
+        .map(|(topology_name, w)| {
+            let mp = CurrentMachinePool {
+                object: w.object,
+                bootstrap_object: w.bootstrap,
+                infrastructure_object: w.infrastructure,
+            };
+            (topology_name, mp)
+        })
+        .collect();
         if errors.is_empty() {
             Ok(CurrentState {
                 infrastructure_cluster,
@@ -340,65 +321,71 @@ impl<'a> CurrentState<'a> {
     }
 }
 
-/// The Cluster's topology-owned MachinePools by topology name, with the bootstrap
-/// config and infrastructure machine pool each references.
-fn machine_pools<'a>(
+/// A topology-owned worker (MachineDeployment or MachinePool) and what it references.
+struct OwnedWorker<'a> {
+    object: &'a Value,
+    /// Its bootstrap template (MachineDeployment) or config (MachinePool).
+    bootstrap: Referenced<'a>,
+    /// Its infrastructure machine template or machine pool.
+    infrastructure: Referenced<'a>,
+}
+
+/// The Cluster's topology-owned workers of `kind` by topology name (label
+/// `name_label`), each with the bootstrap and infrastructure objects it references,
+/// which must be topology owned too. Cluster API's texts for a missing or duplicate
+/// topology name.
+fn owned_workers<'a>(
     cluster: &Cluster,
     store: &'a ObjectStore,
+    kind: &str,
+    name_label: &str,
     errors: &mut RenderError,
-) -> BTreeMap<String, CurrentMachinePool<'a>> {
+) -> BTreeMap<String, OwnedWorker<'a>> {
     let ns = cluster.namespace.as_str();
-    let mut pools = BTreeMap::new();
+    let mut workers = BTreeMap::new();
     let owned = store.list(
         "cluster.x-k8s.io",
-        "MachinePool",
+        kind,
         ns,
         &[
             (labels::CLUSTER_NAME, cluster.name.as_str()),
             (labels::TOPOLOGY_OWNED, ""),
         ],
     );
-    for mp in owned {
-        let mp_labels = mp.labels();
-        let Some(topology_name) = mp_labels.get(labels::POOL_NAME) else {
+    for object in owned {
+        let object_labels = object.labels();
+        let Some(topology_name) = object_labels.get(name_label) else {
             errors.push(format!(
-                "failed to find label {} in MachinePool {}/{}",
-                labels::POOL_NAME,
-                mp.namespace(),
-                mp.name()
+                "failed to find label {name_label} in {kind} {}/{}",
+                object.namespace(),
+                object.name()
             ));
             continue;
         };
-        if pools.contains_key(topology_name) {
+        if workers.contains_key(topology_name) {
             errors.push(format!(
-                "duplicate MachinePool {}/{} found for label {}: {topology_name}",
-                mp.namespace(),
-                mp.name(),
-                labels::POOL_NAME
+                "duplicate {kind} {}/{} found for label {name_label}: {topology_name}",
+                object.namespace(),
+                object.name(),
             ));
             continue;
         }
-        let desc = format!("MachinePool {}/{}", mp.namespace(), mp.name());
-        let bootstrap_object = referenced(
-            store,
-            read_ref(mp, &["spec", "template", "spec", "bootstrap", "configRef"]),
-            ns,
-        );
-        check_owned(&bootstrap_object, &desc, errors);
-        let infrastructure_object = referenced(
-            store,
-            read_ref(mp, &["spec", "template", "spec", "infrastructureRef"]),
-            ns,
-        );
-        check_owned(&infrastructure_object, &desc, errors);
-        pools.insert(
+        let desc = format!("{kind} {}/{}", object.namespace(), object.name());
+        let mut reference = |path: &[&str]| {
+            let found = referenced(store, read_ref(object, path), ns);
+            check_owned(&found, &desc, errors);
+            found
+        };
+        let bootstrap = reference(&["spec", "template", "spec", "bootstrap", "configRef"]);
+        let infrastructure = reference(&["spec", "template", "spec", "infrastructureRef"]);
+        workers.insert(
             topology_name.clone(),
-            CurrentMachinePool {
-                object: mp,
-                bootstrap_object,
-                infrastructure_object,
+            OwnedWorker {
+                object,
+                bootstrap,
+                infrastructure,
             },
         );
     }
-    pools
+    workers
 }

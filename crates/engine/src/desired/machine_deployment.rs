@@ -6,11 +6,11 @@ use topograph_api::model::MachineDeploymentTopology;
 use topograph_api::object::{ObjectExt, object_of, set_at, string_map_value};
 
 use super::reuse::{ObjectNaming, TemplateCopy, object_name, template_copy};
-use super::{DesiredMachineDeployment, Scope, health_check, merge_first_wins};
+use super::{DesiredMachineDeployment, Scope, health_check, worker_machine_spec, worker_metadata};
 use crate::current::Referenced;
 use crate::error::RenderError;
 use crate::labels;
-use crate::wire::{self, desired_ref, ref_value};
+use crate::wire::{self, desired_ref};
 
 /// The default naming template.
 pub const DEFAULT_NAME_TEMPLATE: &str =
@@ -83,54 +83,25 @@ pub(crate) fn compute(
     )
     .map_err(RenderError::new)?;
 
-    let mut md_labels = merge_first_wins(&md.metadata.labels, &class.metadata.labels);
-    md_labels.insert(labels::CLUSTER_NAME.to_string(), cluster.name.clone());
-    md_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
-    md_labels.insert(labels::DEPLOYMENT_NAME.to_string(), md.name.clone());
-    let mut md_annotations =
-        merge_first_wins(&md.metadata.annotations, &class.metadata.annotations);
-    // The upgrade-sequencing annotations steer the topology; they are not for the
-    // MachineDeployment.
-    md_annotations.remove(labels::HOLD_UPGRADE_SEQUENCE);
-    md_annotations.remove(labels::DEFER_UPGRADE);
-
-    let mut metadata = Map::new();
-    metadata.insert("labels".into(), string_map_value(&md_labels));
-    if !md_annotations.is_empty() {
-        metadata.insert("annotations".into(), string_map_value(&md_annotations));
-    }
-
+    let metadata = worker_metadata(
+        &cluster.name,
+        (&md.metadata, &class.metadata),
+        (labels::DEPLOYMENT_NAME, &md.name),
+    );
     let machine = class.machine.overridden_by(&md.machine);
-    let mut machine_spec = Map::new();
-    machine_spec.insert("clusterName".into(), json!(cluster.name));
-    machine_spec.insert(
-        "version".into(),
-        json!(scope.machine_deployment_version(index)),
-    );
     let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_template);
-    machine_spec.insert(
-        "bootstrap".into(),
-        object_of([("configRef", ref_value(&bootstrap_ref))]),
-    );
     let infrastructure_ref = desired_ref(
         current_infrastructure.reference.as_ref(),
         &infrastructure_template,
     );
-    machine_spec.insert("infrastructureRef".into(), ref_value(&infrastructure_ref));
+    let mut machine_spec = worker_machine_spec(
+        &cluster.name,
+        scope.machine_deployment_version(index),
+        (&bootstrap_ref, &infrastructure_ref),
+        &machine,
+    );
     if let Some(domain) = md.failure_domain.as_ref().or(class.failure_domain.as_ref()) {
         machine_spec.insert("failureDomain".into(), json!(domain));
-    }
-    for (field, timeout) in [
-        ("nodeDrainTimeout", machine.node_drain_timeout),
-        (
-            "nodeVolumeDetachTimeout",
-            machine.node_volume_detach_timeout,
-        ),
-        ("nodeDeletionTimeout", machine.node_deletion_timeout),
-    ] {
-        if let Some(timeout) = timeout {
-            machine_spec.insert(field.into(), json!(timeout));
-        }
     }
     if let Some(gates) = machine.readiness_gates {
         machine_spec.insert("readinessGates".into(), Value::Array(gates));

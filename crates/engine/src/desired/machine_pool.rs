@@ -5,16 +5,16 @@
 
 use serde_json::{Map, Value, json};
 use topograph_api::model::MachinePoolTopology;
-use topograph_api::object::{ObjectExt, object_of, set_at, string_map_value};
+use topograph_api::object::{ObjectExt, object_of, set_at};
 
 use super::clone::{CloneInput, template_to_object};
 use super::reuse::{ObjectNaming, object_name};
-use super::{DesiredMachinePool, Scope, merge_first_wins};
+use super::{DesiredMachinePool, Scope, worker_machine_spec, worker_metadata};
 use crate::current::Referenced;
 use crate::error::RenderError;
 use crate::labels;
 use crate::names;
-use crate::wire::{self, desired_ref, ref_to, ref_value};
+use crate::wire::{self, desired_ref, ref_to};
 
 /// The default naming template.
 pub const DEFAULT_NAME_TEMPLATE: &str =
@@ -103,48 +103,23 @@ pub(crate) fn compute(
     )
     .map_err(RenderError::new)?;
 
-    let mut mp_labels = merge_first_wins(&mp.metadata.labels, &class.metadata.labels);
-    mp_labels.insert(labels::CLUSTER_NAME.to_string(), cluster.name.clone());
-    mp_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
-    mp_labels.insert(labels::POOL_NAME.to_string(), mp.name.clone());
-    let mut mp_annotations =
-        merge_first_wins(&mp.metadata.annotations, &class.metadata.annotations);
-    // The upgrade-sequencing annotations steer the topology; they are not for the pool.
-    mp_annotations.remove(labels::HOLD_UPGRADE_SEQUENCE);
-    mp_annotations.remove(labels::DEFER_UPGRADE);
-
-    let mut metadata = Map::new();
-    metadata.insert("labels".into(), string_map_value(&mp_labels));
-    if !mp_annotations.is_empty() {
-        metadata.insert("annotations".into(), string_map_value(&mp_annotations));
-    }
-
-    let machine = class.machine.overridden_by(&mp.machine);
-    let mut machine_spec = Map::new();
-    machine_spec.insert("clusterName".into(), json!(cluster.name));
-    machine_spec.insert("version".into(), json!(scope.machine_pool_version(index)));
-    let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_object);
-    machine_spec.insert(
-        "bootstrap".into(),
-        object_of([("configRef", ref_value(&bootstrap_ref))]),
+    let metadata = worker_metadata(
+        &cluster.name,
+        (&mp.metadata, &class.metadata),
+        (labels::POOL_NAME, &mp.name),
     );
+    let machine = class.machine.overridden_by(&mp.machine);
+    let bootstrap_ref = desired_ref(current_bootstrap.reference.as_ref(), &bootstrap_object);
     let infrastructure_ref = desired_ref(
         current_infrastructure.reference.as_ref(),
         &infrastructure_object,
     );
-    machine_spec.insert("infrastructureRef".into(), ref_value(&infrastructure_ref));
-    for (field, timeout) in [
-        ("nodeDrainTimeout", machine.node_drain_timeout),
-        (
-            "nodeVolumeDetachTimeout",
-            machine.node_volume_detach_timeout,
-        ),
-        ("nodeDeletionTimeout", machine.node_deletion_timeout),
-    ] {
-        if let Some(timeout) = timeout {
-            machine_spec.insert(field.into(), json!(timeout));
-        }
-    }
+    let machine_spec = worker_machine_spec(
+        &cluster.name,
+        scope.machine_pool_version(index),
+        (&bootstrap_ref, &infrastructure_ref),
+        &machine,
+    );
 
     let mut spec = Map::new();
     spec.insert("clusterName".into(), json!(cluster.name));

@@ -17,15 +17,17 @@ mod rollout;
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-use topograph_api::model::{Cluster, Topology};
-use topograph_api::object::versioned_key;
+use serde_json::{Map, Value, json};
+use topograph_api::model::{Cluster, MachineSettings, Metadata, ObjectRef, Topology};
+use topograph_api::object::{object_of, string_map_value, versioned_key};
 
 use crate::blueprint::Blueprint;
 use crate::current::CurrentState;
 use crate::error::RenderError;
+use crate::labels;
 use crate::names;
 use crate::upgrade::{self, Decision, UpgradeTracker};
+use crate::wire::ref_value;
 
 pub use clone::is_enforced;
 
@@ -148,6 +150,61 @@ impl Scope<'_> {
         parts.extend_from_slice(role);
         names::suffix(&parts)
     }
+}
+
+/// A worker's metadata (a MachineDeployment's or MachinePool's, on the object and its
+/// machine template): the topology's labels and annotations over the class's, the
+/// Cluster name, owned and topology-name (`name_label`) labels forced, and the
+/// upgrade-sequencing annotations left out (they steer the topology, not the worker).
+pub(crate) fn worker_metadata(
+    cluster_name: &str,
+    (topology, class): (&Metadata, &Metadata),
+    (name_label, topology_name): (&str, &str),
+) -> Map<String, Value> {
+    let mut worker_labels = merge_first_wins(&topology.labels, &class.labels);
+    worker_labels.insert(labels::CLUSTER_NAME.to_string(), cluster_name.to_string());
+    worker_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
+    worker_labels.insert(name_label.to_string(), topology_name.to_string());
+    let mut annotations = merge_first_wins(&topology.annotations, &class.annotations);
+    annotations.remove(labels::HOLD_UPGRADE_SEQUENCE);
+    annotations.remove(labels::DEFER_UPGRADE);
+    let mut metadata = Map::new();
+    metadata.insert("labels".into(), string_map_value(&worker_labels));
+    if !annotations.is_empty() {
+        metadata.insert("annotations".into(), string_map_value(&annotations));
+    }
+    metadata
+}
+
+/// The machine spec of a worker's template (v1beta1): Cluster, version, the
+/// bootstrap and infrastructure references and the deletion timeouts.
+pub(crate) fn worker_machine_spec(
+    cluster_name: &str,
+    version: &str,
+    (bootstrap, infrastructure): (&ObjectRef, &ObjectRef),
+    machine: &MachineSettings,
+) -> Map<String, Value> {
+    let mut spec = Map::new();
+    spec.insert("clusterName".into(), json!(cluster_name));
+    spec.insert("version".into(), json!(version));
+    spec.insert(
+        "bootstrap".into(),
+        object_of([("configRef", ref_value(bootstrap))]),
+    );
+    spec.insert("infrastructureRef".into(), ref_value(infrastructure));
+    for (field, timeout) in [
+        ("nodeDrainTimeout", machine.node_drain_timeout),
+        (
+            "nodeVolumeDetachTimeout",
+            machine.node_volume_detach_timeout,
+        ),
+        ("nodeDeletionTimeout", machine.node_deletion_timeout),
+    ] {
+        if let Some(timeout) = timeout {
+            spec.insert(field.into(), json!(timeout));
+        }
+    }
+    spec
 }
 
 /// Cluster API's `MergeMap`: the first map's values win; empty results are empty maps.

@@ -113,39 +113,32 @@ pub fn machine_deployment(
     topology: &MachineDeploymentTopology,
     desired: &DesiredMachineDeployment,
 ) -> Value {
-    let object = &desired.object;
-    let mut map = Map::new();
-    insert_non_empty(
-        &mut map,
-        "version",
-        object
-            .at(&["spec", "template", "spec", "version"])
-            .cloned()
-            .unwrap_or_default(),
-    );
-    if let Some(metadata) = metadata(object) {
-        map.insert("metadata".into(), metadata);
-    }
-    map.insert("class".into(), json!(topology.class));
-    map.insert("name".into(), json!(object.name()));
-    map.insert("topologyName".into(), json!(topology.name));
-    if let Some(replicas) = object.at(&["spec", "replicas"]) {
-        map.insert("replicas".into(), replicas.clone());
-    }
-    map.insert(
-        "bootstrap".into(),
-        json!({ "configRef": name_ref(desired.bootstrap_template.name()) }),
-    );
-    map.insert(
-        "infrastructureRef".into(),
-        name_ref(desired.infrastructure_template.name()),
-    );
-    Value::Object(map)
+    worker(
+        &desired.object,
+        (&topology.class, &topology.name),
+        desired.bootstrap_template.name(),
+        desired.infrastructure_template.name(),
+    )
 }
 
 /// `builtin.machinePool`, from one desired MachinePool.
 pub fn machine_pool(topology: &MachinePoolTopology, desired: &DesiredMachinePool) -> Value {
-    let object = &desired.object;
+    worker(
+        &desired.object,
+        (&topology.class, &topology.name),
+        desired.bootstrap_object.name(),
+        desired.infrastructure_object.name(),
+    )
+}
+
+/// The builtin of a worker (the same fields for both kinds): from the desired
+/// `object`, its topology's `(class, name)` and the names of what it references.
+fn worker(
+    object: &Value,
+    (class, topology_name): (&str, &str),
+    bootstrap: &str,
+    infrastructure: &str,
+) -> Value {
     let mut map = Map::new();
     insert_non_empty(
         &mut map,
@@ -158,20 +151,17 @@ pub fn machine_pool(topology: &MachinePoolTopology, desired: &DesiredMachinePool
     if let Some(metadata) = metadata(object) {
         map.insert("metadata".into(), metadata);
     }
-    map.insert("class".into(), json!(topology.class));
+    map.insert("class".into(), json!(class));
     map.insert("name".into(), json!(object.name()));
-    map.insert("topologyName".into(), json!(topology.name));
+    map.insert("topologyName".into(), json!(topology_name));
     if let Some(replicas) = object.at(&["spec", "replicas"]) {
         map.insert("replicas".into(), replicas.clone());
     }
     map.insert(
         "bootstrap".into(),
-        json!({ "configRef": name_ref(desired.bootstrap_object.name()) }),
+        json!({ "configRef": name_ref(bootstrap) }),
     );
-    map.insert(
-        "infrastructureRef".into(),
-        name_ref(desired.infrastructure_object.name()),
-    );
+    map.insert("infrastructureRef".into(), name_ref(infrastructure));
     Value::Object(map)
 }
 
