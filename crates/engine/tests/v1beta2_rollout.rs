@@ -2,9 +2,10 @@
 //! remediation, and where it lands: `rollout` (a topology's replaces the class's as a
 //! whole, `after` included), `deletion.order` and the health check's
 //! `remediation.maxInFlight` (the topology's over the class's), and the control
-//! plane's own `rollout.after`.
+//! plane's own `rollout.after`, at the path its contract has.
 
 use serde_json::{Value, json};
+use topograph_api::contract::{Contract, Declared};
 use topograph_api::convert::{self, Options, Version};
 use topograph_api::load::{Input, LoadOptions, load};
 use topograph_engine::{DesiredState, ObjectStore, admit_and_render};
@@ -18,6 +19,11 @@ fn edit(text: &str, from: &str, to: &str) -> String {
 }
 
 fn render() -> DesiredState {
+    render_with(Vec::new())
+}
+
+/// [`render`], with `extra` objects (CRDs) among the inputs.
+fn render_with(extra: Vec<Value>) -> DesiredState {
     let class = edit(
         CLASS,
         "      class: default-worker\n      healthCheck:\n        checks:",
@@ -49,7 +55,7 @@ fn render() -> DesiredState {
         },
     ];
     let bundle = load(&inputs, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
-    let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value));
+    let store = ObjectStore::new(bundle.objects.into_iter().map(|o| o.value).chain(extra));
     admit_and_render(
         &bundle.clusters[0].value,
         &bundle.cluster_classes[0].value,
@@ -114,10 +120,38 @@ fn rollout_deletion_order_and_remediation_reach_the_machine_deployments() {
 }
 
 #[test]
-fn the_control_plane_gets_its_own_rollout_after() {
-    let desired = render();
-    assert_eq!(
-        desired.control_plane.object["spec"]["rollout"]["after"],
-        "2026-02-01T00:00:00Z"
-    );
+fn the_control_plane_gets_its_own_rollout_after_where_its_contract_has_it() {
+    // (contract the KubeadmControlPlane CRD declares, where the time goes, where not)
+    let cases = [
+        (None, "/spec/rolloutAfter", "/spec/rollout"),
+        (
+            Some(Contract::V1Beta1),
+            "/spec/rolloutAfter",
+            "/spec/rollout",
+        ),
+        (
+            Some(Contract::V1Beta2),
+            "/spec/rollout/after",
+            "/spec/rolloutAfter",
+        ),
+    ];
+    for (contract, at, not_at) in cases {
+        let extra = contract
+            .map(|c| {
+                Declared::default().with(c, &["v1beta1"]).to_crd(
+                    "controlplane.cluster.x-k8s.io",
+                    "KubeadmControlPlane",
+                    "kubeadmcontrolplanes",
+                )
+            })
+            .into_iter()
+            .collect();
+        let cp = render_with(extra).control_plane.object;
+        assert_eq!(
+            cp.pointer(at),
+            Some(&json!("2026-02-01T00:00:00Z")),
+            "{contract:?}"
+        );
+        assert_eq!(cp.pointer(not_at), None, "{contract:?}: {cp}");
+    }
 }

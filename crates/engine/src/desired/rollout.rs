@@ -2,7 +2,8 @@
 //! "one component at a time, control plane first and then machine deployments" (the
 //! v1beta1 field's contract, which Cluster API itself left unimplemented).
 //!
-//! The control plane gets `spec.rolloutAfter` as soon as the topology sets it. A
+//! The control plane gets it (at the path its contract has) as soon as the topology
+//! sets it. A
 //! MachineDeployment gets it only once the control plane carries the same value and
 //! reports its rollout done (observedGeneration caught up, every replica updated);
 //! until then it keeps whatever it had, so the workers follow the control plane.
@@ -16,19 +17,30 @@ use crate::contract::{Contract, ContractFields};
 /// Where v1beta1 control planes (KubeadmControlPlane) and MachineDeployments keep it.
 pub const PATH: &[&str] = &["spec", "rolloutAfter"];
 
-/// Where Cluster API writes the control plane's own `rollout.after` (v1beta2's
-/// `topology.controlPlane.rollout.after`), whatever contract the control plane
-/// implements.
-pub const CONTROL_PLANE_ROLLOUT_AFTER: &[&str] = &["spec", "rollout", "after"];
-
-/// Sets the control plane's `rolloutAfter` (the Cluster's) and `rollout.after` (the
-/// control plane topology's).
-pub(crate) fn control_plane(scope: &Scope<'_>, object: &mut Value) {
-    if let Some(after) = &scope.topology.rollout_after {
-        set_at(object, PATH, json!(after));
+/// Where a control plane keeps its rollout time by the contract it implements:
+/// `spec.rolloutAfter` (v1beta1, e.g. KubeadmControlPlane v1beta1) or
+/// `spec.rollout.after` (v1beta2). Writing the other one would be a field the
+/// control plane's schema does not declare, which a server-side apply refuses.
+pub fn control_plane_path(contract: Contract) -> &'static [&'static str] {
+    match contract {
+        Contract::V1Beta1 => PATH,
+        Contract::V1Beta2 => &["spec", "rollout", "after"],
     }
-    if let Some(after) = &scope.topology.control_plane.rollout_after {
-        set_at(object, CONTROL_PLANE_ROLLOUT_AFTER, json!(after));
+}
+
+/// Sets the control plane's rollout time: the control plane topology's
+/// (`topology.controlPlane.rollout.after`, v1beta2) or else the Cluster's
+/// (`topology.rolloutAfter`, v1beta1).
+pub(crate) fn control_plane(scope: &Scope<'_>, object: &mut Value) {
+    let after = scope
+        .topology
+        .control_plane
+        .rollout_after
+        .as_ref()
+        .or(scope.topology.rollout_after.as_ref());
+    if let Some(after) = after {
+        let path = control_plane_path(scope.blueprint.control_plane_contract);
+        set_at(object, path, json!(after));
     }
 }
 
@@ -43,7 +55,7 @@ fn control_plane_rolled_out(cp: &Value, contract: Contract, after: &str) -> bool
     };
     let replicas = int(&["spec", "replicas"]).unwrap_or(1);
     let updated = int(contract.control_plane().up_to_date_replicas);
-    cp.at(PATH).and_then(Value::as_str) == Some(after)
+    cp.at(control_plane_path(contract)).and_then(Value::as_str) == Some(after)
         && generation_seen
         && updated.is_none_or(|u| u >= replicas)
 }
