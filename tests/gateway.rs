@@ -9,7 +9,6 @@
 //! time, and deleted.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -23,9 +22,8 @@ use topograph_proto::gateway::v1::applied_object::Action;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_reconcile::plan;
 use topograph_tests::{
-    Process, TempDir, binary, free_port, gateway_command, http_get, management_cluster,
-    quick_start, redis_without_persistence, small_cluster, spawn_gateway, spawn_logged,
-    wait_for_port,
+    Process, TempDir, free_port, gateway_command, http_get, management_cluster, quick_start,
+    redis_without_persistence, small_cluster, spawn_gateway, spawn_render_and_applier,
 };
 
 const MC: &str = "mgmt-a";
@@ -117,26 +115,13 @@ async fn start(tag: &str) -> Fleet {
         api.create(object).await.unwrap();
     }
 
-    let render_port = free_port();
-    processes.push(spawn_logged(
-        Command::new(binary("topograph-render", "topograph-render"))
-            .args(["--listen", &format!("127.0.0.1:{render_port}")]),
-        &dir.0.join("render.log"),
-    ));
-    wait_for_port(redis_port, "redis-server");
-    wait_for_port(render_port, "topograph-render");
-    let redis = format!("redis://127.0.0.1:{redis_port}");
-    let render = format!("http://127.0.0.1:{render_port}");
-
-    processes.push(spawn_logged(
-        Command::new(binary("topograph-applier", "topograph-applier"))
-            .args(["--redis", &redis, "--render", &render, "--workers", "2"])
-            .args(["--quiet-ms", "100", "--lease-seconds", "5"])
-            .arg("--management-clusters")
-            .arg(&clusters_dir),
-        // Kept next to the other e2e logs for a look after a failure.
+    let (redis, render) = spawn_render_and_applier(
+        &dir.0,
+        redis_port,
+        &clusters_dir,
         &std::env::temp_dir().join(format!("topograph-gateway-e2e-{tag}-applier.log")),
-    ));
+        &mut processes,
+    );
 
     let tenants = dir.0.join("tenants.yaml");
     std::fs::write(

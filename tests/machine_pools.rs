@@ -6,7 +6,6 @@
 //! pool, the condition naming the pool on the way) and removed (the pool and its two
 //! objects gone), each step seen through `GetCluster`'s workers.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -16,9 +15,8 @@ use topograph_management::{ManagementCluster, crds};
 use topograph_proto::gateway::v1 as pb;
 use topograph_proto::gateway::v1::gateway_service_client::GatewayServiceClient;
 use topograph_tests::{
-    Process, TempDir, admin_tenants, binary, free_port, gateway_command, management_cluster,
-    quick_start, redis_without_persistence, small_cluster, spawn_gateway, spawn_logged,
-    wait_for_port,
+    Process, TempDir, admin_tenants, free_port, gateway_command, management_cluster, quick_start,
+    redis_without_persistence, small_cluster, spawn_gateway, spawn_render_and_applier,
 };
 
 const MC: &str = "mgmt-pools";
@@ -69,25 +67,13 @@ async fn start() -> Fleet {
         api.create(object).await.unwrap();
     }
 
-    let render_port = free_port();
-    processes.push(spawn_logged(
-        Command::new(binary("topograph-render", "topograph-render"))
-            .args(["--listen", &format!("127.0.0.1:{render_port}")]),
-        &dir.0.join("render.log"),
-    ));
-    wait_for_port(redis_port, "redis-server");
-    wait_for_port(render_port, "topograph-render");
-    let redis = format!("redis://127.0.0.1:{redis_port}");
-    let render = format!("http://127.0.0.1:{render_port}");
-    processes.push(spawn_logged(
-        Command::new(binary("topograph-applier", "topograph-applier"))
-            .args(["--redis", &redis, "--render", &render, "--workers", "2"])
-            .args(["--quiet-ms", "100", "--lease-seconds", "5"])
-            .arg("--management-clusters")
-            .arg(&clusters_dir),
-        // Beside the other e2e logs, for a look after a failure.
+    let (redis, render) = spawn_render_and_applier(
+        &dir.0,
+        redis_port,
+        &clusters_dir,
         &std::env::temp_dir().join("topograph-machine-pools-e2e-applier.log"),
-    ));
+        &mut processes,
+    );
     let tenants = admin_tenants(&dir.0, TOKEN);
     let (gateway, addr) = spawn_gateway(
         gateway_command()

@@ -386,3 +386,36 @@ pub async fn apply_through_gateway(
         Err(status) => panic!("Apply through the gateway failed: {status:?}"),
     }
 }
+
+/// topograph-render, and an applier with two workers for the management clusters in
+/// `clusters_dir`, on the redis-server listening on `redis_port`; their processes are
+/// pushed onto `processes`, the render service's log goes to `dir`, the applier's to
+/// `applier_log` (beside the other e2e logs, for a look after a failure). Returns the
+/// redis and render service URLs, for the gateway.
+pub fn spawn_render_and_applier(
+    dir: &Path,
+    redis_port: u16,
+    clusters_dir: &Path,
+    applier_log: &Path,
+    processes: &mut Vec<Process>,
+) -> (String, String) {
+    let render_port = free_port();
+    processes.push(spawn_logged(
+        Command::new(binary("topograph-render", "topograph-render"))
+            .args(["--listen", &format!("127.0.0.1:{render_port}")]),
+        &dir.join("render.log"),
+    ));
+    wait_for_port(redis_port, "redis-server");
+    wait_for_port(render_port, "topograph-render");
+    let redis = format!("redis://127.0.0.1:{redis_port}");
+    let render = format!("http://127.0.0.1:{render_port}");
+    processes.push(spawn_logged(
+        Command::new(binary("topograph-applier", "topograph-applier"))
+            .args(["--redis", &redis, "--render", &render, "--workers", "2"])
+            .args(["--quiet-ms", "100", "--lease-seconds", "5"])
+            .arg("--management-clusters")
+            .arg(clusters_dir),
+        applier_log,
+    ));
+    (redis, render)
+}
