@@ -354,7 +354,9 @@ fn exit_codes_and_messages_for_bad_input() {
                 "v1beta2".into(),
             ],
             1,
-            format!("{bad_yaml}: document 1: invalid YAML: line 1 column 4: unclosed bracket '['"),
+            format!(
+                "{bad_yaml}: document 1: invalid YAML: line 1: did not find expected ',' or ']'"
+            ),
         ),
         (
             vec!["-f".into(), millis.clone(), "--to".into(), "v1beta2".into()],

@@ -393,7 +393,9 @@ fn exit_codes_and_messages_for_bad_input() {
         (
             vec![bad_yaml.clone()],
             1,
-            format!("{bad_yaml}: document 1: invalid YAML: line 1 column 4: unclosed bracket '['"),
+            format!(
+                "{bad_yaml}: document 1: invalid YAML: line 1: did not find expected ',' or ']'"
+            ),
         ),
         (
             vec![old_api.clone()],

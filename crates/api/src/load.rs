@@ -138,19 +138,22 @@ fn is_blank_yaml(doc: &str) -> bool {
     })
 }
 
-/// The first line of a YAML parser error, with line numbers made file-relative.
-fn yaml_error_message(err: &serde_saphyr::Error, start_line: usize) -> String {
-    let text = err.to_string();
-    let first = text.lines().next().unwrap_or("").trim();
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    if let Some(rest) = first.strip_prefix("line ")
-        && let Some((num, tail)) = rest.split_once(' ')
+/// A YAML reading error as `sigs.k8s.io/yaml` words it, with its line number made
+/// file-relative (go-yaml counts from the start of the document it was given).
+fn yaml_error_message(err: &str, start_line: usize) -> String {
+    let text = err.strip_prefix(CONVERTING).unwrap_or(err);
+    let text = text.strip_prefix("yaml: ").unwrap_or(text);
+    if let Some(rest) = text.strip_prefix("line ")
+        && let Some((num, tail)) = rest.split_once(':')
         && let Ok(n) = num.parse::<usize>()
     {
-        return format!("invalid YAML: line {} {tail}", n + start_line - 1);
+        return format!("invalid YAML: line {}:{tail}", n + start_line - 1);
     }
-    format!("invalid YAML: {first}")
+    format!("invalid YAML: {text}")
 }
+
+/// The prefix `sigs.k8s.io/yaml` puts on every reading error.
+const CONVERTING: &str = "error converting YAML to JSON: ";
 
 /// Parses one file into JSON documents, expanding `kind: List`. Blank documents are
 /// skipped. JSON files (first character `{` or `[`) are read as a stream of JSON
@@ -189,7 +192,10 @@ pub fn parse_documents(name: &str, text: &str) -> (Vec<Loaded<Value>>, Vec<LoadE
         if is_blank_yaml(&doc) {
             continue;
         }
-        match serde_saphyr::from_str::<Value>(&doc) {
+        // Each document is read as kubectl and the API server read it: go-yaml v2
+        // (YAML 1.1) through `sigs.k8s.io/yaml`, so `y:` is the key "true" and `1e400`
+        // stays text, exactly as the objects would be stored.
+        match topograph_gocompat::yaml::yaml_to_json(&doc) {
             Ok(Value::Null) => {}
             Ok(value) => push_document(source(i + 1), value, &mut docs, &mut errors),
             Err(e) => errors.push(LoadError {
@@ -558,7 +564,7 @@ spec:
         let cases: &[(&str, &str)] = &[
             (
                 "a: [1\n",
-                "in.yaml: document 1: invalid YAML: line 1 column 4: unclosed bracket '['",
+                "in.yaml: document 1: invalid YAML: line 1: did not find expected ',' or ']'",
             ),
             (
                 "---\nkind: X\n---\na: 1\n  b: 2\n",
@@ -589,8 +595,29 @@ spec:
         let errs = load_one("---\nkind: X\n---\na: 1\n  b: 2\n").unwrap_err();
         assert_eq!(
             errs[1],
-            "in.yaml: document 2: invalid YAML: line 5 column 4: mapping values are not allowed in this context"
+            "in.yaml: document 2: invalid YAML: line 5: mapping values are not allowed in this context"
         );
+    }
+
+    #[test]
+    fn files_are_read_with_yaml_1_1_as_kubectl_reads_them() {
+        // kubectl and the API server read manifests through sigs.k8s.io/yaml (go-yaml
+        // v2): `y`, `on`, `No` are booleans, as keys too, and a number float64 cannot
+        // hold stays text.
+        let text = "apiVersion: x.io/v1\nkind: A\nmetadata:\n  name: a\n  labels: {y: v, off: w}\nspec:\n  flags: [y, n, yes, on, Off, NO, yeS, 'y']\n  big: 1e400\n  octal: 010\n  folded: >-\n    a\n    b\n";
+        let bundle = load_one(text).unwrap();
+        let object = &bundle.objects[0].value;
+        assert_eq!(
+            object["metadata"]["labels"],
+            serde_json::json!({"true": "v", "false": "w"})
+        );
+        assert_eq!(
+            object["spec"]["flags"],
+            serde_json::json!([true, false, true, true, false, false, "yeS", "y"])
+        );
+        assert_eq!(object["spec"]["big"], serde_json::json!("1e400"));
+        assert_eq!(object["spec"]["octal"], serde_json::json!(8));
+        assert_eq!(object["spec"]["folded"], serde_json::json!("a b"));
     }
 
     #[test]

@@ -263,7 +263,7 @@ pub fn parse_apply_body(body: &[u8]) -> Result<Value, ApiError> {
             let text = std::str::from_utf8(body).map_err(|e| {
                 ApiError::bad_request(format!("error decoding YAML: invalid UTF-8: {e}"))
             })?;
-            serde_saphyr::from_str::<Value>(text)
+            topograph_gocompat::yaml::yaml_to_json(text)
                 .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
         }
     };

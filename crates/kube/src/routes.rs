@@ -240,7 +240,8 @@ fn content_type(headers: &HeaderMap) -> String {
 fn yaml_body(body: &Bytes) -> Result<Value, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: invalid UTF-8: {e}")))?;
-    let value: Value = serde_saphyr::from_str(text)
+    // kube-apiserver reads YAML bodies through sigs.k8s.io/yaml: go-yaml v2's YAML 1.1.
+    let value: Value = topograph_gocompat::yaml::yaml_to_json(text)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if !value.is_object() {
         return Err(ApiError::bad_request(

@@ -22,7 +22,6 @@ mod template_value;
 mod update;
 mod validate;
 pub mod variable_path;
-mod yaml;
 
 use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
@@ -36,8 +35,8 @@ pub use request::Values;
 use request::{Item, Target};
 use template_value::TemplateCache;
 
+pub use topograph_gocompat::yaml::yaml_to_json;
 pub use validate::validate;
-pub use yaml::yaml_to_json;
 
 /// What one patch did to one template, in terms of the desired object it feeds.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use topograph_gocompat::strconv::quote;
 use topograph_gotemplate::{Data, Options, Template};
 
-use super::yaml::yaml_to_json;
+use topograph_gocompat::yaml::yaml_to_json;
 
 /// Parsed templates by text, so a template used for many items is parsed once.
 #[derive(Default)]

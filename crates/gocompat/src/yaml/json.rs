@@ -2,9 +2,9 @@
 //! are refused) and `encoding/json` writes them (non-finite floats refused), and Go's
 //! `%#v` of them for error texts.
 
+use crate::float::go_float;
+use crate::strconv::quote;
 use serde_json::Value;
-use topograph_gocompat::strconv::quote;
-use topograph_variables::value::go_float;
 
 use super::decode::Go;
 

@@ -1,5 +1,6 @@
-//! Rendered template output read back the way Cluster API reads it:
-//! `sigs.k8s.io/yaml.Unmarshal` into an `apiextensionsv1.JSON`. That is go-yaml v2
+//! YAML read the way Kubernetes' Go programs read it: `sigs.k8s.io/yaml.Unmarshal`,
+//! which Cluster API uses on rendered template output and kubectl and the API server on
+//! every manifest and YAML request body. That is go-yaml v2
 //! (YAML 1.1) decoding the first document into Go values, which are then made JSON. So
 //! `y`, `no`, `on` and their kin are booleans, also as keys (which become "true" and
 //! "false"); a number a `float64` cannot hold stays text (`1e400`); `<<` merges maps;
