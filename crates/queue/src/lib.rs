@@ -143,6 +143,16 @@ pub trait Queue: Send + Sync + 'static {
     /// The reconcile of `job` failed: bring the key back after a backoff.
     fn retry(&self, job: &Job) -> impl Future<Output = Result<(), QueueError>> + Send;
 
+    /// The reconcile of `job` succeeded but asks to look again after `delay` (a
+    /// lifecycle hook answered "retry after N seconds"): the key comes back then, not
+    /// counted as a failure (its attempts start again from zero). An enqueue meanwhile
+    /// brings it back at once, as for a key waiting out a retry.
+    fn ack_after(
+        &self,
+        job: &Job,
+        delay: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
     /// Current gauges and counters.
     fn stats(&self) -> impl Future<Output = Result<QueueStats, QueueError>> + Send;
 

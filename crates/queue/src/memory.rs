@@ -277,6 +277,30 @@ impl Queue for MemoryQueue {
         Ok(())
     }
 
+    async fn ack_after(&self, job: &Job, delay: Duration) -> Result<(), QueueError> {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        let (entry, expires, dirty) = inner.held(job)?;
+        entry.attempt = 0;
+        // Enqueued meanwhile: something changed, so look now rather than at the time
+        // asked for.
+        let due = if dirty { None } else { Some(later(now, delay)) };
+        entry.state = match due {
+            None => State::Ready { since: now },
+            Some(due) => State::Delayed { due },
+        };
+        inner.leases.remove(&(expires, job.key.clone()));
+        match due {
+            None => inner.ready.push_back(job.key.clone()),
+            Some(due) => {
+                inner.delayed.insert((due, job.key.clone()));
+            }
+        }
+        drop(inner);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
     async fn retry(&self, job: &Job) -> Result<(), QueueError> {
         let now = Instant::now();
         let mut inner = self.lock();

@@ -562,6 +562,13 @@ impl Queue for RedisQueue {
         Ok(())
     }
 
+    async fn ack_after(&self, job: &Job, delay: Duration) -> Result<(), QueueError> {
+        let delay = delay.as_millis().max(1).to_string();
+        self.transition(&scripts::ACK_AFTER, job, &[&delay]).await?;
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
     async fn retry(&self, job: &Job) -> Result<(), QueueError> {
         let delay = backoff_delay(&self.config, job.attempt)
             .as_millis()

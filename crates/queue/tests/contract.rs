@@ -303,6 +303,51 @@ async fn retry_backoff<Q: Queue>(queue: Arc<Q>) {
     assert_empty(&*queue).await;
 }
 
+/// A reconcile that asks to look again later (a hook said "retry after"): the key comes
+/// back after the delay with its attempts cleared, is no retry, and an enqueue meanwhile
+/// brings it back at once.
+async fn ack_after<Q: Queue>(queue: Arc<Q>) {
+    let key = "mgmt-a/default/held";
+    let retries_before = stats(&*queue).await.retries;
+    queue.enqueue(key).await.expect("enqueue");
+    let job = take_some(&*queue, "c1").await;
+    queue.retry(&job).await.expect("retry");
+    let job = take_some(&*queue, "c1").await;
+    assert_eq!(job.attempt, 1);
+    let delay = Duration::from_millis(300);
+    let started = Instant::now();
+    queue.ack_after(&job, delay).await.expect("ack after");
+    let s = stats(&*queue).await;
+    assert_eq!((s.depth, s.delayed, s.in_flight), (0, 1, 0), "{s:?}");
+    take_none(&*queue, "c2").await;
+    let job = take_some(&*queue, "c2").await;
+    assert!(
+        started.elapsed() >= delay,
+        "came back after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(job.attempt, 0, "a hold is not a failure");
+    // Asked to wait long, but something changed meanwhile: looked at again at once.
+    queue
+        .ack_after(&job, Duration::from_secs(60))
+        .await
+        .expect("ack after");
+    queue.enqueue(key).await.expect("enqueue");
+    let job = take_some(&*queue, "c3").await;
+    // Enqueued while held: an ack_after hands it out again at once as well.
+    queue.enqueue(key).await.expect("enqueue while held");
+    queue
+        .ack_after(&job, Duration::from_secs(60))
+        .await
+        .expect("ack after");
+    let job = take_some(&*queue, "c1").await;
+    queue.ack(&job).await.expect("ack");
+    // Late: the lease is no longer ours.
+    assert_lease_lost(queue.ack_after(&job, delay).await, "ack_after after ack");
+    assert_eq!(stats(&*queue).await.retries, retries_before + 1);
+    assert_empty(&*queue).await;
+}
+
 /// A consumer that dies holding a key loses it after the lease; its late ack, retry and
 /// extend fail with `LeaseLost` and leave the new holder's lease alone.
 async fn reclaim_and_late_ack<Q: Queue>(queue: Arc<Q>) {
@@ -709,6 +754,12 @@ macro_rules! suite {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn ack_after() {
+                let (queue, _guard) = $fixture.await;
+                super::ack_after(queue).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn reclaim_and_late_ack() {
                 let (queue, _guard) = $fixture.await;
                 super::reclaim_and_late_ack(queue).await;
@@ -771,6 +822,7 @@ async fn redis_cluster_three_nodes() {
         async { dirty_rerun(queue("dirty").await).await },
         async { exclusivity(queue("exclusivity").await).await },
         async { retry_backoff(queue("retry").await).await },
+        async { ack_after(queue("held").await).await },
         async { reclaim_and_late_ack(queue("reclaim").await).await },
         async { extend_lease(queue("extend").await).await },
         async { stats_gauges(queue("stats").await).await },

@@ -503,6 +503,9 @@ mod tests {
         async fn retry(&self, job: &Job) -> Result<(), QueueError> {
             self.inner.retry(job).await
         }
+        async fn ack_after(&self, job: &Job, delay: Duration) -> Result<(), QueueError> {
+            self.inner.ack_after(job, delay).await
+        }
         async fn stats(&self) -> Result<QueueStats, QueueError> {
             self.inner.stats().await
         }

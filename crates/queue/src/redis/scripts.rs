@@ -216,6 +216,29 @@ return 1
     )
 });
 
+/// ARGV: group, key, entry id, nonce, delay (ms). Done, but the key comes back after the
+/// delay with its attempts cleared (no trace context is kept: the next look is a new
+/// reconcile). Returns 0 when the lease is lost, 1 when the key waits for its time, 2
+/// when it was queued again at once (dirty).
+pub(super) static ACK_AFTER: LazyLock<Script> = LazyLock::new(|| {
+    script(
+        r#"
+local group, key, id, nonce, delay = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+if not holder(key, id, nonce) then return 0 end
+drop_entry(group, id)
+redis.call('HDEL', attempts, key)
+if redis.call('SREM', dirty, key) == 1 then
+  push(key, take_context(key))
+  return 2
+end
+redis.call('HDEL', contexts, key)
+redis.call('ZADD', delayed, now_ms() + delay, key)
+redis.call('HSET', state, key, 'd')
+return 1
+"#,
+    )
+});
+
 /// ARGV: group, key, entry id, nonce. Resets the entry's idle time (what XAUTOCLAIM
 /// measures the lease by). Returns 0 when the lease is lost, 1 otherwise.
 pub(super) static EXTEND: LazyLock<Script> = LazyLock::new(|| {
