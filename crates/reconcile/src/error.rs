@@ -22,6 +22,10 @@ pub enum ReconcileError {
     /// Something read from the API server is not what the topology expects.
     #[error("{0}")]
     Invalid(String),
+    /// A lifecycle hook could not be called or failed (its extension and handler
+    /// named).
+    #[error("{0}")]
+    Hook(String),
 }
 
 impl ReconcileError {

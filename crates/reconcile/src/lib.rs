@@ -10,6 +10,8 @@
 //! * [`merge`] is the rule for updating an object from its desired state: fields the
 //!   desired state sets are enforced, everything else is left alone.
 //! * [`plan`] runs the same reconcile on a dry-run client: plans and impact.
+//! * [`hooks`]: Runtime SDK lifecycle hooks (when they are due, what their answers
+//!   mean, the Cluster annotations that keep their state).
 //!
 //! It talks to API servers only through `topograph_management::ManagementCluster`.
 
@@ -18,10 +20,11 @@ pub mod cluster;
 pub mod conditions;
 pub mod error;
 pub mod events;
+pub mod hooks;
 pub mod merge;
 pub mod plan;
 mod time;
 
 pub use cluster::write::apply_intent;
-pub use cluster::{Outcome, reconcile_cluster};
+pub use cluster::{Outcome, reconcile_cluster, reconcile_cluster_with_hooks};
 pub use error::ReconcileError;

@@ -307,6 +307,8 @@ pub fn failure_kind(e: &ReconcileError) -> Option<&'static str> {
         | ReconcileError::ClusterNotFound(_)
         | ReconcileError::EngineUnavailable(_) => None,
         ReconcileError::Invalid(_) => None,
+        // An extension failed, not the management cluster.
+        ReconcileError::Hook(_) => None,
     }
 }
 

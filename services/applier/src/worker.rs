@@ -146,7 +146,16 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
             );
             context.metrics.reconciled("ok", seconds, outcome.writes);
             self::outcome("ok");
-            ack(context, job).await;
+            if outcome.requeue_after_seconds > 0 {
+                // A lifecycle hook holds the Cluster: the queue brings it back then, no
+                // worker waits for it.
+                let delay = Duration::from_secs(outcome.requeue_after_seconds);
+                if let Err(e) = context.queue.ack_after(job, delay).await {
+                    tracing::warn!(key = %job.key, error = %e, "queue: requeue failed");
+                }
+            } else {
+                ack(context, job).await;
+            }
         }
         Ok(Err(e)) if is_gone(&e) => {
             tracing::info!(key = %job.key, consumer, seconds, "reconciled: Cluster gone");

@@ -10,6 +10,11 @@
 //!    [`workers`], [`pools`]); holders waiting for a version upgrade are not touched;
 //! 5. report `TopologyReconciled`, `observedGeneration` and the provisioning phase on the
 //!    Cluster's status ([`status`]), writing only when something changed.
+//!
+//! With Runtime SDK on, the lifecycle hooks are called where Cluster API calls them
+//! ([`crate::hooks`]): `BeforeClusterDelete` while deleting, `BeforeClusterCreate` before
+//! the first writes, `AfterControlPlaneInitialized` once the control plane is; a
+//! blocking answer ends the reconcile with a requeue after its `retryAfterSeconds`.
 
 mod control_plane;
 mod pools;
@@ -24,6 +29,7 @@ use topograph_api::object::ObjectExt;
 use crate::class::{self, API_VERSION};
 use crate::error::ReconcileError;
 use crate::events;
+use crate::hooks::{self, Hook, HookResponses, LifecycleHooks, NoHooks};
 use status::Progress;
 use topograph_engine::Engine;
 use topograph_engine::service::{RenderFailure, RenderInputs};
@@ -41,6 +47,9 @@ pub struct Outcome {
     pub deleted: u64,
     /// Write requests made (create, update, patch, delete).
     pub writes: u64,
+    /// Look at the Cluster again after this many seconds (0: only when something
+    /// changes): a lifecycle hook is holding it.
+    pub requeue_after_seconds: u64,
 }
 
 /// State shared by the steps of one reconcile.
@@ -48,6 +57,9 @@ pub(crate) struct Run<'a> {
     pub api: &'a ManagementCluster,
     pub cluster: Value,
     pub outcome: Outcome,
+    pub hooks: &'a dyn LifecycleHooks,
+    /// The answers of the hooks this reconcile called.
+    pub responses: HookResponses,
 }
 
 impl Run<'_> {
@@ -57,10 +69,22 @@ impl Run<'_> {
     }
 }
 
-/// Reconciles the Cluster `namespace/name` once.
+/// Reconciles the Cluster `namespace/name` once, with Runtime SDK off.
 pub async fn reconcile_cluster(
     api: &ManagementCluster,
     engine: &dyn Engine,
+    namespace: &str,
+    name: &str,
+) -> Result<Outcome, ReconcileError> {
+    reconcile_cluster_with_hooks(api, engine, &NoHooks, namespace, name).await
+}
+
+/// Reconciles the Cluster `namespace/name` once, calling lifecycle hooks through
+/// `hooks`.
+pub async fn reconcile_cluster_with_hooks(
+    api: &ManagementCluster,
+    engine: &dyn Engine,
+    hooks: &dyn LifecycleHooks,
     namespace: &str,
     name: &str,
 ) -> Result<Outcome, ReconcileError> {
@@ -78,12 +102,15 @@ pub async fn reconcile_cluster(
         api,
         cluster: cluster.clone(),
         outcome: Outcome::default(),
+        hooks,
+        responses: HookResponses::default(),
     };
     let progress = reconcile(&mut run, engine).await;
     // The Cluster as last written: its generation moves when the topology sets its refs.
     let reported = status::report(api, &run.cluster, &progress).await;
     let mut outcome = run.outcome;
     outcome.writes = api.writes().total();
+    outcome.requeue_after_seconds = run.responses.retry_after().map_or(0, |d| d.as_secs());
     match (progress, reported) {
         (Err(e), _) => Err(e),
         (Ok(_), Err(e)) => Err(e),
@@ -97,6 +124,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
         return Ok(Progress::Paused(message));
     }
     if cluster.at(&["metadata", "deletionTimestamp"]).is_some() {
+        before_delete(run).await?;
         return Ok(Progress::Deleting);
     }
     let c = topograph_api::load::decode_cluster(cluster.clone()).map_err(|e| {
@@ -125,6 +153,9 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
 
     let current = read::read(run.api, &c, &class).await?;
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
+    if let Some(message) = before_create(run).await? {
+        return Ok(Progress::HookBlocking(message));
+    }
     let inputs = RenderInputs {
         cluster: &c,
         class: &class,
@@ -142,6 +173,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
             RenderFailure::Unavailable(e) => ReconcileError::EngineUnavailable(e.0),
         })?;
 
+    after_control_plane_initialized(run).await?;
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
     pools::reconcile(run, &current, &desired).await?;
@@ -150,6 +182,142 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
         upgrade: status::upgrade_condition(&topology.version, &desired),
         phase: status::phase(&class, &current),
     }))
+}
+
+/// Neither reference is set yet: the topology is about to be created.
+fn refs_unset(cluster: &Value) -> bool {
+    cluster.at(&["spec", "infrastructureRef"]).is_none()
+        && cluster.at(&["spec", "controlPlaneRef"]).is_none()
+}
+
+/// `BeforeClusterCreate`, before anything of a new topology is written; `Some` with the
+/// condition's message while it blocks.
+async fn before_create(run: &mut Run<'_>) -> Result<Option<String>, ReconcileError> {
+    if !run.hooks.enabled() || !refs_unset(&run.cluster) {
+        return Ok(None);
+    }
+    let hook = Hook::BeforeClusterCreate;
+    if !run
+        .hooks
+        .registered(hook, &run.cluster)
+        .await
+        .map_err(hook_error)?
+    {
+        return Ok(None);
+    }
+    let fields = request_with_cluster(hooks::cleanup_cluster(&run.cluster));
+    let answer = run
+        .hooks
+        .call(hook, &run.cluster, fields)
+        .await
+        .map_err(hook_error)?;
+    let blocking = answer.retry_after_seconds != 0;
+    if blocking {
+        tracing::info!(
+            cluster = %key(&run.cluster), retry_after = answer.retry_after_seconds,
+            "Creation of Cluster topology is blocked by BeforeClusterCreate hook"
+        );
+    }
+    run.responses.add(hook, answer);
+    Ok(blocking.then(|| run.responses.message()))
+}
+
+/// `AfterControlPlaneInitialized`: marked pending when the topology is created, called
+/// once the Cluster reports its control plane initialized.
+async fn after_control_plane_initialized(run: &mut Run<'_>) -> Result<(), ReconcileError> {
+    if !run.hooks.enabled() {
+        return Ok(());
+    }
+    let hook = Hook::AfterControlPlaneInitialized;
+    if refs_unset(&run.cluster) {
+        mark_pending(run, &[hook], true).await?;
+    }
+    if !hooks::is_pending(&run.cluster, hook) || !control_plane_initialized(&run.cluster) {
+        return Ok(());
+    }
+    let fields = request_with_cluster(run.cluster.clone());
+    let answer = run
+        .hooks
+        .call(hook, &run.cluster, fields)
+        .await
+        .map_err(hook_error)?;
+    run.responses.add(hook, answer);
+    mark_pending(run, &[hook], false).await
+}
+
+/// `BeforeClusterDelete`, until it lets the deletion go: then the Cluster is marked
+/// `ok-to-delete` (at once when no extension handles the hook).
+async fn before_delete(run: &mut Run<'_>) -> Result<(), ReconcileError> {
+    if !run.hooks.enabled() || hooks::is_ok_to_delete(&run.cluster) {
+        return Ok(());
+    }
+    let hook = Hook::BeforeClusterDelete;
+    if run
+        .hooks
+        .registered(hook, &run.cluster)
+        .await
+        .map_err(hook_error)?
+    {
+        let fields = request_with_cluster(hooks::cleanup_cluster(&run.cluster));
+        let answer = run
+            .hooks
+            .call(hook, &run.cluster, fields)
+            .await
+            .map_err(hook_error)?;
+        let blocking = answer.retry_after_seconds != 0;
+        run.responses.add(hook, answer);
+        if blocking {
+            tracing::info!(cluster = %key(&run.cluster), "Cluster deletion is blocked by BeforeClusterDelete hook");
+            return Ok(());
+        }
+    }
+    run.cluster = run
+        .api
+        .merge_patch(&run.cluster, &hooks::ok_to_delete_patch())
+        .await?;
+    run.outcome.updated += 1;
+    Ok(())
+}
+
+/// Adds hooks to (or removes them from) the Cluster's pending list, when that changes it.
+async fn mark_pending(run: &mut Run<'_>, list: &[Hook], add: bool) -> Result<(), ReconcileError> {
+    if let Some(patch) = hooks::pending_patch(&run.cluster, list, add) {
+        run.cluster = run.api.merge_patch(&run.cluster, &patch).await?;
+    }
+    Ok(())
+}
+
+/// Whether the Cluster says its control plane is initialized: the v1beta1
+/// `ControlPlaneInitialized` condition or `status.controlPlaneReady`, or v1beta2's
+/// `status.initialization.controlPlaneInitialized`.
+fn control_plane_initialized(cluster: &Value) -> bool {
+    let condition = cluster
+        .at(&["status", "conditions"])
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("ControlPlaneInitialized")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        });
+    let flag = |path: &[&str]| cluster.at(path).and_then(Value::as_bool) == Some(true);
+    condition
+        || flag(&["status", "controlPlaneReady"])
+        || flag(&["status", "initialization", "controlPlaneInitialized"])
+}
+
+fn request_with_cluster(cluster: Value) -> serde_json::Map<String, Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("cluster".into(), cluster);
+    fields
+}
+
+fn hook_error(e: hooks::HookError) -> ReconcileError {
+    ReconcileError::Hook(e.0)
+}
+
+fn key(cluster: &Value) -> String {
+    format!("{}/{}", cluster.namespace(), cluster.name())
 }
 
 /// Reads the class, reconciling it first when it has not been (a fresh management

@@ -28,6 +28,8 @@ pub(crate) enum Progress {
     Paused(String),
     Deleting,
     ClassNotReconciled,
+    /// A lifecycle hook holds the reconcile (the condition's message).
+    HookBlocking(String),
     Done(Done),
 }
 
@@ -119,6 +121,12 @@ fn condition(progress: &Result<Progress, ReconcileError>) -> Condition {
             "ClusterClassNotReconciled",
             "ClusterClassNotReconciled",
             CLASS_NOT_RECONCILED.to_string(),
+        ),
+        Ok(Progress::HookBlocking(message)) => Condition::not_ok(
+            TOPOLOGY_RECONCILED,
+            "LifecycleHookBlocking",
+            "LifecycleHookBlocking",
+            message.clone(),
         ),
         Ok(Progress::Done(Done {
             creating: false,

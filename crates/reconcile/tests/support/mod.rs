@@ -10,7 +10,8 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::Local;
 use topograph_kube::{Config, RunningServer, Server};
 use topograph_management::{ManagementCluster, crds};
-use topograph_reconcile::{Outcome, reconcile_cluster};
+use topograph_reconcile::hooks::{LifecycleHooks, NoHooks};
+use topograph_reconcile::{Outcome, reconcile_cluster_with_hooks};
 
 pub const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
 pub const NS: &str = "default";
@@ -139,8 +140,17 @@ impl Env {
     /// One reconcile of `default/<name>`; also checks the server saw exactly the writes
     /// the reconcile reports.
     pub async fn reconcile(&self, name: &str) -> Result<Outcome, String> {
+        self.reconcile_with_hooks(name, &NoHooks).await
+    }
+
+    /// [`Env::reconcile`], lifecycle hooks answered by `hooks`.
+    pub async fn reconcile_with_hooks(
+        &self,
+        name: &str,
+        hooks: &dyn LifecycleHooks,
+    ) -> Result<Outcome, String> {
         let before = self.server.counts().writes();
-        let result = reconcile_cluster(&self.api, &Local, NS, name).await;
+        let result = reconcile_cluster_with_hooks(&self.api, &Local, hooks, NS, name).await;
         let seen = self.server.counts().writes() - before;
         match result {
             Ok(outcome) => {
