@@ -1,5 +1,6 @@
 //! An in-memory server speaking enough of the Kubernetes API for kube-rs and kubectl:
-//! discovery, CRDs, CRUD with the API server's write rules, patches, watches, finalizers,
+//! discovery, CRDs, CRUD with the API server's write rules, patches, watches, the
+//! Tables `kubectl get` prints, finalizers,
 //! owner-reference garbage collection, request counters, snapshots and simulated
 //! Cluster API providers. Embedded in tests (`Server::start` on port 0) or run as the
 //! `topograph-kube` binary.
@@ -10,6 +11,7 @@ pub mod counts;
 pub mod discovery;
 pub mod fields;
 mod gc;
+mod jsonpath;
 pub mod kubeconfig;
 pub mod media;
 pub mod patch;
@@ -20,6 +22,7 @@ mod simulate;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod table;
 pub mod types;
 pub mod util;
 mod validation;

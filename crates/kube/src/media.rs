@@ -2,9 +2,11 @@
 //! the client takes back (`Accept`), negotiated as kube-apiserver does it. JSON and YAML
 //! are served for every kind; protobuf only for the built-in kinds this server has
 //! messages for (custom resources never have a protobuf form, whatever the client
-//! prefers). Conversions asked with `as=` (Table, PartialObjectMetadata) are not served:
-//! clauses asking one are passed over, so `kubectl get`'s trailing plain
-//! `application/json` is what it gets.
+//! prefers). Of the conversions asked with `as=`, reads (get, list, watch) are served a
+//! `meta.k8s.io` `Table` (`as=Table;g=meta.k8s.io;v=v1` or `v1beta1`) in JSON or YAML,
+//! as kube-apiserver allows it; a protobuf Table, `PartialObjectMetadata` and any
+//! conversion on a write are not served: such clauses are passed over, so the client's
+//! next clause (kubectl's trailing plain `application/json`) is what it gets.
 
 use crate::status::ApiError;
 
@@ -64,6 +66,9 @@ pub fn served(protobuf: bool) -> Vec<Format> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Negotiated {
     pub format: Format,
+    /// The answer is a Table of this `apiVersion` (`meta.k8s.io/v1` or
+    /// `meta.k8s.io/v1beta1`), in `format`.
+    pub table: Option<&'static str>,
     /// The client also takes JSON: the answer to fall back on when an object cannot be
     /// put in `format` (a stored built-in object that does not fit its kind's message).
     pub json_too: bool,
@@ -139,10 +144,28 @@ impl Clause {
             .map(|(_, v)| v.as_str())
     }
 
-    /// Whether this server can answer the clause's parameters in `format`.
-    fn acceptable(&self, format: Format) -> bool {
-        // A conversion (`as=Table`, `as=PartialObjectMetadata`) is not served here.
-        if ["as", "g", "v"].iter().any(|k| self.param(k).is_some()) {
+    /// The Table version a clause converts to, when it asks for a Table this server
+    /// serves in `format` (kube-apiserver's `AllowsConversion`: JSON or YAML).
+    fn table(&self, format: Format) -> Option<&'static str> {
+        if self.param("as") != Some("Table")
+            || self.param("g") != Some(crate::table::META_GROUP)
+            || format == Format::Protobuf
+        {
+            return None;
+        }
+        match self.param("v") {
+            Some("v1") => Some("meta.k8s.io/v1"),
+            Some("v1beta1") => Some("meta.k8s.io/v1beta1"),
+            _ => None,
+        }
+    }
+
+    /// Whether this server can answer the clause's parameters in `format`; `tables`:
+    /// whether a Table conversion can be.
+    fn acceptable(&self, format: Format, tables: bool) -> bool {
+        if ["as", "g", "v"].iter().any(|k| self.param(k).is_some())
+            && !(tables && self.table(format).is_some())
+        {
             return false;
         }
         match self.param("stream") {
@@ -154,11 +177,12 @@ impl Clause {
     }
 }
 
-/// The answer's format for this Accept header: `None` when nothing acceptable is
+/// The answer's format for this Accept header, and the Table version when the chosen
+/// clause converts to one (only with `tables`): `None` when nothing acceptable is
 /// served (the caller answers 406 with [`not_acceptable`]).
-fn choose(accept: &str, served: &[Format]) -> Option<Format> {
+fn choose(accept: &str, served: &[Format], tables: bool) -> Option<(Format, Option<&'static str>)> {
     if accept.trim().is_empty() {
-        return served.first().copied();
+        return served.first().map(|f| (*f, None));
     }
     for clause in parse_accept(accept) {
         // A weight of 0 means "not acceptable" (RFC 9110); kube-apiserver only sorts by
@@ -167,23 +191,39 @@ fn choose(accept: &str, served: &[Format]) -> Option<Format> {
             continue;
         }
         for &format in served {
-            if clause.matches(format) && clause.acceptable(format) {
-                return Some(format);
+            if clause.matches(format) && clause.acceptable(format, tables) {
+                let table = if tables { clause.table(format) } else { None };
+                return Some((format, table));
             }
         }
     }
     None
 }
 
-/// Negotiates the format of an answer. `watch`: the answer is a stream of events, which
-/// YAML cannot be.
+/// Negotiates the format of an answer that cannot be a Table. `watch`: the answer is a
+/// stream of events, which YAML cannot be.
 pub fn negotiate(accept: &str, protobuf: bool, watch: bool) -> Result<Negotiated, ApiError> {
+    negotiate_read(accept, protobuf, watch, false)
+}
+
+/// Negotiates the format of an answer; `tables`: the request reads objects (get, list
+/// or watch), which may be answered as a Table.
+pub fn negotiate_read(
+    accept: &str,
+    protobuf: bool,
+    watch: bool,
+    tables: bool,
+) -> Result<Negotiated, ApiError> {
     let served = served(protobuf);
-    let format = choose(accept, &served)
-        .filter(|f| !watch || f.streams())
+    let (format, table) = choose(accept, &served, tables)
+        .filter(|(f, _)| !watch || f.streams())
         .ok_or_else(|| not_acceptable(&served, watch))?;
-    let json_too = format == Format::Json || choose(accept, &[Format::Json]).is_some();
-    Ok(Negotiated { format, json_too })
+    let json_too = format == Format::Json || choose(accept, &[Format::Json], false).is_some();
+    Ok(Negotiated {
+        format,
+        table,
+        json_too,
+    })
 }
 
 /// kube-apiserver's 406, listing what is served.
@@ -249,6 +289,53 @@ mod tests {
         assert_eq!(pick("*/*", true), Some(Format::Json));
         assert_eq!(pick("application/*", true), Some(Format::Json));
         assert_eq!(pick("application/yaml", false), Some(Format::Yaml));
+    }
+
+    #[test]
+    fn reads_take_tables_in_json_or_yaml() {
+        let table = |accept: &str, protobuf: bool| {
+            negotiate_read(accept, protobuf, false, true)
+                .ok()
+                .map(|n| (n.format, n.table))
+        };
+        let kubectl_120 = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(
+            table(kubectl_120, true),
+            Some((Format::Json, Some("meta.k8s.io/v1")))
+        );
+        // A protobuf Table is not served: the JSON Table after it is.
+        let kubectl_133 = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+        assert_eq!(
+            table(kubectl_133, true),
+            Some((Format::Json, Some("meta.k8s.io/v1")))
+        );
+        assert_eq!(
+            table("application/json;as=Table;v=v1beta1;g=meta.k8s.io", false),
+            Some((Format::Json, Some("meta.k8s.io/v1beta1")))
+        );
+        assert_eq!(
+            table("application/yaml;as=Table;v=v1;g=meta.k8s.io", false),
+            Some((Format::Yaml, Some("meta.k8s.io/v1")))
+        );
+        // Not a Table this server has: passed over.
+        for other in [
+            "application/json;as=Table;v=v2;g=meta.k8s.io,application/yaml",
+            "application/json;as=Table;v=v1;g=example.com,application/yaml",
+            "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/yaml",
+        ] {
+            assert_eq!(table(other, false), Some((Format::Yaml, None)), "{other}");
+        }
+        // Writes are not converted.
+        let n = negotiate(kubectl_120, true, false).unwrap();
+        assert_eq!((n.format, n.table), (Format::Json, None));
+        let n = negotiate_read(
+            "application/json;as=Table;v=v1;g=meta.k8s.io;stream=watch",
+            true,
+            true,
+            true,
+        )
+        .unwrap();
+        assert_eq!(n.table, Some("meta.k8s.io/v1"));
     }
 
     #[test]

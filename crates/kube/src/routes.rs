@@ -10,6 +10,7 @@ use crate::protobuf;
 use crate::selector::{FieldSelector, Filter, LabelSelector};
 use crate::status::ApiError;
 use crate::store::{DeleteOptions, PatchType, Store, Sub};
+use crate::table::{self, Include, Printer, TableRequest};
 use crate::types::ResourceType;
 use crate::util::meta_str;
 use crate::watch::{self, WatchParams};
@@ -346,7 +347,12 @@ fn resource(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let answer = Answer {
-        negotiated: media::negotiate(accept, kind.is_some(), verb == Verb::Watch)?,
+        negotiated: media::negotiate_read(
+            accept,
+            kind.is_some(),
+            verb == Verb::Watch,
+            matches!(verb, Verb::Get | Verb::List | Verb::Watch),
+        )?,
         kind,
     };
     let request = Request {
@@ -391,6 +397,17 @@ fn serve(
     let render = |code: StatusCode, obj: Value| -> Result<Response, ApiError> {
         Ok(answer.object(code, &store.view(rt, obj, &api_version)?))
     };
+    // A read answered as a Table: rows of the objects in the requested version.
+    let tabulate = match answer.negotiated.table {
+        Some(api_version) => Some((
+            Printer::for_resource(store, rt, version),
+            TableRequest {
+                api_version,
+                include: Include::parse(query.get("includeObject").map(String::as_str))?,
+            },
+        )),
+        None => None,
+    };
     match (verb, &target.name) {
         (Verb::List, None) => {
             let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(rt, query)?);
@@ -398,6 +415,10 @@ fn serve(
                 .into_iter()
                 .map(|o| store.view(rt, o, &api_version))
                 .collect::<Result<Vec<Value>, ApiError>>()?;
+            if let Some((printer, request)) = &tabulate {
+                let table = printer.table(*request, &items, &rv.to_string(), true, table::now());
+                return Ok(answer.object(StatusCode::OK, &table));
+            }
             Ok(answer.list(
                 &json!({"kind": rt.list_kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv.to_string()}, "items": items}),
             ))
@@ -427,6 +448,7 @@ fn serve(
                 bookmarks: truthy(query, "allowWatchBookmarks"),
                 bookmark_interval: app.bookmark_interval,
                 timeout,
+                table: tabulate,
             };
             let encoding = match (answer.format(), answer.kind) {
                 (Format::Protobuf, Some(kind)) => watch::Encoding::Protobuf(kind),
@@ -440,7 +462,18 @@ fn serve(
                 app.shutdown.clone(),
             ))
         }
-        (Verb::Get, Some(name)) => render(StatusCode::OK, store.get(rt, &ns, name)?),
+        (Verb::Get, Some(name)) => {
+            let obj = store.get(rt, &ns, name)?;
+            match &tabulate {
+                Some((printer, request)) => {
+                    let obj = store.view(rt, obj, &api_version)?;
+                    let rv = meta_str(&obj, "resourceVersion").to_string();
+                    let table = printer.table(*request, &[obj], &rv, true, table::now());
+                    Ok(answer.object(StatusCode::OK, &table))
+                }
+                None => render(StatusCode::OK, obj),
+            }
+        }
         (Verb::Create, None) => {
             if rt.namespaced && target.namespace.is_none() {
                 return Err(ApiError::method_not_allowed());

@@ -1,7 +1,9 @@
 //! Watch streams: newline-delimited JSON events (or, for built-in kinds that negotiated
 //! it, length-prefixed protobuf `WatchEvent`s) over a chunked response, started from the
 //! current state or replayed from the event history, filtered by namespace and
-//! selectors, with optional bookmarks and a timeout.
+//! selectors, with optional bookmarks and a timeout. A watch that negotiated a Table
+//! sends each object as a one-row Table, the column definitions only in the first, as
+//! kube-apiserver does.
 
 use crate::conversion::convert;
 use crate::media::Format;
@@ -9,6 +11,7 @@ use crate::protobuf;
 use crate::selector::Filter;
 use crate::status::ApiError;
 use crate::store::{Event, EventType, Store};
+use crate::table::{self, Printer, TableRequest};
 use crate::types::ResourceType;
 use crate::util::meta_str;
 use axum::body::{Body, Bytes};
@@ -33,6 +36,8 @@ pub struct WatchParams {
     pub bookmarks: bool,
     pub bookmark_interval: Duration,
     pub timeout: Option<Duration>,
+    /// Events carry Tables of their object, printed so, rather than the object.
+    pub table: Option<(Printer, TableRequest)>,
 }
 
 /// How events are written on the stream.
@@ -105,6 +110,10 @@ pub fn start(
         }
     };
     let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let mut tables = Tables {
+        table: params.table.clone(),
+        headers_sent: false,
+    };
     tokio::spawn(async move {
         let mut start = match begin {
             Ok(s) => s,
@@ -112,6 +121,7 @@ pub fn start(
                 let _ = send(
                     &tx,
                     encoding,
+                    &mut tables,
                     json!({"type": "ERROR", "object": e.to_status()}),
                 )
                 .await;
@@ -123,6 +133,7 @@ pub fn start(
                 && !send(
                     &tx,
                     encoding,
+                    &mut tables,
                     in_version(
                         &rt,
                         json!({"type": "ADDED", "object": obj}),
@@ -136,7 +147,13 @@ pub fn start(
         }
         for ev in std::mem::take(&mut start.replay) {
             if let Some(line) = translate(&ev, &params)
-                && !send(&tx, encoding, in_version(&rt, line, &params.api_version)).await
+                && !send(
+                    &tx,
+                    encoding,
+                    &mut tables,
+                    in_version(&rt, line, &params.api_version),
+                )
+                .await
             {
                 return;
             }
@@ -146,6 +163,7 @@ pub fn start(
             && !send(
                 &tx,
                 encoding,
+                &mut tables,
                 bookmark(&rt, &params.api_version, last_rv, true),
             )
             .await
@@ -165,20 +183,20 @@ pub fn start(
                             continue;
                         }
                         if let Some(line) = translate(&ev, &params)
-                            && !send(&tx, encoding, in_version(&rt, line, &params.api_version)).await
+                            && !send(&tx, encoding, &mut tables, in_version(&rt, line, &params.api_version)).await
                         {
                             return;
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         let status = ApiError::expired(last_rv, last_rv + 1).to_status();
-                        let _ = send(&tx, encoding, json!({"type": "ERROR", "object": status})).await;
+                        let _ = send(&tx, encoding, &mut tables, json!({"type": "ERROR", "object": status})).await;
                         return;
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 _ = ticker.tick(), if params.bookmarks => {
-                    if !send(&tx, encoding, bookmark(&rt, &params.api_version, last_rv, false)).await {
+                    if !send(&tx, encoding, &mut tables, bookmark(&rt, &params.api_version, last_rv, false)).await {
                         return;
                     }
                 }
@@ -212,8 +230,40 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 }
 
 /// Sends one event; false when the client is gone.
-async fn send(tx: &mpsc::Sender<Bytes>, encoding: Encoding, event: Value) -> bool {
+async fn send(
+    tx: &mpsc::Sender<Bytes>,
+    encoding: Encoding,
+    tables: &mut Tables,
+    event: Value,
+) -> bool {
+    let event = tables.apply(event);
     tx.send(encoding.frame(&event)).await.is_ok()
+}
+
+/// Turns the objects of a Table watch's events into Tables.
+struct Tables {
+    table: Option<(Printer, TableRequest)>,
+    headers_sent: bool,
+}
+
+impl Tables {
+    fn apply(&mut self, mut event: Value) -> Value {
+        let Some((printer, request)) = &self.table else {
+            return event;
+        };
+        // Bookmarks and errors keep their objects: kubectl reads them as they are.
+        if !matches!(
+            event["type"].as_str(),
+            Some("ADDED" | "MODIFIED" | "DELETED")
+        ) {
+            return event;
+        }
+        let object = event["object"].take();
+        let rv = meta_str(&object, "resourceVersion").to_string();
+        event["object"] = printer.table(*request, &[object], &rv, !self.headers_sent, table::now());
+        self.headers_sent = true;
+        event
+    }
 }
 
 fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: bool) -> Value {
@@ -268,6 +318,7 @@ mod tests {
             bookmarks: false,
             bookmark_interval: Duration::from_secs(1),
             timeout: None,
+            table: None,
         };
         let obj = |app: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default", "labels": {"app": app}}});
         let ev = |t, new: Value, old: Option<Value>| Event {

@@ -5,8 +5,9 @@
 //! is needed: the server answers kubectl's OpenAPI request with an empty document.
 //!
 //! The typed commands (`create namespace|secret|configmap`, which kubectl 1.32 and later
-//! send in protobuf) run with every kubectl at hand: the one on PATH and those listed in
-//! `TOPOGRAPH_KUBECTLS` (`scripts/test` adds Debian's 1.20 when PATH has a newer one).
+//! send in protobuf) and `kubectl get`'s printing of the server's Tables run with every
+//! kubectl at hand: the one on PATH and those listed in `TOPOGRAPH_KUBECTLS`
+//! (`scripts/test` adds Debian's 1.20 when PATH has a newer one).
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -736,4 +737,255 @@ fn typed_commands(kubectl: &Path, minor: u32) {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("secrets \"creds\" not found"), "{stderr}");
+}
+
+/// A Cluster CRD with the printer columns of Cluster API's v1beta1 Cluster, plus a
+/// priority-1 column for `-o wide`.
+const PRINTED_CLUSTER_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusters.cluster.x-k8s.io
+spec:
+  group: cluster.x-k8s.io
+  scope: Namespaced
+  names: {plural: clusters, singular: cluster, kind: Cluster, listKind: ClusterList}
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: ClusterClass, type: string, jsonPath: .spec.topology.class}
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    - {name: Version, type: string, jsonPath: .spec.topology.version}
+    - {name: Paused, type: boolean, jsonPath: .spec.paused, priority: 1}
+"#;
+
+const PRINTED_CLUSTER: &str = r#"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: c1
+  namespace: fleet-a
+spec:
+  paused: true
+  topology: {class: quick-start, version: v1.33.0}
+"#;
+
+/// The words of each line kubectl printed (a header's `LAST SEEN` is two words).
+fn words(table: &str) -> Vec<Vec<String>> {
+    table
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// The row of a table whose `column`-th word is `name`.
+fn row(table: &str, column: usize, name: &str) -> Vec<String> {
+    words(table)
+        .into_iter()
+        .find(|w| w.get(column).map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no row {name:?} in\n{table}"))
+}
+
+fn header(table: &str) -> Vec<String> {
+    words(table).into_iter().next().unwrap_or_default()
+}
+
+fn is_young_age(cell: &str) -> bool {
+    cell.strip_suffix('s')
+        .is_some_and(|n| n.parse::<u32>().is_ok_and(|n| n < 120))
+}
+
+/// `kubectl get` prints the server's Tables: kube-apiserver's columns for the built-in
+/// kinds, a CRD's printer columns for its custom resources, priority-1 columns with
+/// `-o wide`, labels from the rows' metadata, sorting from the rows' objects, and a
+/// watch's rows under one header.
+#[test]
+fn get_prints_server_tables_with_every_kubectl() {
+    let kubectls = every_kubectl();
+    if kubectls.is_empty() {
+        println!(
+            "skipped: no kubectl on PATH or in TOPOGRAPH_KUBECTLS (scripts/test installs one)"
+        );
+        return;
+    }
+    for kubectl in kubectls {
+        println!("kubectl {}", kubectl.display());
+        server_tables(&kubectl);
+    }
+}
+
+fn server_tables(kubectl: &Path) {
+    let server = start_for(&temp_dir("tables"), &[], kubectl.to_path_buf());
+    let with_ns = |args: &[&'static str]| -> Vec<&'static str> {
+        args.iter().copied().chain(["-n", "fleet-a"]).collect()
+    };
+    server.ok(&["create", "namespace", "fleet-a"]);
+    server.ok(&["label", "namespace", "fleet-a", "team=a"]);
+    server.ok(&with_ns(&[
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "--from-literal=user=admin",
+        "--from-literal=token=s3cr3t",
+    ]));
+    server.ok(&with_ns(&[
+        "create",
+        "secret",
+        "generic",
+        "another",
+        "--from-literal=a=b",
+    ]));
+    server.ok(&with_ns(&[
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=mode=fast",
+    ]));
+    server.ok(&["create", "-f", &server.file("event.yaml", EVENT)]);
+    server.ok(&[
+        "create",
+        "-f",
+        &server.file("crd.yaml", PRINTED_CLUSTER_CRD),
+    ]);
+    server.ok(&[
+        "create",
+        "-f",
+        &server.file("cluster.yaml", PRINTED_CLUSTER),
+    ]);
+
+    let out = server.ok(&["get", "ns"]);
+    assert_eq!(header(&out), ["NAME", "STATUS", "AGE"], "{out}");
+    let fleet = row(&out, 0, "fleet-a");
+    assert_eq!(fleet[1], "Active");
+    assert!(is_young_age(&fleet[2]), "{out}");
+    let out = server.ok(&["get", "ns", "fleet-a", "--show-labels"]);
+    assert_eq!(header(&out), ["NAME", "STATUS", "AGE", "LABELS"], "{out}");
+    assert!(row(&out, 0, "fleet-a")[3].contains("team=a"), "{out}");
+
+    let out = server.ok(&with_ns(&["get", "secrets"]));
+    assert_eq!(header(&out), ["NAME", "TYPE", "DATA", "AGE"], "{out}");
+    assert_eq!(row(&out, 0, "creds")[1..3], ["Opaque", "2"]);
+    // Sorting needs the rows' whole objects (includeObject=Object).
+    let out = server.ok(&with_ns(&["get", "secrets", "--sort-by=.metadata.name"]));
+    let names: Vec<String> = words(&out)
+        .into_iter()
+        .skip(1)
+        .map(|w| w[0].clone())
+        .collect();
+    assert_eq!(names, ["another", "creds"], "{out}");
+    let out = server.ok(&with_ns(&["get", "secret", "creds"]));
+    assert_eq!(words(&out).len(), 2, "{out}");
+    let out = server.ok(&with_ns(&["get", "configmaps"]));
+    assert_eq!(header(&out), ["NAME", "DATA", "AGE"], "{out}");
+    assert_eq!(row(&out, 0, "settings")[1], "1");
+
+    let out = server.ok(&with_ns(&["get", "events"]));
+    assert_eq!(
+        header(&out),
+        ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Normal   Tested   configmap/settings   typed clients read events in protobuf"
+        ),
+        "{out}"
+    );
+    let out = server.ok(&with_ns(&["get", "events", "-o", "wide"]));
+    assert_eq!(
+        header(&out),
+        [
+            "LAST",
+            "SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST",
+            "SEEN",
+            "COUNT",
+            "NAME"
+        ],
+        "{out}"
+    );
+    let event = row(&out, 3, "configmap/settings");
+    assert_eq!(event[4], "kubectl-test");
+    assert_eq!(event[event.len() - 2..], ["1", "settings.1"], "{out}");
+
+    let out = server.ok(&["get", "crd"]);
+    assert_eq!(header(&out), ["NAME", "CREATED", "AT"], "{out}");
+    assert!(row(&out, 0, "clusters.cluster.x-k8s.io")[1].ends_with('Z'));
+
+    let out = server.ok(&["get", "clusters.cluster.x-k8s.io", "-A"]);
+    assert_eq!(
+        header(&out),
+        [
+            "NAMESPACE",
+            "NAME",
+            "CLUSTERCLASS",
+            "PHASE",
+            "AGE",
+            "VERSION"
+        ],
+        "{out}"
+    );
+    // The Cluster has no phase: an empty cell, which kubectl prints as nothing.
+    let cluster = row(&out, 1, "c1");
+    assert_eq!(
+        (
+            cluster[0].as_str(),
+            cluster[2].as_str(),
+            cluster[4].as_str()
+        ),
+        ("fleet-a", "quick-start", "v1.33.0"),
+        "{out}"
+    );
+    assert!(is_young_age(&cluster[3]), "{out}");
+    let out = server.ok(&with_ns(&["get", "clusters", "-o", "wide"]));
+    assert_eq!(
+        header(&out),
+        ["NAME", "CLUSTERCLASS", "PHASE", "AGE", "VERSION", "PAUSED"],
+        "{out}"
+    );
+    assert_eq!(row(&out, 0, "c1").last().map(String::as_str), Some("true"));
+
+    // A watch: the list's Table, then each change as a row under the same header.
+    let mut watch = server
+        .kubectl_command(&with_ns(&["get", "configmaps", "--watch"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get --watch starts");
+    let (tx, rx) = mpsc::channel();
+    let stdout = watch.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(Duration::from_secs(15))
+            .expect("a line from kubectl get --watch")
+    };
+    assert_eq!(header(&next()), ["NAME", "DATA", "AGE"]);
+    assert_eq!(words(&next())[0][..2], ["settings", "1"]);
+    server.ok(&with_ns(&[
+        "patch",
+        "configmap",
+        "settings",
+        "-p",
+        r#"{"data":{"extra":"x"}}"#,
+    ]));
+    assert_eq!(words(&next())[0][..2], ["settings", "2"]);
+    let _ = watch.kill();
+    let _ = watch.wait();
 }
