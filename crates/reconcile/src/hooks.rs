@@ -27,6 +27,9 @@ use topograph_api::object::ObjectExt;
 pub const PENDING_HOOKS_ANNOTATION: &str = "runtime.cluster.x-k8s.io/pending-hooks";
 /// Set once `BeforeClusterDelete` lets the Cluster be deleted.
 pub const OK_TO_DELETE_ANNOTATION: &str = "runtime.cluster.x-k8s.io/ok-to-delete";
+/// Cluster annotations with this prefix hold an upgrade as a blocking
+/// `BeforeClusterUpgrade` would, without asking any extension.
+pub const BEFORE_UPGRADE_ANNOTATION_PREFIX: &str = "before-upgrade.hook.cluster.cluster.x-k8s.io";
 
 /// A boxed future, as the engine's trait uses them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -37,7 +40,10 @@ pub enum Hook {
     BeforeClusterCreate,
     AfterControlPlaneInitialized,
     BeforeClusterUpgrade,
+    BeforeControlPlaneUpgrade,
     AfterControlPlaneUpgrade,
+    BeforeWorkersUpgrade,
+    AfterWorkersUpgrade,
     AfterClusterUpgrade,
     BeforeClusterDelete,
 }
@@ -49,7 +55,10 @@ impl Hook {
             Hook::BeforeClusterCreate => "BeforeClusterCreate",
             Hook::AfterControlPlaneInitialized => "AfterControlPlaneInitialized",
             Hook::BeforeClusterUpgrade => "BeforeClusterUpgrade",
+            Hook::BeforeControlPlaneUpgrade => "BeforeControlPlaneUpgrade",
             Hook::AfterControlPlaneUpgrade => "AfterControlPlaneUpgrade",
+            Hook::BeforeWorkersUpgrade => "BeforeWorkersUpgrade",
+            Hook::AfterWorkersUpgrade => "AfterWorkersUpgrade",
             Hook::AfterClusterUpgrade => "AfterClusterUpgrade",
             Hook::BeforeClusterDelete => "BeforeClusterDelete",
         }

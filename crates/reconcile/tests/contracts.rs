@@ -135,20 +135,6 @@ async fn reconcile_until(env: &Env, what: &str, mut done: impl AsyncFnMut(&Env) 
     );
 }
 
-async fn edit_topology(env: &Env, patch: Value) {
-    let cluster = env.cluster("dev").await;
-    env.patch(&cluster, json!({"spec": {"topology": patch}}))
-        .await;
-}
-
-async fn md_version(env: &Env, topology_name: &str) -> String {
-    let md = env.machine_deployment("dev", topology_name).await.unwrap();
-    md["spec"]["template"]["spec"]["version"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test]
 async fn provisioning_and_upgrades_read_the_v1beta2_contracts_status() {
     let (class, cluster) = quick_start();
@@ -188,13 +174,13 @@ async fn provisioning_and_upgrades_read_the_v1beta2_contracts_status() {
         assert!(cp["status"].get(v1beta1_field).is_none(), "{cp}");
     }
 
-    edit_topology(&env, json!({"version": "v1.31.0"})).await;
+    env.edit_topology(json!({"version": "v1.31.0"})).await;
     let mut seen_cp_first = false;
     reconcile_until(&env, "upgraded", async |env| {
         let cp = env.control_plane("dev").await;
         let mut old = 0;
         for md in ["md-0", "md-1", "md-2"] {
-            old += usize::from(md_version(env, md).await == "v1.30.0");
+            old += usize::from(env.md_version(md).await == "v1.30.0");
         }
         if cp["spec"]["version"] == "v1.31.0" && old == 3 {
             seen_cp_first = true;

@@ -231,3 +231,141 @@ async fn a_failing_hook_fails_the_reconcile_with_its_message_and_writes_nothing(
     );
     let _ = NS;
 }
+
+/// A Cluster provisioned at v1.30.0 with its control plane and MachineDeployments
+/// reported done, Runtime SDK on.
+async fn settled(hooks: &Scripted) -> Env {
+    let env = Env::quick_start().await;
+    for _ in 0..3 {
+        env.reconcile_with_hooks("dev", hooks).await.unwrap();
+    }
+    env.control_plane_reports().await;
+    for md in ["md-0", "md-1", "md-2"] {
+        env.machine_deployment_reports(md).await;
+    }
+    let cluster = env.cluster("dev").await;
+    env.patch_status(&cluster, json!({"controlPlaneReady": true}))
+        .await;
+    env.reconcile_with_hooks("dev", hooks).await.unwrap();
+    assert_eq!(
+        annotation(&env.cluster("dev").await, PENDING_HOOKS_ANNOTATION),
+        None,
+        "AfterControlPlaneInitialized done"
+    );
+    env
+}
+
+#[tokio::test]
+async fn before_cluster_upgrade_holds_an_upgrade_until_the_extension_says_go() {
+    let hooks = Scripted::default();
+    hooks.hold(Hook::BeforeClusterUpgrade, 45, "backing up etcd");
+    let env = settled(&hooks).await;
+    env.edit_topology(json!({"version": "v1.31.0"})).await;
+
+    let outcome = env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    assert_eq!(outcome.requeue_after_seconds, 45);
+    assert_eq!(env.control_plane("dev").await["spec"]["version"], "v1.30.0");
+    let condition = env.condition("dev").await;
+    assert_eq!(condition["reason"], "LifecycleHookBlocking");
+    assert_eq!(
+        condition["message"],
+        "hook \"BeforeClusterUpgrade\" is blocking: backing up etcd"
+    );
+    let calls = hooks.calls_of(Hook::BeforeClusterUpgrade);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["fromKubernetesVersion"], "v1.30.0");
+    assert_eq!(calls[0]["toKubernetesVersion"], "v1.31.0");
+    assert_eq!(
+        calls[0]["controlPlaneUpgrades"],
+        json!([{"version": "v1.31.0"}])
+    );
+    assert_eq!(calls[0]["workersUpgrades"], json!([{"version": "v1.31.0"}]));
+    // Nothing is pending yet, and no upgrade step is announced while held.
+    let cluster = env.cluster("dev").await;
+    assert_eq!(annotation(&cluster, PENDING_HOOKS_ANNOTATION), None);
+    assert_eq!(
+        annotation(&cluster, "topology.internal.cluster.x-k8s.io/upgrade-step"),
+        None
+    );
+
+    hooks.go(Hook::BeforeClusterUpgrade);
+    hooks.go(Hook::AfterControlPlaneUpgrade);
+    hooks.go(Hook::AfterClusterUpgrade);
+    let outcome = env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    assert_eq!(outcome.requeue_after_seconds, 0);
+    assert_eq!(env.control_plane("dev").await["spec"]["version"], "v1.31.0");
+    let cluster = env.cluster("dev").await;
+    assert_eq!(
+        annotation(&cluster, PENDING_HOOKS_ANNOTATION).as_deref(),
+        Some(
+            "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade"
+        )
+    );
+    assert_eq!(
+        annotation(&cluster, "topology.internal.cluster.x-k8s.io/upgrade-step").as_deref(),
+        Some("v1.31.0")
+    );
+
+    // The control plane is done: AfterControlPlaneUpgrade holds the workers.
+    env.control_plane_reports().await;
+    hooks.hold(
+        Hook::AfterControlPlaneUpgrade,
+        15,
+        "checking the API server",
+    );
+    let outcome = env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    assert_eq!(outcome.requeue_after_seconds, 15);
+    assert_eq!(env.md_version("md-0").await, "v1.30.0");
+    assert_eq!(
+        env.condition("dev").await["message"],
+        "hook \"AfterControlPlaneUpgrade\" is blocking: checking the API server"
+    );
+    assert_eq!(
+        hooks.calls_of(Hook::AfterControlPlaneUpgrade)[0]["kubernetesVersion"],
+        "v1.31.0"
+    );
+
+    // Let go: the workers follow, one at a time; AfterClusterUpgrade comes last, once.
+    hooks.go(Hook::AfterControlPlaneUpgrade);
+    for md in ["md-0", "md-1", "md-2"] {
+        env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+        assert_eq!(env.md_version(md).await, "v1.31.0", "{md} upgrades");
+        assert!(hooks.calls_of(Hook::AfterClusterUpgrade).is_empty());
+        env.machine_deployment_reports(md).await;
+    }
+    env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    let after = hooks.calls_of(Hook::AfterClusterUpgrade);
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0]["kubernetesVersion"], "v1.31.0");
+    let cluster = env.cluster("dev").await;
+    assert_eq!(annotation(&cluster, PENDING_HOOKS_ANNOTATION), None);
+    assert_eq!(
+        annotation(&cluster, "topology.internal.cluster.x-k8s.io/upgrade-step"),
+        None
+    );
+    assert_eq!(env.condition("dev").await["status"], "True");
+}
+
+#[tokio::test]
+async fn before_upgrade_annotations_hold_an_upgrade_without_asking_extensions() {
+    let hooks = Scripted::default();
+    let env = settled(&hooks).await;
+    let cluster = env.cluster("dev").await;
+    env.patch(
+        &cluster,
+        json!({"metadata": {"annotations": {
+            "before-upgrade.hook.cluster.cluster.x-k8s.io/backup": "",
+            "before-upgrade.hook.cluster.cluster.x-k8s.io/approval": ""}}}),
+    )
+    .await;
+    env.edit_topology(json!({"version": "v1.31.0"})).await;
+    let outcome = env.reconcile_with_hooks("dev", &hooks).await.unwrap();
+    assert_eq!(outcome.requeue_after_seconds, 1200);
+    assert_eq!(env.control_plane("dev").await["spec"]["version"], "v1.30.0");
+    assert_eq!(
+        env.condition("dev").await["message"],
+        "hook \"BeforeClusterUpgrade\" is blocking: annotations before-upgrade.hook.cluster.cluster.x-k8s.io/approval, before-upgrade.hook.cluster.cluster.x-k8s.io/backup are set"
+    );
+    assert!(hooks.calls_of(Hook::BeforeClusterUpgrade).is_empty());
+}

@@ -36,17 +36,6 @@ async fn set_pools(env: &Env, pools: Value) {
     .await;
 }
 
-/// Reports the control plane at its spec version, as a provider would once done.
-async fn control_plane_reports(env: &Env) {
-    let cp = env.control_plane("dev").await;
-    let version = cp["spec"]["version"].clone();
-    env.patch_status(
-        &cp,
-        json!({"version": version, "ready": true, "initialized": true}),
-    )
-    .await;
-}
-
 /// Reports a MachinePool rolled out at its current generation, as Cluster API's
 /// MachinePool controller does (v1beta1, with the v1beta2 counters beside).
 async fn pool_reports(env: &Env, topology_name: &str) {
@@ -266,7 +255,7 @@ async fn pools_upgrade_after_the_control_plane_one_at_a_time() {
     ]));
     let env = Env::start(class, vec![cluster]).await;
     env.converge("dev").await;
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     for mp in ["mp-0", "mp-1"] {
         pool_reports(&env, mp).await;
     }
@@ -301,7 +290,7 @@ async fn pools_upgrade_after_the_control_plane_one_at_a_time() {
     let mp0 = env.machine_pool("dev", "mp-0").await.unwrap();
     assert_eq!(pool_version(&mp0), "v1.30.0");
 
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     env.reconcile("dev").await.unwrap();
     let mp0 = env.machine_pool("dev", "mp-0").await.unwrap();
     let mp1 = env.machine_pool("dev", "mp-1").await.unwrap();
@@ -379,7 +368,7 @@ async fn new_pools_wait_for_the_control_plane_and_removed_pools_go_with_their_ob
         ),
         "{condition}"
     );
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     let outcome = env.reconcile("dev").await.unwrap();
     assert_eq!(outcome.created, 3, "{outcome:?}");
     env.converge("dev").await;

@@ -97,16 +97,10 @@ async fn creates_the_topology_from_scratch_then_converges_to_zero_writes() {
     assert!(after.reads() > before.reads());
 }
 
-/// Sets the Cluster's topology fields with a merge patch, as a user would.
-async fn edit_topology(env: &Env, patch: Value) {
-    let cluster = env.cluster("dev").await;
-    env.patch(&cluster, json!({"spec": {"topology": patch}}))
-        .await;
-}
-
 /// Replaces the Cluster's MachineDeployment list.
 async fn set_machine_deployments(env: &Env, mds: Value) {
-    edit_topology(env, json!({"workers": {"machineDeployments": mds}})).await;
+    env.edit_topology(json!({"workers": {"machineDeployments": mds}}))
+        .await;
 }
 
 fn quick_start_pools() -> Value {
@@ -157,7 +151,7 @@ async fn adding_and_removing_pools_creates_and_deletes_their_objects() {
         "{condition}"
     );
     set_machine_deployments(&env, quick_start_pools()).await;
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     env.converge("dev").await;
     let md1 = env.machine_deployment("dev", "md-1").await.unwrap();
     let md1_templates = [
@@ -206,54 +200,23 @@ async fn adding_and_removing_pools_creates_and_deletes_their_objects() {
     env.converge("dev").await;
 }
 
-/// Reports the control plane at its spec version, as a provider would once done.
-async fn control_plane_reports(env: &Env) {
-    let cp = env.control_plane("dev").await;
-    let version = cp["spec"]["version"].clone();
-    env.patch_status(
-        &cp,
-        json!({"version": version, "ready": true, "initialized": true}),
-    )
-    .await;
-}
-
-/// Reports a MachineDeployment as rolled out at its current generation.
-async fn machine_deployment_reports(env: &Env, topology_name: &str) {
-    let md = env.machine_deployment("dev", topology_name).await.unwrap();
-    let replicas = md["spec"]["replicas"].clone();
-    env.patch_status(
-        &md,
-        json!({"observedGeneration": md["metadata"]["generation"], "replicas": replicas,
-               "updatedReplicas": replicas, "readyReplicas": replicas}),
-    )
-    .await;
-}
-
-async fn md_version(env: &Env, topology_name: &str) -> String {
-    let md = env.machine_deployment("dev", topology_name).await.unwrap();
-    md["spec"]["template"]["spec"]["version"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 #[tokio::test]
 async fn upgrades_the_control_plane_first_then_one_machine_deployment_at_a_time() {
     let env = Env::quick_start().await;
     env.converge("dev").await;
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     for md in ["md-0", "md-1", "md-2"] {
-        machine_deployment_reports(&env, md).await;
+        env.machine_deployment_reports(md).await;
     }
     env.converge("dev").await;
 
-    edit_topology(&env, json!({"version": "v1.31.0"})).await;
+    env.edit_topology(json!({"version": "v1.31.0"})).await;
     env.reconcile("dev").await.unwrap();
     let cp = env.control_plane("dev").await;
     assert_eq!(cp["spec"]["version"], "v1.31.0");
     for md in ["md-0", "md-1", "md-2"] {
         assert_eq!(
-            md_version(&env, md).await,
+            env.md_version(md).await,
             "v1.30.0",
             "{md} waits for the control plane"
         );
@@ -292,17 +255,17 @@ async fn upgrades_the_control_plane_first_then_one_machine_deployment_at_a_time(
 
     // While the control plane has not reported the new version, nothing moves.
     env.reconcile("dev").await.unwrap();
-    assert_eq!(md_version(&env, "md-0").await, "v1.30.0");
+    assert_eq!(env.md_version("md-0").await, "v1.30.0");
 
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     // Concurrency 1: the MachineDeployments upgrade one after the other, in topology
     // order, each once the previous one reported its rollout done.
     for (i, md) in ["md-0", "md-1", "md-2"].iter().enumerate() {
         env.reconcile("dev").await.unwrap();
-        assert_eq!(md_version(&env, md).await, "v1.31.0", "{md} upgrades");
+        assert_eq!(env.md_version(md).await, "v1.31.0", "{md} upgrades");
         for later in ["md-0", "md-1", "md-2"].iter().skip(i + 1) {
             assert_eq!(
-                md_version(&env, later).await,
+                env.md_version(later).await,
                 "v1.30.0",
                 "{later} waits for {md}"
             );
@@ -319,7 +282,7 @@ async fn upgrades_the_control_plane_first_then_one_machine_deployment_at_a_time(
             )),
             "{message}"
         );
-        machine_deployment_reports(&env, md).await;
+        env.machine_deployment_reports(md).await;
     }
     env.converge("dev").await;
     let condition = env.condition("dev").await;
@@ -533,7 +496,7 @@ async fn a_variable_change_rotates_the_templates_it_patches() {
         .unwrap()
         .clone();
     variables.push(json!({"name": "workerBanner", "value": "goodbye"}));
-    edit_topology(&env, json!({"variables": variables})).await;
+    env.edit_topology(json!({"variables": variables})).await;
 
     env.reconcile("dev").await.unwrap();
     let md0 = env.machine_deployment("dev", "md-0").await.unwrap();
@@ -620,11 +583,8 @@ async fn drift_is_restored_where_the_topology_sets_fields_and_kept_elsewhere() {
 #[tokio::test]
 async fn fields_the_topology_stops_setting_are_removed_and_others_kept() {
     let env = Env::quick_start().await;
-    edit_topology(
-        &env,
-        json!({"controlPlane": {"metadata": {"labels": {"tier": "gold"}}}}),
-    )
-    .await;
+    env.edit_topology(json!({"controlPlane": {"metadata": {"labels": {"tier": "gold"}}}}))
+        .await;
     env.converge("dev").await;
     let cp = env.control_plane("dev").await;
     assert_eq!(cp.labels()["tier"], "gold");
@@ -657,8 +617,7 @@ async fn fields_the_topology_stops_setting_are_removed_and_others_kept() {
             }
         })
         .collect();
-    edit_topology(
-        &env,
+    env.edit_topology(
         json!({"controlPlane": {"metadata": {"labels": {"tier": null}}}, "variables": variables}),
     )
     .await;
@@ -749,8 +708,7 @@ async fn a_paused_cluster_is_left_alone() {
 #[tokio::test]
 async fn an_invalid_cluster_is_reported_on_its_condition_and_nothing_is_written() {
     let env = Env::quick_start().await;
-    edit_topology(
-        &env,
+    env.edit_topology(
         json!({"workers": {"machineDeployments": [{"class": "no-such-class", "name": "md-0"}]}}),
     )
     .await;
@@ -810,14 +768,14 @@ async fn with_simulated_providers_a_cluster_is_provisioned_and_upgraded_end_to_e
     );
     assert_eq!(env.condition("dev").await["status"], "True");
 
-    edit_topology(&env, json!({"version": "v1.31.0"})).await;
+    env.edit_topology(json!({"version": "v1.31.0"})).await;
     let mut seen_cp_first = false;
     reconcile_until(&env, "upgraded", async |env| {
         let cp = env.control_plane("dev").await;
         let mds_old = [
-            md_version(env, "md-0").await,
-            md_version(env, "md-1").await,
-            md_version(env, "md-2").await,
+            env.md_version("md-0").await,
+            env.md_version("md-1").await,
+            env.md_version("md-2").await,
         ]
         .iter()
         .filter(|v| *v == "v1.30.0")
@@ -846,10 +804,10 @@ async fn rollout_after_reaches_the_control_plane_first_then_the_machine_deployme
     let (class, cluster) = support::quick_start();
     let env = Env::start_v1beta1(class, vec![cluster]).await;
     env.converge("dev").await;
-    control_plane_reports(&env).await;
+    env.control_plane_reports().await;
     env.converge("dev").await;
     let after = "2026-12-01T00:00:00Z";
-    edit_topology(&env, json!({"rolloutAfter": after})).await;
+    env.edit_topology(json!({"rolloutAfter": after})).await;
     env.reconcile("dev").await.unwrap();
     let cp = env.control_plane("dev").await;
     assert_eq!(cp["spec"]["rolloutAfter"], after);

@@ -13,13 +13,15 @@
 //!
 //! With Runtime SDK on, the lifecycle hooks are called where Cluster API calls them
 //! ([`crate::hooks`]): `BeforeClusterDelete` while deleting, `BeforeClusterCreate` before
-//! the first writes, `AfterControlPlaneInitialized` once the control plane is; a
-//! blocking answer ends the reconcile with a requeue after its `retryAfterSeconds`.
+//! the first writes, `AfterControlPlaneInitialized` once the control plane is, and the
+//! upgrade hooks over the engine's version decisions ([`upgrade_hooks`]); a blocking
+//! answer holds what it guards and requeues the Cluster after its `retryAfterSeconds`.
 
 mod control_plane;
 mod pools;
 mod read;
 pub(crate) mod status;
+mod upgrade_hooks;
 mod workers;
 pub(crate) mod write;
 
@@ -165,7 +167,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     // The worker's `reconcile` span declares a `class` field; the reconcile learns the
     // class only here, once it read the Cluster.
     tracing::Span::current().record("class", inputs.class_key().as_str());
-    let desired = engine
+    let mut desired = engine
         .render(inputs)
         .await
         .map_err(|failure| match failure {
@@ -173,6 +175,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
             RenderFailure::Unavailable(e) => ReconcileError::EngineUnavailable(e.0),
         })?;
 
+    upgrade_hooks::apply(run, &topology.version, &mut desired).await?;
     after_control_plane_initialized(run).await?;
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
@@ -181,6 +184,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
         creating,
         upgrade: status::upgrade_condition(&topology.version, &desired),
         phase: status::phase(&class, &current),
+        hooks_blocking: run.responses.retry_after().map(|_| run.responses.message()),
     }))
 }
 

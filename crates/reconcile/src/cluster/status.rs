@@ -42,6 +42,8 @@ pub(crate) struct Done {
     pub upgrade: Option<(String, String)>,
     /// The provisioning phase.
     pub phase: Option<String>,
+    /// Lifecycle hooks hold part of the topology (the condition's message).
+    pub hooks_blocking: Option<String>,
 }
 
 /// Why the Cluster is paused, if it is.
@@ -122,7 +124,11 @@ fn condition(progress: &Result<Progress, ReconcileError>) -> Condition {
             "ClusterClassNotReconciled",
             CLASS_NOT_RECONCILED.to_string(),
         ),
-        Ok(Progress::HookBlocking(message)) => Condition::not_ok(
+        Ok(Progress::HookBlocking(message))
+        | Ok(Progress::Done(Done {
+            hooks_blocking: Some(message),
+            ..
+        })) => Condition::not_ok(
             TOPOLOGY_RECONCILED,
             "LifecycleHookBlocking",
             "LifecycleHookBlocking",

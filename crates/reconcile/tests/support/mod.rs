@@ -266,6 +266,46 @@ impl Env {
             .unwrap()
     }
 
+    /// Sets the Cluster `dev`'s topology fields with a merge patch, as a user would.
+    pub async fn edit_topology(&self, patch: Value) {
+        let cluster = self.cluster("dev").await;
+        self.patch(&cluster, json!({"spec": {"topology": patch}}))
+            .await;
+    }
+
+    /// Reports the control plane of `dev` at its spec version, as a provider would once
+    /// done.
+    pub async fn control_plane_reports(&self) {
+        let cp = self.control_plane("dev").await;
+        let version = cp["spec"]["version"].clone();
+        self.patch_status(
+            &cp,
+            json!({"version": version, "ready": true, "initialized": true}),
+        )
+        .await;
+    }
+
+    /// Reports a MachineDeployment of `dev` as rolled out at its current generation.
+    pub async fn machine_deployment_reports(&self, topology_name: &str) {
+        let md = self.machine_deployment("dev", topology_name).await.unwrap();
+        let replicas = md["spec"]["replicas"].clone();
+        self.patch_status(
+            &md,
+            json!({"observedGeneration": md["metadata"]["generation"], "replicas": replicas,
+                   "updatedReplicas": replicas, "readyReplicas": replicas}),
+        )
+        .await;
+    }
+
+    /// The version of a MachineDeployment of `dev` ("" when unset).
+    pub async fn md_version(&self, topology_name: &str) -> String {
+        let md = self.machine_deployment("dev", topology_name).await.unwrap();
+        md["spec"]["template"]["spec"]["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The Cluster's `TopologyReconciled` condition (v1beta2 list).
     pub async fn condition(&self, cluster: &str) -> Value {
         let c = self.cluster(cluster).await;
