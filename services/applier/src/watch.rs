@@ -164,6 +164,13 @@ async fn supervise<Q: Queue, L: Lease>(
                 tracing::info!(%management_cluster, holder = %watchers.holder, "watching");
                 watch_while_held(&watchers, &management_cluster, &mut shutdown).await;
                 tracing::info!(%management_cluster, holder = %watchers.holder, "stopped watching");
+                // The watch loop saw the shutdown and consumed its notification: waiting
+                // for another one below would sleep out the shutdown deadline and leave
+                // the lease held until it expires.
+                if *shutdown.borrow() {
+                    let _ = watchers.lease.release(&name, &watchers.holder).await;
+                    return;
+                }
             }
             Ok(false) => {}
             Err(e) => tracing::warn!(%management_cluster, error = %e, "lease store unreachable"),
@@ -560,6 +567,81 @@ mod tests {
         );
         queue.refuse.store(0, Ordering::SeqCst);
         assert!(queued(&queue).await.is_empty());
+    }
+
+    /// Leases held and released, as a shared store would see them.
+    #[derive(Default)]
+    struct Recorded {
+        held: std::sync::Mutex<BTreeSet<String>>,
+    }
+
+    impl Lease for Recorded {
+        async fn hold(&self, name: &str, _: &str, _: Duration) -> Result<bool, String> {
+            self.held.lock().unwrap().insert(name.to_string());
+            Ok(true)
+        }
+        async fn release(&self, name: &str, _: &str) -> Result<(), String> {
+            self.held.lock().unwrap().remove(name);
+            Ok(())
+        }
+    }
+
+    /// A shutdown while watching releases every watch lease at once, well inside the
+    /// shutdown deadline, so another applier can take the watches over immediately.
+    #[tokio::test]
+    async fn a_shutdown_releases_every_watch_lease_at_once() {
+        let mut clusters = Vec::new();
+        let mut servers = Vec::new();
+        for name in ["mgmt-a", "mgmt-b"] {
+            let server = topograph_kube::Server::start(topograph_kube::Config {
+                seed: topograph_management::crds::cluster_api(),
+                ..topograph_kube::Config::default()
+            })
+            .await
+            .unwrap();
+            let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+                .await
+                .unwrap();
+            clusters.push((name.to_string(), Arc::new(api)));
+            servers.push(server);
+        }
+        let lease = Arc::new(Recorded::default());
+        let watchers = Arc::new(Watchers {
+            queue: Arc::new(MemoryQueue::new(QueueConfig::default())),
+            lease: lease.clone(),
+            holder: "applier-0".to_string(),
+            registry: Arc::new(Registry::fixed(clusters)),
+            metrics: Arc::new(Metrics::default()),
+            config: WatchConfig {
+                lease_ttl: Duration::from_secs(30),
+                ..WatchConfig::default()
+            },
+        });
+        let (stop, stopped) = watch::channel(false);
+        let running = tokio::spawn(run(watchers, stopped));
+        let started = Instant::now();
+        while lease.held.lock().unwrap().len() < 2 {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "leases never taken"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Let the watches start before the shutdown comes.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let stopping = Instant::now();
+        stop.send(true).unwrap();
+        running.await.unwrap();
+        assert!(
+            stopping.elapsed() < Duration::from_secs(3),
+            "shutdown took {:?}",
+            stopping.elapsed()
+        );
+        assert!(
+            lease.held.lock().unwrap().is_empty(),
+            "still held: {:?}",
+            lease.held.lock().unwrap()
+        );
     }
 
     #[test]
