@@ -5,8 +5,10 @@
 //! get structural schemas per served version ([`schema`]: every field name, type,
 //! `required` list, enum, list type and the few defaults Cluster API's CRDs declare), so
 //! an API server that validates custom resources (`topograph-kube`) refuses a field a
-//! real management cluster would refuse. Providers' kinds accept any content
-//! (`x-kubernetes-preserve-unknown-fields`): their schemas are the providers' business.
+//! real management cluster would refuse; and Cluster API's `additionalPrinterColumns`
+//! per version, so `kubectl get clusters` prints the columns it prints against Cluster
+//! API. Providers' kinds accept any content (`x-kubernetes-preserve-unknown-fields`):
+//! their schemas are the providers' business.
 //! Every CRD has the status subresource and carries Cluster API's contract label
 //! (`cluster.x-k8s.io/<contract>: <versions>`), which is how the topology finds which
 //! contract a provider kind implements.
@@ -113,7 +115,8 @@ pub fn cluster_api_v1beta1() -> Vec<Value> {
         .collect()
 }
 
-/// [`crd`] for one of Cluster API's kinds, each version with its structural schema.
+/// [`crd`] for one of Cluster API's kinds, each version with its structural schema and
+/// Cluster API's printer columns.
 fn cluster_api_crd(kind: &str, versions: &[&str]) -> Value {
     let mut crd = crd("cluster.x-k8s.io", kind, versions);
     if let Some(served) = crd
@@ -124,6 +127,10 @@ fn cluster_api_crd(kind: &str, versions: &[&str]) -> Value {
             let name = version["name"].as_str().unwrap_or_default().to_string();
             if let Some(schema) = schema::open_api_v3_schema(kind, &name) {
                 version["schema"] = json!({"openAPIV3Schema": schema});
+            }
+            let columns = schema::printer_columns(kind, &name);
+            if !columns.is_empty() {
+                version["additionalPrinterColumns"] = Value::Array(columns.to_vec());
             }
         }
     }

@@ -15,6 +15,11 @@
 //! (map), `#Name` (a type from the version's `common.yaml` or from `core.yaml`),
 //! followed by modifiers: `list=map:k1,k2`, `list=set`, `list=atomic`, `default=V` (a
 //! string default).
+//!
+//! A kind's file may also list `$printerColumns`: the version's
+//! `additionalPrinterColumns`, written as the CRD writes them (`name`, `type`,
+//! `jsonPath`, `description`, `priority`, `format`) and in Cluster API's order, so that
+//! `kubectl get` against a server holding these CRDs prints Cluster API's columns.
 
 use std::sync::OnceLock;
 
@@ -80,25 +85,46 @@ const COMMON_V1BETA1: &str = include_str!("v1beta1/common.yaml");
 /// bound on a reference cycle.
 const MAX_DEPTH: usize = 32;
 
-/// The `openAPIV3Schema` of `kind` in `version`, if this module has one.
-pub fn open_api_v3_schema(kind: &str, version: &str) -> Option<&'static Value> {
-    static COMPILED: OnceLock<Vec<(&'static str, &'static str, Value)>> = OnceLock::new();
+/// A kind's file, compiled.
+struct Compiled {
+    kind: &'static str,
+    version: &'static str,
+    schema: Value,
+    printer_columns: Vec<Value>,
+}
+
+fn compiled(kind: &str, version: &str) -> Option<&'static Compiled> {
+    static COMPILED: OnceLock<Vec<Compiled>> = OnceLock::new();
     let compiled = COMPILED.get_or_init(|| {
         KINDS
             .iter()
             .map(|(kind, version, source)| {
                 // The sources are part of this crate, and `every_schema_compiles`
                 // checks each one, so a failure here is a bug in a file beside this one.
-                let schema = compile(source, version)
-                    .unwrap_or_else(|e| panic!("the {kind} {version} schema: {e}"));
-                (*kind, *version, schema)
+                let fail = |e: String| -> ! { panic!("the {kind} {version} file: {e}") };
+                Compiled {
+                    kind,
+                    version,
+                    schema: compile(source, version).unwrap_or_else(|e| fail(e)),
+                    printer_columns: printer_columns_of(source).unwrap_or_else(|e| fail(e)),
+                }
             })
             .collect()
     });
     compiled
         .iter()
-        .find(|(k, v, _)| *k == kind && *v == version)
-        .map(|(_, _, schema)| schema)
+        .find(|c| c.kind == kind && c.version == version)
+}
+
+/// The `openAPIV3Schema` of `kind` in `version`, if this module has one.
+pub fn open_api_v3_schema(kind: &str, version: &str) -> Option<&'static Value> {
+    compiled(kind, version).map(|c| &c.schema)
+}
+
+/// The `additionalPrinterColumns` of `kind` in `version`: empty when this module has
+/// no file for it.
+pub fn printer_columns(kind: &str, version: &str) -> &'static [Value] {
+    compiled(kind, version).map_or(&[], |c| &c.printer_columns)
 }
 
 /// Compiles one kind's file in `version`'s vocabulary into the resource's schema.
@@ -121,6 +147,12 @@ pub fn compile(source: &str, version: &str) -> Result<Value, String> {
     properties.insert("metadata".into(), json!({"type": "object"}));
     let mut required = Vec::new();
     for (key, node) in &top {
+        if key == PRINTER_COLUMNS {
+            continue;
+        }
+        if key.starts_with('$') {
+            return Err(format!("unknown directive {key} at the resource's root"));
+        }
         let (name, is_required) = field_name(key);
         properties.insert(
             name.to_string(),
@@ -135,6 +167,86 @@ pub fn compile(source: &str, version: &str) -> Result<Value, String> {
         root["required"] = Value::Array(required);
     }
     Ok(root)
+}
+
+/// The key of a kind's file that lists its printer columns.
+const PRINTER_COLUMNS: &str = "$printerColumns";
+
+/// The fields of a column, and the types and formats kube-apiserver accepts in
+/// `additionalPrinterColumns`.
+const COLUMN_FIELDS: &[&str] = &[
+    "name",
+    "type",
+    "jsonPath",
+    "description",
+    "priority",
+    "format",
+];
+const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
+const COLUMN_FORMATS: &[&str] = &[
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "date",
+    "date-time",
+    "password",
+];
+
+/// The `$printerColumns` of one kind's file, checked as kube-apiserver checks a CRD's
+/// columns (a name, a known type and format, a path that starts at the object's root), so
+/// a mistyped entry fails here rather than as a CRD a server refuses.
+pub fn printer_columns_of(source: &str) -> Result<Vec<Value>, String> {
+    let top = parse(source, "the kind's file")?;
+    let Some(columns) = top.get(PRINTER_COLUMNS) else {
+        return Ok(Vec::new());
+    };
+    let columns = columns
+        .as_array()
+        .ok_or_else(|| format!("{PRINTER_COLUMNS} is a list"))?;
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            printer_column(column).map_err(|e| format!("{PRINTER_COLUMNS}[{i}]: {e}"))
+        })
+        .collect()
+}
+
+fn printer_column(column: &Value) -> Result<Value, String> {
+    let fields = column
+        .as_object()
+        .ok_or_else(|| "a column is a mapping".to_string())?;
+    let text = |key: &str| fields.get(key).and_then(Value::as_str).unwrap_or("");
+    if let Some(key) = fields.keys().find(|k| !COLUMN_FIELDS.contains(&k.as_str())) {
+        return Err(format!("unknown column field {key}"));
+    }
+    if text("name").is_empty() {
+        return Err("a column needs a name".into());
+    }
+    if !COLUMN_TYPES.contains(&text("type")) {
+        return Err(format!("{}: unknown type {:?}", text("name"), text("type")));
+    }
+    if fields.contains_key("format") && !COLUMN_FORMATS.contains(&text("format")) {
+        return Err(format!(
+            "{}: unknown format {:?}",
+            text("name"),
+            text("format")
+        ));
+    }
+    if !text("jsonPath").starts_with('.') {
+        return Err(format!("{}: jsonPath starts with '.'", text("name")));
+    }
+    if let Some(priority) = fields.get("priority")
+        && priority.as_u64().is_none_or(|p| p > i32::MAX as u64)
+    {
+        return Err(format!(
+            "{}: priority is a non-negative int32",
+            text("name")
+        ));
+    }
+    Ok(column.clone())
 }
 
 fn parse(source: &str, what: &str) -> Result<Value, String> {
@@ -317,7 +429,35 @@ mod tests {
                 topograph_ssa::Schema::from_crd_schema(&schema).is_ok(),
                 "{kind} {version} is a schema server-side apply can merge by"
             );
+            let columns =
+                printer_columns_of(source).unwrap_or_else(|e| panic!("{kind} {version}: {e}"));
+            assert!(!columns.is_empty(), "{kind} {version} has printer columns");
         }
+    }
+
+    #[test]
+    fn printer_columns_are_kept_out_of_the_schema_and_checked() {
+        let source = "spec: {replicas: int32}\n$printerColumns:\n  - {name: Desired, type: integer, jsonPath: .spec.replicas, description: d, priority: 10}\n";
+        let schema = compile(source, "v1beta2").unwrap();
+        assert!(schema.pointer("/properties/$printerColumns").is_none());
+        assert_eq!(
+            printer_columns_of(source).unwrap(),
+            [
+                json!({"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas", "description": "d", "priority": 10})
+            ]
+        );
+        for bad in [
+            "{type: string, jsonPath: .a}",
+            "{name: A, type: text, jsonPath: .a}",
+            "{name: A, type: string, jsonPath: a}",
+            "{name: A, type: string, jsonPath: .a, format: uuid}",
+            "{name: A, type: string, jsonPath: .a, priority: -1}",
+            "{name: A, type: string, jsonPath: .a, JSONPath: .a}",
+        ] {
+            let source = format!("$printerColumns:\n  - {bad}\n");
+            assert!(printer_columns_of(&source).is_err(), "{bad}");
+        }
+        assert!(compile("$columns: []\n", "v1beta2").is_err());
     }
 
     #[test]
