@@ -97,7 +97,7 @@ fn the_runtimesdk_class_renders_through_the_example_extension() {
         String::from_utf8_lossy(&out.stderr)
     );
     let objects: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    let find = |kind: &str| objects.iter().filter(move |o| o["kind"] == kind);
+    let find = |kind: &'static str| objects.iter().filter(move |o| o["kind"] == kind);
     let image = "kindest/node:v1.30.0@sha256:047357ac0cfea04663786a612ba1eaba9702bef25227a794b52890dd8bcd692e";
     assert_eq!(
         find("DockerCluster").next().unwrap()["spec"]["loadBalancer"]["imageRepository"],
