@@ -61,6 +61,188 @@ pub fn admit_class(
     }
 }
 
+/// The one class rule the Runtime SDK lifts: external patches are allowed once the
+/// caller supplies extensions (Cluster API's RuntimeSDK feature gate).
+fn runtime_sdk_gate(error: &FieldError) -> bool {
+    error.error_type == topograph_api::field::ErrorType::Forbidden
+        && error.path.ends_with(".external")
+        && error.detail.contains("RuntimeSDK feature flag")
+}
+
+/// One definition of a variable, as a ClusterClass's status lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusVariableDefinition {
+    /// `inline`, or the name of the patch whose extension defined it.
+    pub from: String,
+    /// Whether Clusters must set it.
+    pub required: bool,
+    /// Its OpenAPI v3 schema.
+    pub schema: Value,
+    /// Its deprecated metadata.
+    pub metadata: topograph_api::model::Metadata,
+}
+
+/// A variable with every definition of it (`status.variables[]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusVariable {
+    /// The variable's name.
+    pub name: String,
+    /// Whether the definitions differ (then Clusters cannot use the class).
+    pub definitions_conflict: bool,
+    /// Its definitions: the class's own first, then each extension's in patch order.
+    pub definitions: Vec<StatusVariableDefinition>,
+}
+
+/// A class admitted with runtime extensions: its variables include those the
+/// extensions defined.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtendedClass {
+    /// The class; its `variables` are the inline ones, then the discovered ones.
+    pub class: Admitted<ClusterClass>,
+    /// Every variable with its definitions, by name (what `status.variables` holds).
+    pub variables: Vec<StatusVariable>,
+}
+
+/// Admits a ClusterClass whose external patches run on `extensions`: the class rules
+/// without the RuntimeSDK gate, then the DiscoverVariables hook of every patch that
+/// has one (as Cluster API's ClusterClass controller calls it), the definitions found
+/// added to the class's variables. Definitions of one name that differ conflict; a
+/// Cluster using the class is then refused with Cluster API's message.
+pub fn admit_class_with_extensions(
+    class: ClusterClass,
+    old: Option<&ClusterClass>,
+    clusters: &[&Cluster],
+    extensions: &dyn topograph_runtime::Extensions,
+) -> Result<ExtendedClass, Refusal> {
+    let problems: Vec<FieldError> = validate::validate_cluster_class(&class, old, clusters)
+        .into_iter()
+        .filter(|e| !runtime_sdk_gate(e))
+        .collect();
+    if !problems.is_empty() {
+        return Err(Refusal::class(&class, problems));
+    }
+    let mut variables: Vec<StatusVariable> = class
+        .variables
+        .iter()
+        .map(|d| StatusVariable {
+            name: d.name.clone(),
+            definitions_conflict: false,
+            definitions: vec![StatusVariableDefinition {
+                from: "inline".to_string(),
+                required: d.required,
+                schema: d.schema.clone(),
+                metadata: d.metadata.clone(),
+            }],
+        })
+        .collect();
+    let mut discovered = Vec::new();
+    let mut errors = Vec::new();
+    for patch in &class.patches {
+        let Some(handler) = patch
+            .external
+            .as_ref()
+            .and_then(|e| e.discover_variables_extension.as_deref())
+        else {
+            continue;
+        };
+        let request = topograph_runtime::hooks::DiscoverVariablesRequest {
+            type_meta: topograph_runtime::hooks::TypeMeta::of("DiscoverVariablesRequest"),
+            settings: patch
+                .external
+                .as_ref()
+                .and_then(|e| e.settings.clone())
+                .unwrap_or_default(),
+        };
+        let response =
+            match extensions.discover_variables(handler, &class.namespace, &class.name, &request) {
+                Ok(r) => r,
+                Err(e) => {
+                    errors.push(format!(
+                        "failed to call DiscoverVariables for patch {}: {}",
+                        patch.name, e.message
+                    ));
+                    continue;
+                }
+            };
+        if response.common.status != topograph_runtime::hooks::ResponseStatus::Success {
+            let status = serde_json::to_value(response.common.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            errors.push(format!(
+                "patch {} returned status {:?} with message {:?}",
+                patch.name, status, response.common.message
+            ));
+            continue;
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for variable in &response.variables {
+            if seen.contains(&variable.name.as_str()) {
+                errors.push(format!(
+                    "variable {:?} is defined multiple times in variable discovery response from patch {:?}",
+                    variable.name, patch.name
+                ));
+                continue;
+            }
+            seen.push(&variable.name);
+            let definition = topograph_api::model::VariableDefinition {
+                name: variable.name.clone(),
+                required: variable.required,
+                schema: variable.schema.open_api_v3_schema.clone(),
+                metadata: metadata(variable.metadata.as_ref()),
+            };
+            let status = StatusVariableDefinition {
+                from: patch.name.clone(),
+                required: definition.required,
+                schema: definition.schema.clone(),
+                metadata: definition.metadata.clone(),
+            };
+            match variables.iter_mut().find(|v| v.name == variable.name) {
+                Some(existing) => {
+                    let first = &existing.definitions[0];
+                    if first.required != status.required || first.schema != status.schema {
+                        existing.definitions_conflict = true;
+                    }
+                    existing.definitions.push(status);
+                }
+                None => variables.push(StatusVariable {
+                    name: variable.name.clone(),
+                    definitions_conflict: false,
+                    definitions: vec![status],
+                }),
+            }
+            discovered.push(definition);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Refusal::Render(RenderError::new(format!(
+            "failed to discover variables for ClusterClass {}: {}",
+            class.name,
+            topograph_runtime::registry::aggregate(&errors)
+        ))));
+    }
+    variables.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut class = class;
+    class.variables.extend(discovered);
+    Ok(ExtendedClass {
+        class: Admitted(class),
+        variables,
+    })
+}
+
+fn metadata(value: Option<&Value>) -> topograph_api::model::Metadata {
+    let map = |key: &str| -> std::collections::BTreeMap<String, String> {
+        value
+            .and_then(|v| v.get(key))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    };
+    topograph_api::model::Metadata {
+        labels: map("labels"),
+        annotations: map("annotations"),
+    }
+}
+
 /// What admission made of a Cluster.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterAdmission {

@@ -41,11 +41,14 @@ pub mod wire;
 
 use topograph_api::model::{Cluster, ClusterClass};
 
-pub use admission::{Admitted, Refusal};
+pub use admission::{Admitted, ExtendedClass, Refusal};
 pub use desired::DesiredState;
 pub use error::RenderError;
 pub use service::{Engine, Local};
 pub use store::ObjectStore;
+/// Runtime extensions as the engine calls them (external patches, topology validation,
+/// variable discovery); see [`render_with`] and [`admit_and_render_with`].
+pub use topograph_runtime::Extensions;
 
 /// A render and how the class's patches shaped it.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +71,19 @@ pub fn admit_and_render(
     render_admitting(cluster, &class, store)
 }
 
+/// [`admit_and_render`] with runtime extensions: the class's external patches are
+/// allowed, its DiscoverVariables extensions define variables the Cluster is validated
+/// against, and its GeneratePatches / ValidateTopology extensions run during the render.
+pub fn admit_and_render_with(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    store: &ObjectStore,
+    extensions: &dyn Extensions,
+) -> Result<Rendered, Refusal> {
+    let extended = admission::admit_class_with_extensions(class.clone(), None, &[], extensions)?;
+    render_admitting_with(cluster, &extended.class, store, Some(extensions))
+}
+
 /// Admits `cluster` against its admitted class, then renders it. A Cluster of another
 /// class is refused: admission would only warn that its class is unknown, and its
 /// variables would then be neither defaulted nor validated against the class used.
@@ -75,6 +91,16 @@ pub fn render_admitting(
     cluster: &Cluster,
     class: &Admitted<ClusterClass>,
     store: &ObjectStore,
+) -> Result<Rendered, Refusal> {
+    render_admitting_with(cluster, class, store, None)
+}
+
+/// [`render_admitting`], external patches running on `extensions` when given.
+pub fn render_admitting_with(
+    cluster: &Cluster,
+    class: &Admitted<ClusterClass>,
+    store: &ObjectStore,
+    extensions: Option<&dyn Extensions>,
 ) -> Result<Rendered, Refusal> {
     if let Some(topology) = &cluster.topology {
         let namespace = topology.class_namespace_or(&cluster.namespace);
@@ -95,7 +121,7 @@ pub fn render_admitting(
     let Some(cluster) = admission.admitted else {
         return Err(Refusal::Cluster(admission.errors));
     };
-    render(&cluster, class, store).map_err(Refusal::Render)
+    render_with(&cluster, class, store, extensions).map_err(Refusal::Render)
 }
 
 /// Renders the desired state of an admitted Cluster of an admitted class, reading
@@ -106,7 +132,18 @@ pub fn render(
     class: &Admitted<ClusterClass>,
     store: &ObjectStore,
 ) -> Result<Rendered, RenderError> {
-    render_inner(cluster, class, store, Variables::Admitted)
+    render_inner(cluster, class, store, Variables::Admitted, None)
+}
+
+/// [`render`], external patches and validations running on `extensions` (none: a
+/// class with external patches cannot render, as without Cluster API's RuntimeSDK).
+pub fn render_with(
+    cluster: &Admitted<Cluster>,
+    class: &Admitted<ClusterClass>,
+    store: &ObjectStore,
+    extensions: Option<&dyn Extensions>,
+) -> Result<Rendered, RenderError> {
+    render_inner(cluster, class, store, Variables::Admitted, extensions)
 }
 
 /// Renders objects that bypassed admission (written with the webhooks off, or before a
@@ -118,7 +155,7 @@ pub fn render_unadmitted(
     class: &ClusterClass,
     store: &ObjectStore,
 ) -> Result<Rendered, RenderError> {
-    render_inner(cluster, class, store, Variables::Unchecked)
+    render_inner(cluster, class, store, Variables::Unchecked, None)
 }
 
 /// Whether admission has already defaulted and validated the variables.
@@ -133,6 +170,7 @@ fn render_inner(
     class: &ClusterClass,
     store: &ObjectStore,
     variables: Variables,
+    extensions: Option<&dyn Extensions>,
 ) -> Result<Rendered, RenderError> {
     let blueprint = blueprint::Blueprint::resolve(class, store);
     let current = current::CurrentState::read(cluster, store);
@@ -164,7 +202,14 @@ fn render_inner(
             resolved.as_patch_values()
         }
     };
-    let explanation = patches::apply(cluster, topology, &blueprint, &mut desired, &values)
+    let explanation = patches::apply(
+        cluster,
+        topology,
+        &blueprint,
+        &mut desired,
+        &values,
+        extensions,
+    )
         .map_err(|e| {
             RenderError::new(format!(
                 "error computing the desired state of the Cluster topology: failed to apply patches: {e}"

@@ -35,15 +35,19 @@ fn operation() -> impl Strategy<Value = Operation> {
             Just("replace"),
             Just("remove"),
             Just("move"),
+            Just("copy"),
+            Just("test"),
             Just("")
         ],
         pointer(),
         prop::option::of(json()),
+        prop::option::of(pointer()),
     )
-        .prop_map(|(op, path, value)| Operation {
+        .prop_map(|(op, path, value, from)| Operation {
             op: op.to_string(),
             path,
             value,
+            from,
         })
 }
 
@@ -69,8 +73,8 @@ proptest! {
         let doc = Value::Object(doc.into_iter().collect());
         let path = format!("/{key}");
         let out = apply(&doc, &[
-            Operation { op: "add".into(), path: path.clone(), value: Some(value) },
-            Operation { op: "remove".into(), path, value: None },
+            Operation { op: "add".into(), path: path.clone(), value: Some(value), from: None },
+            Operation { op: "remove".into(), path, value: None, from: None },
         ]);
         prop_assert_eq!(out, Ok(doc));
     }

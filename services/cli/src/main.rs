@@ -7,6 +7,7 @@ mod bench;
 mod client;
 mod convert;
 mod crds;
+mod extensions;
 mod inputs;
 mod reconcile;
 mod render;

@@ -15,6 +15,7 @@ use topograph_api::convert::{self, Options, Version};
 use topograph_api::object::ObjectExt;
 
 use crate::convert::{ApiVersion, api_versions};
+use crate::extensions::ExtensionArgs;
 use crate::inputs::{EXIT_INVALID, EXIT_USAGE, InputArgs, load_files};
 
 /// Output formats.
@@ -46,6 +47,8 @@ pub struct RenderArgs {
     /// Default: the apiVersion of each Cluster's input document.
     #[arg(long = "api-version", value_enum)]
     api_version: Option<ApiVersion>,
+    #[command(flatten)]
+    extensions: ExtensionArgs,
 }
 
 /// Prints what the patches did for one Cluster, one line per change.
@@ -100,6 +103,24 @@ pub fn run(args: &RenderArgs) -> ExitCode {
     };
     let mut invalid = false;
 
+    // Extensions are discovered before anything renders: one that cannot be reached
+    // fails the command once, not every Cluster.
+    let extensions = if args.extensions.any() {
+        let classes: Vec<_> = bundle.cluster_classes.iter().map(|c| &c.value).collect();
+        let objects: Vec<&Value> = bundle.objects.iter().map(|o| &o.value).collect();
+        let connected = crate::extensions::configs(&args.extensions, &classes)
+            .and_then(|configs| crate::extensions::connect(&configs, &objects));
+        match connected {
+            Ok(client) => Some(client),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    } else {
+        None
+    };
+
     // By apiVersion as written too: two versions of one object are two inputs.
     let mut sources = HashMap::new();
     let store = ObjectStore::new(bundle.objects.into_iter().map(|o| {
@@ -137,7 +158,13 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         };
         used_classes[class_index] = true;
         let class = &bundle.cluster_classes[class_index].value;
-        match topograph_engine::admit_and_render(cluster, class, &store) {
+        let rendered = match &extensions {
+            Some(extensions) => {
+                topograph_engine::admit_and_render_with(cluster, class, &store, extensions)
+            }
+            None => topograph_engine::admit_and_render(cluster, class, &store),
+        };
+        match rendered {
             Ok(rendered) => {
                 rendered_any = true;
                 if args.explain {

@@ -188,6 +188,7 @@ pub fn generate(
                         op: p.op.clone(),
                         path: p.path.clone(),
                         value,
+                        from: None,
                     })
                 })
                 .collect();

@@ -3,8 +3,10 @@
 //! negative indices address array ends, and the error texts are that library's, so a
 //! failing patch reads the same here as on a Cluster's condition.
 //!
-//! Only the operations inline patches produce are supported (`add`, `replace`,
-//! `remove`); anything else is refused as the library refuses an unknown operation.
+//! Inline patches produce `add`, `replace` and `remove`; patches from runtime
+//! extensions ([`decode`]) may also `move`, `copy` and `test`. Anything else is refused
+//! as the library refuses an unknown operation. [`merge_patch`] applies RFC 7386 merge
+//! patches, the other kind extensions answer with.
 
 use serde_json::Value;
 use topograph_gocompat::strconv;
@@ -16,8 +18,10 @@ pub struct Operation {
     pub op: String,
     /// A JSON pointer.
     pub path: String,
-    /// The value, for `add` and `replace`.
+    /// The value, for `add`, `replace` and `test`.
     pub value: Option<Value>,
+    /// The source, for `move` and `copy`.
+    pub from: Option<String>,
 }
 
 impl Operation {
@@ -28,6 +32,9 @@ impl Operation {
         map.insert("path".into(), Value::String(self.path.clone()));
         if let Some(value) = &self.value {
             map.insert("value".into(), value.clone());
+        }
+        if let Some(from) = &self.from {
+            map.insert("from".into(), Value::String(from.clone()));
         }
         Value::Object(map)
     }
@@ -50,10 +57,25 @@ impl std::fmt::Display for PatchError {
     }
 }
 
-/// Applies `operations` in order to a copy of `doc`; `doc` is untouched on error.
+/// Applies `operations` (as inline patches make them: `add`, `replace`, `remove`) in
+/// order to a copy of `doc`; `doc` is untouched on error.
 pub fn apply(doc: &Value, operations: &[Operation]) -> Result<Value, PatchError> {
+    apply_operations(doc, operations, false)
+}
+
+/// Applies a patch document from a runtime extension (every RFC 6902 operation) in
+/// order to a copy of `doc`; `doc` is untouched on error.
+pub fn apply_document(doc: &Value, operations: &[Operation]) -> Result<Value, PatchError> {
+    apply_operations(doc, operations, true)
+}
+
+fn apply_operations(
+    doc: &Value,
+    operations: &[Operation],
+    every_operation: bool,
+) -> Result<Value, PatchError> {
     for operation in operations {
-        decode(operation)?;
+        decode(operation, every_operation)?;
     }
     let mut out = doc.clone();
     for operation in operations {
@@ -62,14 +84,18 @@ pub fn apply(doc: &Value, operations: &[Operation]) -> Result<Value, PatchError>
     Ok(out)
 }
 
-fn decode(operation: &Operation) -> Result<(), PatchError> {
+fn decode(operation: &Operation, every_operation: bool) -> Result<(), PatchError> {
     let invalid =
         |why: &str| PatchError::Decode(format!("invalid operation {}: {why}", operation.to_json()));
     match operation.op.as_str() {
-        "add" | "replace" if operation.value.is_none() => Err(invalid(
+        "add" | "replace" | "test" if operation.value.is_none() => Err(invalid(
             "failed to decode 'value': operation, missing value field: missing value",
         )),
-        "add" | "replace" | "remove" => Ok(()),
+        "move" | "copy" | "test" if !every_operation => Err(invalid("unsupported operation")),
+        "move" | "copy" if operation.from.is_none() => Err(invalid(
+            "failed to decode 'from': operation, missing from field: missing value",
+        )),
+        "add" | "replace" | "remove" | "move" | "copy" | "test" => Ok(()),
         _ => Err(invalid("unsupported operation")),
     }
 }
@@ -109,7 +135,120 @@ fn invalid_index(op: &str, path: &str, index: &str) -> PatchError {
     ))
 }
 
+/// Reads a JSON patch document (an array of operations), as a runtime extension sends
+/// it.
+pub fn decode_document(bytes: &[u8]) -> Result<Vec<Operation>, PatchError> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| PatchError::Decode(e.to_string()))?;
+    let Value::Array(items) = value else {
+        return Err(PatchError::Decode(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch".into(),
+        ));
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Value::Object(mut map) = item else {
+                return Err(PatchError::Decode(
+                    "json: cannot unmarshal non-object into Go value of type jsonpatch.Operation"
+                        .into(),
+                ));
+            };
+            let text = |map: &mut serde_json::Map<String, Value>, key: &str| match map.remove(key) {
+                Some(Value::String(s)) => Ok(Some(s)),
+                None | Some(Value::Null) => Ok(None),
+                Some(other) => Err(PatchError::Decode(format!(
+                    "json: cannot unmarshal {other} into Go value of type string ({key})"
+                ))),
+            };
+            Ok(Operation {
+                op: text(&mut map, "op")?.unwrap_or_default(),
+                path: text(&mut map, "path")?.unwrap_or_default(),
+                from: text(&mut map, "from")?,
+                value: map.remove("value"),
+            })
+        })
+        .collect()
+}
+
+/// Applies an RFC 7386 merge patch to a copy of `doc`.
+pub fn merge_patch(doc: &Value, patch: &[u8]) -> Result<Value, String> {
+    let patch: Value =
+        serde_json::from_slice(patch).map_err(|_| "Invalid JSON Patch".to_string())?;
+    fn merge(target: &mut Value, patch: &Value) {
+        let Value::Object(changes) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        if !target.is_object() {
+            *target = Value::Object(serde_json::Map::new());
+        }
+        if let Value::Object(map) = target {
+            for (key, value) in changes {
+                if value.is_null() {
+                    map.remove(key);
+                } else {
+                    merge(map.entry(key.clone()).or_insert(Value::Null), value);
+                }
+            }
+        }
+    }
+    let mut out = doc.clone();
+    merge(&mut out, &patch);
+    Ok(out)
+}
+
+/// The value at a pointer, if there is one.
+fn get(doc: &Value, path: &str) -> Option<Value> {
+    if path.is_empty() {
+        return Some(doc.clone());
+    }
+    doc.pointer(path).cloned()
+}
+
 fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
+    match operation.op.as_str() {
+        "test" => {
+            let want = operation.value.clone().unwrap_or(Value::Null);
+            return match get(doc, &operation.path) {
+                Some(have) if have == want => Ok(()),
+                _ => Err(PatchError::Apply(format!(
+                    "testing value {} failed: test failed",
+                    operation.path
+                ))),
+            };
+        }
+        "copy" | "move" => {
+            let from = operation.from.clone().unwrap_or_default();
+            let Some(value) = get(doc, &from) else {
+                return Err(PatchError::Apply(format!(
+                    "error in {} for path: '{}': missing source {from:?}",
+                    operation.op, operation.path
+                )));
+            };
+            if operation.op == "move" {
+                apply_one(
+                    doc,
+                    &Operation {
+                        op: "remove".into(),
+                        path: from,
+                        value: None,
+                        from: None,
+                    },
+                )?;
+            }
+            return apply_one(
+                doc,
+                &Operation {
+                    op: "add".into(),
+                    path: operation.path.clone(),
+                    value: Some(value),
+                    from: None,
+                },
+            );
+        }
+        _ => {}
+    }
     let op = operation.op.as_str();
     let path = operation.path.as_str();
     let tokens = tokens(path);
@@ -215,6 +354,7 @@ mod tests {
             op: op.into(),
             path: path.into(),
             value,
+            from: None,
         }
     }
 

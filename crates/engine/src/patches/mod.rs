@@ -4,6 +4,8 @@
 //!
 //! * [`request`]: the items (templates) and the variables each sees;
 //! * [`inline`]: selectors, `enabledIf` and values of inline patches;
+//! * [`external`]: patches and validation by runtime extensions, through the caller's
+//!   [`Extensions`] (without one, a class with external patches cannot render);
 //! * [`json_patch`]: RFC 6902 application with the reference library's errors;
 //! * [`update`]: copying patched templates into the desired objects;
 //! * [`builtin`], [`variable_path`], [`template_value`]: what patches read ([`yaml`]:
@@ -15,6 +17,7 @@
 //! would say.
 
 pub mod builtin;
+mod external;
 mod inline;
 pub mod json_patch;
 mod request;
@@ -27,6 +30,8 @@ use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
 use topograph_api::object::{ObjectExt, set_at};
 use topograph_gocompat::strconv::quote;
+
+use topograph_runtime::Extensions;
 
 use crate::blueprint::Blueprint;
 use crate::desired::DesiredState;
@@ -102,8 +107,17 @@ fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
 
 /// Applies JSON patch operations to an item; only `spec`, labels and annotations of
 /// the result are kept (a field the result lacks leaves the item's alone).
-fn apply_to_item(item: &mut Item, operations: &[json_patch::Operation]) -> Result<(), String> {
-    let patched = json_patch::apply(&item.object, operations).map_err(|e| match e {
+fn apply_to_item(
+    item: &mut Item,
+    operations: &[json_patch::Operation],
+    external: bool,
+) -> Result<(), String> {
+    let patched = if external {
+        json_patch::apply_document(&item.object, operations)
+    } else {
+        json_patch::apply(&item.object, operations)
+    };
+    let patched = patched.map_err(|e| match e {
         json_patch::PatchError::Decode(m) => {
             format!("failed to apply patch: error decoding json patch (RFC6902): {m}")
         }
@@ -111,6 +125,12 @@ fn apply_to_item(item: &mut Item, operations: &[json_patch::Operation]) -> Resul
             format!("failed to apply patch: error applying json patch (RFC6902): {m}")
         }
     })?;
+    copy_back(item, &patched);
+    Ok(())
+}
+
+/// Keeps `spec`, labels and annotations of `patched` in the item.
+fn copy_back(item: &mut Item, patched: &Value) {
     for path in [
         &["spec"][..],
         &["metadata", "labels"][..],
@@ -120,16 +140,17 @@ fn apply_to_item(item: &mut Item, operations: &[json_patch::Operation]) -> Resul
             set_at(&mut item.object, path, value.clone());
         }
     }
-    Ok(())
 }
 
-/// Runs every patch of the class over `desired`, returning what changed where.
+/// Runs every patch of the class over `desired`, returning what changed where;
+/// external patches and validations go through `extensions`.
 pub fn apply(
     cluster: &Cluster,
     topology: &Topology,
     blueprint: &Blueprint<'_>,
     desired: &mut DesiredState,
     values: &Values<'_>,
+    extensions: Option<&dyn Extensions>,
 ) -> Result<Explanation, String> {
     let patches = &blueprint.class.patches;
     let mut explanation = Explanation::default();
@@ -156,6 +177,60 @@ pub fn apply(
     let mut templates = TemplateCache::default();
     for patch in patches {
         let name = quote(&patch.name);
+        let generate_extension = patch
+            .external
+            .as_ref()
+            .and_then(|e| e.generate_extension.as_deref());
+        if patch.definitions.as_ref().is_none_or(Vec::is_empty)
+            && let (Some(handler), Some(extensions)) = (generate_extension, extensions)
+        {
+            let request = external::generate_request(cluster, &globals, &items, patch);
+            let response = external::generate(extensions, handler, cluster, &request)
+                .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
+            for generated in response.items {
+                let Some(index) = (0..items.len()).find(|i| external::uid(*i) == generated.uid)
+                else {
+                    return Err("unable to find corresponding request item for patch".to_string());
+                };
+                let item = &mut items[index];
+                let template = format!("{} {}", item.object.kind(), item.object.name());
+                let object = target_object(desired, item.target)
+                    .map(describe)
+                    .unwrap_or_default();
+                let applied =
+                    external::decode(&generated.patch_type, &generated.patch, &item.object)
+                        .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
+                match applied {
+                    external::Applied::Operations(operations) => {
+                        apply_to_item(item, &operations, true).map_err(|e| {
+                            format!("failed to apply patches for patch {name}: {e}")
+                        })?;
+                        explanation
+                            .changes
+                            .extend(operations.into_iter().map(|op| Change {
+                                patch: patch.name.clone(),
+                                template: template.clone(),
+                                object: object.clone(),
+                                object_path: update::object_path(item.target, &op.path),
+                                op: op.op,
+                                template_path: op.path,
+                            }));
+                    }
+                    external::Applied::Merged(merged) => {
+                        copy_back(item, &merged);
+                        explanation.changes.push(Change {
+                            patch: patch.name.clone(),
+                            template,
+                            object,
+                            object_path: update::object_path(item.target, "/spec"),
+                            op: "merge".to_string(),
+                            template_path: "/spec".to_string(),
+                        });
+                    }
+                }
+            }
+            continue;
+        }
         if patch.definitions.as_ref().is_none_or(Vec::is_empty) {
             return Err(
                 if patch
@@ -191,7 +266,7 @@ pub fn apply(
                     object,
                 }),
                 Outcome::Operations(_, operations) => {
-                    apply_to_item(item, &operations)
+                    apply_to_item(item, &operations, false)
                         .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
                     explanation
                         .changes
@@ -205,6 +280,28 @@ pub fn apply(
                         }));
                 }
             }
+        }
+    }
+    // Validation by extensions, once every patch has run, in class order.
+    if let Some(extensions) = extensions {
+        for patch in patches {
+            let Some(handler) = patch
+                .external
+                .as_ref()
+                .and_then(|e| e.validate_extension.as_deref())
+            else {
+                continue;
+            };
+            let request = external::validate_request(cluster, &globals, &items, patch);
+            extensions
+                .validate_topology(handler, &cluster.namespace, &cluster.name, &request)
+                .map_err(|e| {
+                    format!(
+                        "validation of patch {} failed: {}",
+                        quote(&patch.name),
+                        e.message
+                    )
+                })?;
         }
     }
     update::apply(&items, desired)

@@ -53,6 +53,8 @@ impl Target {
 /// Where an item's template is referenced from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Holder {
+    /// The holder's apiVersion (Cluster API's kinds as the engine writes them).
+    pub api_version: String,
     /// The holder's kind (`Cluster`, the control plane kind, `MachineDeployment`).
     pub kind: String,
     /// The holder's name.
@@ -180,6 +182,7 @@ pub fn build(
         builtin::cluster(cluster, topology, &desired.cluster),
     );
     let cluster_holder = |field_path: &str| Holder {
+        api_version: crate::wire::API_VERSION.to_string(),
         kind: "Cluster".to_string(),
         name: cluster.name.clone(),
         field_path: field_path.to_string(),
@@ -220,6 +223,7 @@ pub fn build(
         sync_metadata(&mut item, &["metadata"], copy);
         items.push(Item {
             holder: Holder {
+                api_version: cp.object.api_version().to_string(),
                 kind: cp.object.kind().to_string(),
                 name: cp.object.name().to_string(),
                 field_path: blueprint
@@ -258,6 +262,7 @@ pub fn build(
             builtin::machine_deployment(md_topology, md),
         );
         let holder = |field_path: &str| Holder {
+            api_version: crate::wire::API_VERSION.to_string(),
             kind: "MachineDeployment".to_string(),
             name: md.object.name().to_string(),
             field_path: field_path.to_string(),
@@ -304,6 +309,7 @@ pub fn build(
             builtin::machine_pool(mp_topology, mp),
         );
         let holder = |field_path: &str| Holder {
+            api_version: crate::wire::API_VERSION.to_string(),
             kind: "MachinePool".to_string(),
             name: mp.object.name().to_string(),
             field_path: field_path.to_string(),
