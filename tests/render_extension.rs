@@ -4,49 +4,10 @@
 //! the extension's certificate, or nothing listening, fails the command naming the
 //! extension.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
-use topograph_tests::{binary, root, topograph};
-
-struct Extension {
-    child: Child,
-    url: String,
-    ca: PathBuf,
-}
-
-impl Drop for Extension {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_extension(dir: &std::path::Path) -> Extension {
-    let ca = dir.join("ca.pem");
-    let mut child = Command::new(binary(
-        "topograph-example-extension",
-        "topograph-example-extension",
-    ))
-    .args(["--listen", "127.0.0.1:0", "--write-ca"])
-    .arg(&ca)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("start the example extension");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read its address");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("address line")
-        .to_string();
-    Extension { child, url, ca }
-}
+use topograph_tests::{root, start_extension, topograph};
 
 fn folder() -> Option<PathBuf> {
     let dir = root().join("../shared/real-world/providers/capi-e2e-quick-start-runtimesdk-v1beta1");
@@ -82,7 +43,7 @@ fn the_runtimesdk_class_renders_through_the_example_extension() {
     let tmp =
         std::env::temp_dir().join(format!("topograph-render-extension-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let extension = start_extension(&tmp);
+    let extension = start_extension(&tmp, &[]);
     let mut args = render_args(&dir);
     args.extend([
         "--extension".into(),
@@ -128,7 +89,7 @@ fn the_runtimesdk_class_renders_through_the_example_extension() {
 
     // A CA that did not sign the extension's certificate.
     let other = tmp.join("other-ca.pem");
-    let other_ext = start_extension(&tmp.join("other").tap_mkdir());
+    let other_ext = start_extension(&tmp.join("other").tap_mkdir(), &[]);
     std::fs::copy(&other_ext.ca, &other).unwrap();
     let mut args = render_args(&dir);
     args.extend([

@@ -419,3 +419,48 @@ pub fn spawn_render_and_applier(
     ));
     (redis, render)
 }
+
+/// The example Runtime SDK extension, running as its own process (HTTPS with a CA it
+/// generated); stopped when dropped.
+pub struct Extension {
+    child: std::process::Child,
+    /// `https://127.0.0.1:<port>`.
+    pub url: String,
+    /// The CA that signed its certificate (an ExtensionConfig's caBundle).
+    pub ca: PathBuf,
+}
+
+impl Drop for Extension {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `topograph-example-extension` on a free port, its CA written into `dir`,
+/// with `args` besides.
+pub fn start_extension(dir: &Path, args: &[&str]) -> Extension {
+    use std::io::BufRead;
+    let ca = dir.join("ca.pem");
+    let mut child = Command::new(binary(
+        "topograph-example-extension",
+        "topograph-example-extension",
+    ))
+    .args(["--listen", "127.0.0.1:0", "--write-ca"])
+    .arg(&ca)
+    .args(args)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .expect("start the example extension");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read its address");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("address line")
+        .to_string();
+    Extension { child, url, ca }
+}

@@ -9,6 +9,8 @@
 //! per version, so `kubectl get clusters` prints the columns it prints against Cluster
 //! API. Providers' kinds accept any content (`x-kubernetes-preserve-unknown-fields`):
 //! their schemas are the providers' business.
+//! Runtime SDK's `ExtensionConfig` comes with them, as Cluster API's core provider
+//! installs it.
 //! Every CRD has the status subresource and carries Cluster API's contract label
 //! (`cluster.x-k8s.io/<contract>: <versions>`), which is how the topology finds which
 //! contract a provider kind implements.
@@ -89,6 +91,19 @@ pub fn crd_declaring(group: &str, kind: &str, versions: &[&str], contract: Contr
     })
 }
 
+/// Runtime SDK's `ExtensionConfig` (`runtime.cluster.x-k8s.io/v1alpha1`, cluster-scoped),
+/// which Cluster API's core provider installs beside its own kinds. Its content is
+/// read and checked by `topograph-runtime`; the server keeps it as given.
+pub fn extension_config() -> Value {
+    let mut crd = crd("runtime.cluster.x-k8s.io", "ExtensionConfig", &["v1alpha1"]);
+    crd["spec"]["scope"] = json!("Cluster");
+    // Not a provider kind: it implements no contract.
+    if let Some(metadata) = crd["metadata"].as_object_mut() {
+        metadata.remove("labels");
+    }
+    crd
+}
+
 /// CRDs for Cluster API's kinds as today's Cluster API installs them: the kinds the
 /// topology reads and writes are served in `v1beta2` (the storage version) and
 /// `v1beta1`, converted by Cluster API's conversion webhook (which `topograph-kube`
@@ -103,6 +118,7 @@ pub fn cluster_api() -> Vec<Value> {
                 cluster_api_crd(kind, &["v1beta1"])
             }
         })
+        .chain([extension_config()])
         .collect()
 }
 
@@ -112,6 +128,7 @@ pub fn cluster_api_v1beta1() -> Vec<Value> {
     CLUSTER_API_KINDS
         .iter()
         .map(|kind| cluster_api_crd(kind, &["v1beta1"]))
+        .chain([extension_config()])
         .collect()
 }
 

@@ -4,8 +4,11 @@
 //!
 //! * [`service`] runs N [`worker`]s, the [`watch`]ers (under a [`lease`] per management
 //!   cluster, mapped to Cluster keys by [`watch_index`]) and the registry refresh.
+//! * [`extensions`]: Runtime SDK — each management cluster's ExtensionConfigs
+//!   discovered, and the lifecycle hooks the workers' reconciles call through them.
 //! * [`metrics`]: the Prometheus metrics of all of it.
 
+pub mod extensions;
 pub mod lease;
 pub mod metrics;
 pub mod service;

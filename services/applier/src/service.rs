@@ -9,12 +9,17 @@ use std::time::Duration;
 use tokio::sync::watch as signal;
 use topograph_queue::Queue;
 
+use crate::extensions::RuntimeExtensions;
 use crate::lease::Lease;
 use crate::metrics::Metrics;
 use crate::watch::{self, WatchConfig, Watchers};
 use crate::worker::{self, Context};
 use topograph_engine::Engine;
 use topograph_management::registry::Registry;
+
+/// How often a management cluster's ExtensionConfigs are read again (a new or changed
+/// one is discovered at its first reconcile after that).
+const EXTENSION_CONFIG_REFRESH: Duration = Duration::from_secs(10);
 
 /// How a process runs.
 #[derive(Clone, Debug)]
@@ -109,6 +114,7 @@ pub async fn run<Q: Queue, L: Lease>(
         metrics,
         reconcile_timeout: config.reconcile_timeout,
         lease_renewal: config.lease_renewal,
+        extensions: Arc::new(RuntimeExtensions::new(EXTENSION_CONFIG_REFRESH)),
     });
     let workers: Vec<_> = (0..config.workers.max(1))
         .map(|i| {

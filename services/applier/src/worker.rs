@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use topograph_queue::{Job, Queue, QueueError};
 
+use crate::extensions::RuntimeExtensions;
 use crate::metrics::Metrics;
 use topograph_engine::Engine;
 use topograph_management::keys::ClusterKey;
 use topograph_management::registry::Registry;
-use topograph_reconcile::reconcile_cluster;
+use topograph_reconcile::reconcile_cluster_with_hooks;
 
 /// What every reconciler of a process shares.
 pub struct Context<Q> {
@@ -30,6 +31,8 @@ pub struct Context<Q> {
     /// How often a reconcile in progress renews its job's lease, so a slow management
     /// cluster never lets a second worker take the same key.
     pub lease_renewal: Duration,
+    /// Runtime SDK extensions per management cluster, for the lifecycle hooks.
+    pub extensions: Arc<RuntimeExtensions>,
 }
 
 /// Runs one reconciler named `consumer` until `shutdown` turns true.
@@ -127,7 +130,17 @@ async fn reconcile_job<Q: Queue>(context: &Context<Q>, consumer: &str, job: &Job
     };
     // Writes are counted by kind for the metrics; the registry's client stays as it is.
     let api = api.with_write_observer(context.metrics.write_observer(&key.management_cluster));
-    let reconcile = reconcile_cluster(&api, context.engine.as_ref(), &key.namespace, &key.name);
+    let hooks = context
+        .extensions
+        .hooks(&key.management_cluster, &api)
+        .await;
+    let reconcile = reconcile_cluster_with_hooks(
+        &api,
+        context.engine.as_ref(),
+        &hooks,
+        &key.namespace,
+        &key.name,
+    );
     let result = tokio::select! {
         result = tokio::time::timeout(context.reconcile_timeout, reconcile) => result,
         lost = keep_lease(context.queue.as_ref(), job, context.lease_renewal) => {
@@ -283,6 +296,7 @@ mod tests {
             metrics: Arc::new(Metrics::new()),
             reconcile_timeout: Duration::from_secs(1),
             lease_renewal: Duration::from_millis(300),
+            extensions: Arc::new(RuntimeExtensions::new(Duration::from_secs(10))),
         };
         let key = ClusterKey::new("new-mc", "ns", "c").to_string();
         queue.enqueue(&key).await.unwrap();

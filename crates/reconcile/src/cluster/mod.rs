@@ -50,8 +50,13 @@ pub struct Outcome {
     /// Write requests made (create, update, patch, delete).
     pub writes: u64,
     /// Look at the Cluster again after this many seconds (0: only when something
-    /// changes): a lifecycle hook is holding it.
+    /// changes): a lifecycle hook is holding it. Left out of the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero")]
     pub requeue_after_seconds: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// State shared by the steps of one reconcile.

@@ -1,0 +1,336 @@
+//! Runtime SDK in the applier: each management cluster's `ExtensionConfig`s discovered
+//! and registered, their status written as Cluster API's ExtensionConfig controller
+//! writes it (handlers, `Discovered` condition), and the lifecycle hooks of the
+//! reconcile answered through them.
+//!
+//! A management cluster's ExtensionConfigs are listed again at most every
+//! `refresh_every`; only new or changed ones (by uid and generation) are discovered
+//! again, and one whose discovery fails is unregistered until it succeeds. Runtime SDK
+//! is on for a management cluster only while it has registered handlers, so fleets
+//! without extensions reconcile as before (decision 0025).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use topograph_api::object::ObjectExt;
+use topograph_management::ManagementCluster;
+use topograph_reconcile::conditions::{self, Condition};
+use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks};
+use topograph_runtime::catalog;
+use topograph_runtime::client::Client;
+use topograph_runtime::config::ExtensionConfig;
+use topograph_runtime::hooks::{self as wire, HookRequest, HookResponse};
+
+/// The API version ExtensionConfigs are read and written in.
+pub const API_VERSION: &str = "runtime.cluster.x-k8s.io/v1alpha1";
+const KIND: &str = "ExtensionConfig";
+
+/// The Runtime SDK clients of every management cluster.
+pub struct RuntimeExtensions {
+    refresh_every: Duration,
+    clusters: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+/// One management cluster's client and what was last discovered.
+struct Entry {
+    client: Arc<Client>,
+    state: tokio::sync::Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// ExtensionConfig name → (uid, generation) of the version registered (or tried).
+    seen: BTreeMap<String, (String, i64)>,
+    refreshed: Option<Instant>,
+}
+
+impl RuntimeExtensions {
+    /// Clients whose ExtensionConfigs are read again at most every `refresh_every`.
+    pub fn new(refresh_every: Duration) -> Self {
+        RuntimeExtensions {
+            refresh_every,
+            clusters: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The lifecycle hooks of management cluster `name`, its ExtensionConfigs read
+    /// again first when that is due. A management cluster that cannot be read keeps
+    /// what it had: its hooks still answer from the last discovery.
+    pub async fn hooks(&self, name: &str, api: &ManagementCluster) -> RuntimeHooks {
+        let entry = {
+            let mut clusters = self
+                .clusters
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            clusters
+                .entry(name.to_string())
+                .or_insert_with(|| {
+                    Arc::new(Entry {
+                        client: Arc::new(Client::new()),
+                        state: tokio::sync::Mutex::new(State::default()),
+                    })
+                })
+                .clone()
+        };
+        {
+            let mut state = entry.state.lock().await;
+            let due = state
+                .refreshed
+                .is_none_or(|at| at.elapsed() >= self.refresh_every);
+            if due {
+                if let Err(e) = refresh(api, &entry.client, &mut state).await {
+                    tracing::warn!(management_cluster = name, error = %e, "ExtensionConfigs not read");
+                }
+                state.refreshed = Some(Instant::now());
+            }
+        }
+        RuntimeHooks {
+            client: entry.client.clone(),
+            api: api.clone(),
+        }
+    }
+}
+
+/// Reads the ExtensionConfigs, discovers new and changed ones, writes their status and
+/// keeps the registry to what discovered.
+async fn refresh(
+    api: &ManagementCluster,
+    client: &Client,
+    state: &mut State,
+) -> Result<(), String> {
+    if !api
+        .serves(API_VERSION, KIND)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        return Ok(());
+    }
+    let objects = api
+        .list(API_VERSION, KIND, "", &[])
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut present = BTreeMap::new();
+    for object in objects {
+        let name = object.name().to_string();
+        let version = (
+            object
+                .at(&["metadata", "uid"])
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            object
+                .at(&["metadata", "generation"])
+                .and_then(Value::as_i64)
+                .unwrap_or_default(),
+        );
+        present.insert(name.clone(), version.clone());
+        if state.seen.get(&name) == Some(&version) {
+            continue;
+        }
+        state.seen.insert(name.clone(), version.clone());
+        discover(api, client, &object, version.1).await;
+    }
+    let gone: Vec<String> = state
+        .seen
+        .keys()
+        .filter(|name| !present.contains_key(*name))
+        .cloned()
+        .collect();
+    for name in gone {
+        state.seen.remove(&name);
+        client.registry_mut(|r| unregister(r, &name));
+    }
+    Ok(())
+}
+
+/// Removes every handler of ExtensionConfig `name`.
+fn unregister(registry: &mut topograph_runtime::registry::Registry, name: &str) {
+    let handlers: Vec<String> = registry
+        .all()
+        .filter(|r| r.extension_config_name == name)
+        .map(|r| r.name.clone())
+        .collect();
+    for handler in handlers {
+        registry.remove(&handler);
+    }
+}
+
+/// Discovers one ExtensionConfig, registers what it offers (or unregisters it when
+/// discovery fails) and writes its status.
+async fn discover(api: &ManagementCluster, client: &Client, object: &Value, generation: i64) {
+    let name = object.name().to_string();
+    let config: Result<ExtensionConfig, String> =
+        serde_json::from_value(object.clone()).map_err(|e| format!("cannot be read: {e}"));
+    let discovered = match config {
+        Ok(config) => client.discover(&config).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    let mut status = object
+        .get("status")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let condition = match &discovered {
+        Ok(config) => {
+            client.registry_mut(|r| {
+                unregister(r, &name);
+                if let Err(e) = r.add(config) {
+                    tracing::warn!(extension_config = %name, error = %e, "handlers not registered");
+                }
+            });
+            let handlers = serde_json::to_value(&config.status.handlers).unwrap_or(json!([]));
+            status.insert("handlers".into(), handlers);
+            Condition::ok("Discovered", "Discovered")
+        }
+        Err(e) => {
+            client.registry_mut(|r| unregister(r, &name));
+            tracing::warn!(extension_config = %name, error = %e, "discovery failed");
+            Condition::not_ok(
+                "Discovered",
+                "NotDiscovered",
+                "DiscoveryFailed",
+                format!("Error in discovery: {e}"),
+            )
+            .with_severity("Error")
+        }
+    };
+    conditions::set(&mut status, &condition, generation);
+    if let Some(patch) = conditions::status_patch(object.get("status"), &status)
+        && let Err(e) = api.merge_patch_status(object, &patch).await
+    {
+        tracing::warn!(extension_config = %name, error = %e, "status not written");
+    }
+}
+
+/// The lifecycle hooks of one management cluster, answered by its extensions.
+#[derive(Clone)]
+pub struct RuntimeHooks {
+    client: Arc<Client>,
+    api: ManagementCluster,
+}
+
+impl RuntimeHooks {
+    /// Records the labels of the Cluster's namespace for the handlers' namespace
+    /// selectors, as Cluster API's client reads them.
+    async fn namespace_labels(&self, cluster: &Value) -> Result<(), HookError> {
+        let namespace = cluster.namespace();
+        let object = self
+            .api
+            .get("v1", "Namespace", "", namespace)
+            .await
+            .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
+        let labels = object
+            .as_ref()
+            .map(|n| n.labels().clone())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        self.client
+            .registry_mut(|r| r.set_namespace(namespace, labels));
+        Ok(())
+    }
+
+    async fn call_typed<R: HookRequest + DeserializeOwned>(
+        &self,
+        cluster: &Value,
+        fields: Map<String, Value>,
+    ) -> Result<HookAnswer, HookError>
+    where
+        R::Response: HookResponse,
+    {
+        let request: R = serde_json::from_value(Value::Object(fields))
+            .map_err(|e| HookError(format!("{} request: {e}", R::HOOK.name())))?;
+        let response = self
+            .client
+            .call_all_extensions(cluster.namespace(), cluster.name(), &request)
+            .await
+            .map_err(|e| HookError(e.to_string()))?;
+        Ok(HookAnswer {
+            retry_after_seconds: u32::try_from(response.retry_after_seconds().unwrap_or(0))
+                .unwrap_or(0),
+            message: response.common().message.clone(),
+        })
+    }
+}
+
+impl LifecycleHooks for RuntimeHooks {
+    fn enabled(&self) -> bool {
+        self.client.registry(|r| r.all().next().is_some())
+    }
+
+    fn registered<'a>(
+        &'a self,
+        hook: Hook,
+        cluster: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, HookError>> {
+        Box::pin(async move {
+            let Some(hook) = catalog::Hook::from_name(hook.name()) else {
+                return Ok(false);
+            };
+            if self.client.registry(|r| r.list(hook).is_empty()) {
+                return Ok(false);
+            }
+            self.namespace_labels(cluster).await?;
+            let namespace = cluster.namespace();
+            self.client.registry(|r| {
+                r.list(hook)
+                    .into_iter()
+                    .map(|registration| r.namespace_matches(registration, namespace))
+                    .try_fold(false, |any, matches| Ok(any || matches?))
+                    .map_err(HookError)
+            })
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        hook: Hook,
+        cluster: &'a Value,
+        fields: Map<String, Value>,
+    ) -> BoxFuture<'a, Result<HookAnswer, HookError>> {
+        Box::pin(async move {
+            self.namespace_labels(cluster).await?;
+            match hook {
+                Hook::BeforeClusterCreate => {
+                    self.call_typed::<wire::BeforeClusterCreateRequest>(cluster, fields)
+                        .await
+                }
+                Hook::AfterControlPlaneInitialized => {
+                    self.call_typed::<wire::AfterControlPlaneInitializedRequest>(cluster, fields)
+                        .await
+                }
+                Hook::BeforeClusterUpgrade => {
+                    self.call_typed::<wire::BeforeClusterUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::BeforeControlPlaneUpgrade => {
+                    self.call_typed::<wire::BeforeControlPlaneUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::AfterControlPlaneUpgrade => {
+                    self.call_typed::<wire::AfterControlPlaneUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::BeforeWorkersUpgrade => {
+                    self.call_typed::<wire::BeforeWorkersUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::AfterWorkersUpgrade => {
+                    self.call_typed::<wire::AfterWorkersUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::AfterClusterUpgrade => {
+                    self.call_typed::<wire::AfterClusterUpgradeRequest>(cluster, fields)
+                        .await
+                }
+                Hook::BeforeClusterDelete => {
+                    self.call_typed::<wire::BeforeClusterDeleteRequest>(cluster, fields)
+                        .await
+                }
+            }
+        })
+    }
+}
