@@ -313,3 +313,93 @@ fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
         "{clusters}"
     );
 }
+
+#[test]
+fn up_with_the_example_extension_holds_an_upgrade_until_its_answer_changes() {
+    let dir = TempDir::new("newcomer-extension");
+    let answers = dir.0.join("answers.json");
+    std::fs::write(&answers, "{}").unwrap();
+    let answers_arg = answers.display().to_string();
+    let (_up, addr, _seen, _rest) = up(&[
+        "--token",
+        TOKEN,
+        "--example-extension",
+        "--hook-responses",
+        &answers_arg,
+    ]);
+    let before = wait_reconciled(&addr, |c| {
+        c["metadata"]["annotations"]["runtime.cluster.x-k8s.io/pending-hooks"].is_null()
+            && c["status"]["controlPlaneReady"] == true
+    });
+    let version = before["spec"]["topology"]["version"].as_str().unwrap();
+    assert_eq!(version, "v1.30.0");
+
+    // The extension holds upgrades; the Cluster says so, with the extension's words.
+    std::fs::write(
+        &answers,
+        json!({"BeforeClusterUpgrade": {"status": "Success", "retryAfterSeconds": 1, "message": "change freeze"}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut cluster = before.clone();
+    cluster["spec"]["topology"]["version"] = json!("v1.31.0");
+    for key in [
+        "status",
+        "metadata/managedFields",
+        "metadata/resourceVersion",
+    ] {
+        let mut parts = key.split('/');
+        match (parts.next(), parts.next()) {
+            (Some(a), Some(b)) => {
+                if let Some(o) = cluster[a].as_object_mut() {
+                    o.remove(b);
+                }
+            }
+            (Some(a), None) => {
+                if let Some(o) = cluster.as_object_mut() {
+                    o.remove(a);
+                }
+            }
+            _ => {}
+        }
+    }
+    let file = dir.0.join("cluster.json");
+    std::fs::write(&file, cluster.to_string()).unwrap();
+    ok(topograph(
+        &addr,
+        &["apply", "-f", &file.display().to_string()],
+    ));
+    let condition = |c: &Value| {
+        c["status"]["v1beta2"]["conditions"]
+            .as_array()
+            .and_then(|l| l.iter().find(|x| x["type"] == "TopologyReconciled"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let held = loop {
+        let c: Value = serde_json::from_str(&ok(topograph(
+            &addr,
+            &["get", "cluster", "dev", "-n", "default", "-o", "json"],
+        )))
+        .unwrap();
+        if condition(&c)["reason"] == "LifecycleHookBlocking" {
+            break c;
+        }
+        assert!(Instant::now() < deadline, "never held: {c:#}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(
+        condition(&held)["message"],
+        "hook \"BeforeClusterUpgrade\" is blocking: change freeze"
+    );
+
+    // Go: the upgrade runs to the end without anything else touching the Cluster.
+    std::fs::write(&answers, "{}").unwrap();
+    wait_reconciled(&addr, |c| {
+        c["metadata"]["annotations"]["runtime.cluster.x-k8s.io/pending-hooks"].is_null()
+            && c["metadata"]["annotations"]["topology.internal.cluster.x-k8s.io/upgrade-step"]
+                .is_null()
+            && c["spec"]["topology"]["version"] == "v1.31.0"
+    });
+}

@@ -4,6 +4,8 @@
 //! providers are simulated, preloaded with the quick-start example through the
 //! gateway's own Apply. Apply installs the CRDs of provider kinds it has not seen
 //! (any class can be tried), and `--kubeconfig-out` lets kubectl at the cluster.
+//! `--example-extension` serves the example Runtime SDK extension beside it and
+//! registers it, so lifecycle hooks can be tried (`--hook-responses` holds them).
 //!
 //! The output is a contract: `gateway listening on ADDR` once it serves, preceded by
 //! `token: ...` when no `--token` was given (a generated admin token).
@@ -58,6 +60,64 @@ pub struct UpArgs {
     /// Write a kubeconfig for the in-memory management cluster here, for kubectl.
     #[arg(long, value_name = "PATH")]
     kubeconfig_out: Option<std::path::PathBuf>,
+    /// Also run the example Runtime SDK extension (HTTPS, in process) and register it
+    /// as ExtensionConfig `k8s-upgrade-with-runtimesdk`: its lifecycle hooks answer for
+    /// every Cluster, and its patch handlers are the ones Cluster API's
+    /// quick-start-runtimesdk class calls.
+    #[arg(long)]
+    example_extension: bool,
+    /// With --example-extension: its lifecycle answers per hook, read on every call
+    /// (`{"BeforeClusterUpgrade": {"status": "Success", "retryAfterSeconds": 30}}`).
+    #[arg(long, value_name = "FILE", requires = "example_extension")]
+    hook_responses: Option<std::path::PathBuf>,
+}
+
+/// The ExtensionConfig name the example extension is registered under (the name Cluster
+/// API's quick-start-runtimesdk class refers to).
+pub const EXAMPLE_EXTENSION: &str = "k8s-upgrade-with-runtimesdk";
+
+/// Serves the example extension on a free loopback port; returns its URL and the CA
+/// that signed its certificate.
+async fn start_example_extension(
+    hook_responses: Option<std::path::PathBuf>,
+) -> Result<(String, String), String> {
+    let generated = topograph_runtime::tls::generate(&["localhost", "127.0.0.1"])?;
+    let tls = topograph_runtime::tls::server_config(
+        generated.cert_pem.as_bytes(),
+        generated.key_pem.as_bytes(),
+    )?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("the example extension: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("the example extension: {e}"))?;
+    let extension = topograph_example_extension::Extension {
+        lifecycle: topograph_example_extension::Lifecycle {
+            responses: hook_responses,
+        },
+        calls_log: None,
+    };
+    tokio::spawn(topograph_runtime::server::serve(
+        listener,
+        Arc::new(tls),
+        Arc::new(extension),
+    ));
+    Ok((format!("https://{addr}"), generated.ca_pem))
+}
+
+/// The ExtensionConfig registering the example extension at `url`.
+fn example_extension_config(url: &str, ca_pem: &str) -> Value {
+    use base64::Engine as _;
+    serde_json::json!({
+        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
+        "kind": "ExtensionConfig",
+        "metadata": {"name": EXAMPLE_EXTENSION},
+        "spec": {"clientConfig": {
+            "url": url,
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem)
+        }}
+    })
 }
 
 pub fn run(args: &UpArgs) -> ExitCode {
@@ -137,6 +197,15 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
         .await
         .map_err(|e| e.to_string())?;
+    let extension = if args.example_extension {
+        let (url, ca) = start_example_extension(args.hook_responses.clone()).await?;
+        api.create(&example_extension_config(&url, &ca))
+            .await
+            .map_err(|e| format!("registering the example extension: {e}"))?;
+        Some(url)
+    } else {
+        None
+    };
     let registry = Arc::new(Registry::fixed([(LOCAL.to_string(), Arc::new(api))]));
     let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
 
@@ -208,6 +277,9 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         "management cluster {LOCAL:?} (in memory, simulated providers) at {}",
         server.url()
     );
+    if let Some(url) = &extension {
+        eprintln!("example extension at {url} (ExtensionConfig {EXAMPLE_EXTENSION})");
+    }
     if let Some(path) = &args.kubeconfig_out {
         eprintln!(
             "kubeconfig for it: {} (kubectl --kubeconfig {} get clusters -A)",
