@@ -3,6 +3,8 @@
 //! writes it (handlers, `Discovered` condition), and the lifecycle hooks of the
 //! reconcile answered through them.
 //!
+//! An ExtensionConfig annotated `runtime.cluster.x-k8s.io/inject-ca-from-secret` gets
+//! the named Secret's `ca.crt` as its `caBundle` first, as Cluster API's controller does.
 //! A management cluster's ExtensionConfigs are listed again at most every
 //! `refresh_every`; only new or changed ones (by uid and generation) are discovered
 //! again, and one whose discovery fails is unregistered until it succeeds. Runtime SDK
@@ -113,8 +115,21 @@ async fn refresh(
         .await
         .map_err(|e| e.to_string())?;
     let mut present = BTreeMap::new();
-    for object in objects {
+    for mut object in objects {
         let name = object.name().to_string();
+        match inject_ca(api, &object).await {
+            Ok(Some(patched)) => object = patched,
+            Ok(None) => {}
+            Err(e) => {
+                // Cluster API fails this ExtensionConfig's reconcile before discovery:
+                // what was registered stays as it was.
+                tracing::warn!(extension_config = %name, error = %e, "caBundle not injected");
+                if let Some(seen) = state.seen.get(&name).cloned() {
+                    present.insert(name, seen);
+                }
+                continue;
+            }
+        }
         let version = (
             object
                 .at(&["metadata", "uid"])
@@ -141,21 +156,56 @@ async fn refresh(
         .collect();
     for name in gone {
         state.seen.remove(&name);
-        client.registry_mut(|r| unregister(r, &name));
+        client.registry_mut(|r| r.remove(&name));
     }
     Ok(())
 }
 
-/// Removes every handler of ExtensionConfig `name`.
-fn unregister(registry: &mut topograph_runtime::registry::Registry, name: &str) {
-    let handlers: Vec<String> = registry
-        .all()
-        .filter(|r| r.extension_config_name == name)
-        .map(|r| r.name.clone())
-        .collect();
-    for handler in handlers {
-        registry.remove(&handler);
+/// Names the Secret (`<namespace>/<name>`) whose `ca.crt` becomes the ExtensionConfig's
+/// `caBundle`, as cert-manager's CA injector does for webhooks.
+pub const INJECT_CA_FROM_SECRET_ANNOTATION: &str = "runtime.cluster.x-k8s.io/inject-ca-from-secret";
+
+/// Copies the CA of the Secret the annotation names into `spec.clientConfig.caBundle`
+/// when it differs; returns the object as written then.
+async fn inject_ca(api: &ManagementCluster, object: &Value) -> Result<Option<Value>, String> {
+    let Some(raw) = object
+        .annotations()
+        .get(INJECT_CA_FROM_SECRET_ANNOTATION)
+        .cloned()
+    else {
+        return Ok(None);
+    };
+    let (namespace, name) = raw.split_once('/').unwrap_or(("", raw.as_str()));
+    if namespace.is_empty() || name.is_empty() {
+        return Err(format!(
+            "failed to reconcile caBundle: secret name {raw:?} must be in the form <namespace>/<name>"
+        ));
     }
+    let secret = api
+        .get("v1", "Secret", namespace, name)
+        .await
+        .map_err(|e| format!("failed to reconcile caBundle: failed to get secret {raw:?}: {e}"))?
+        .ok_or_else(|| {
+            format!(
+                "failed to reconcile caBundle: failed to get secret {raw:?}: secrets {name:?} not found"
+            )
+        })?;
+    let Some(ca) = secret.at(&["data", "ca.crt"]).and_then(Value::as_str) else {
+        return Err(format!(
+            "failed to reconcile caBundle: secret {raw} does not contain a \"ca.crt\" entry"
+        ));
+    };
+    if object
+        .at(&["spec", "clientConfig", "caBundle"])
+        .and_then(Value::as_str)
+        == Some(ca)
+    {
+        return Ok(None);
+    }
+    api.merge_patch(object, &json!({"spec": {"clientConfig": {"caBundle": ca}}}))
+        .await
+        .map(Some)
+        .map_err(|e| format!("failed to reconcile caBundle: {e}"))
 }
 
 /// Discovers one ExtensionConfig, registers what it offers (or unregisters it when
@@ -176,7 +226,7 @@ async fn discover(api: &ManagementCluster, client: &Client, object: &Value, gene
     let condition = match &discovered {
         Ok(config) => {
             client.registry_mut(|r| {
-                unregister(r, &name);
+                r.remove(&name);
                 if let Err(e) = r.add(config) {
                     tracing::warn!(extension_config = %name, error = %e, "handlers not registered");
                 }
@@ -186,7 +236,7 @@ async fn discover(api: &ManagementCluster, client: &Client, object: &Value, gene
             Condition::ok("Discovered", "Discovered")
         }
         Err(e) => {
-            client.registry_mut(|r| unregister(r, &name));
+            client.registry_mut(|r| r.remove(&name));
             tracing::warn!(extension_config = %name, error = %e, "discovery failed");
             Condition::not_ok(
                 "Discovered",
@@ -332,5 +382,217 @@ impl LifecycleHooks for RuntimeHooks {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+
+    const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+    /// The example extension served in process over HTTPS; its URL and CA.
+    async fn extension() -> (String, String) {
+        let generated = topograph_runtime::tls::generate(&["127.0.0.1"]).unwrap();
+        let tls = topograph_runtime::tls::server_config(
+            generated.cert_pem.as_bytes(),
+            generated.key_pem.as_bytes(),
+        )
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let extension = topograph_example_extension::Extension {
+            lifecycle: topograph_example_extension::Lifecycle { responses: None },
+            calls_log: None,
+        };
+        tokio::spawn(topograph_runtime::server::serve(
+            listener,
+            Arc::new(tls),
+            Arc::new(extension),
+        ));
+        (format!("https://{addr}"), generated.ca_pem)
+    }
+
+    async fn management_cluster() -> (topograph_kube::RunningServer, ManagementCluster) {
+        let server = topograph_kube::Server::start(topograph_kube::Config {
+            seed: topograph_management::crds::cluster_api(),
+            ..topograph_kube::Config::default()
+        })
+        .await
+        .unwrap();
+        let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+            .await
+            .unwrap();
+        for ns in ["certs"] {
+            api.create(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+                .await
+                .unwrap();
+        }
+        (server, api)
+    }
+
+    fn config(name: &str, url: &str, ca: Option<&str>, annotations: Value) -> Value {
+        let mut client_config = json!({"url": url});
+        if let Some(ca) = ca {
+            client_config["caBundle"] = json!(B64.encode(ca));
+        }
+        json!({
+            "apiVersion": API_VERSION, "kind": KIND,
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"clientConfig": client_config}
+        })
+    }
+
+    async fn read(api: &ManagementCluster, name: &str) -> Value {
+        api.get(API_VERSION, KIND, "", name).await.unwrap().unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn extension_configs_are_discovered_with_their_status_and_answer_hooks() {
+        let (_server, api) = management_cluster().await;
+        let (url, ca) = extension().await;
+        let cluster = json!({"metadata": {"name": "c", "namespace": "default"}});
+        let extensions = RuntimeExtensions::new(Duration::ZERO);
+
+        // Without ExtensionConfigs Runtime SDK stays off.
+        let hooks = extensions.hooks("mc", &api).await;
+        assert!(!hooks.enabled());
+
+        // One discovered with its CA, one whose CA comes from a Secret, one whose
+        // CA did not sign the extension's certificate.
+        let other_ca = topograph_runtime::tls::generate(&["127.0.0.1"])
+            .unwrap()
+            .ca_pem;
+        api.create(&json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "ext-ca", "namespace": "certs"},
+            "data": {"ca.crt": B64.encode(&ca)}}))
+            .await
+            .unwrap();
+        for object in [
+            config("direct", &url, Some(&ca), json!({})),
+            config(
+                "injected",
+                &url,
+                None,
+                json!({INJECT_CA_FROM_SECRET_ANNOTATION: "certs/ext-ca"}),
+            ),
+            config("untrusted", &url, Some(&other_ca), json!({})),
+        ] {
+            api.create(&object).await.unwrap();
+        }
+        let hooks = extensions.hooks("mc", &api).await;
+        assert!(hooks.enabled());
+
+        let direct = read(&api, "direct").await;
+        let handlers: Vec<&str> = direct["status"]["handlers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|h| h["name"].as_str())
+            .collect();
+        assert!(
+            handlers.contains(&"before-cluster-create.direct"),
+            "{handlers:?}"
+        );
+        assert!(
+            handlers.contains(&"generate-patches.direct"),
+            "{handlers:?}"
+        );
+        assert_eq!(direct["status"]["conditions"][0]["status"], "True");
+        assert_eq!(
+            direct["status"]["v1beta2"]["conditions"][0]["reason"],
+            "Discovered"
+        );
+
+        let injected = read(&api, "injected").await;
+        assert_eq!(
+            injected["spec"]["clientConfig"]["caBundle"],
+            json!(B64.encode(&ca))
+        );
+        assert_eq!(injected["status"]["conditions"][0]["status"], "True");
+
+        let untrusted = read(&api, "untrusted").await;
+        let condition = &untrusted["status"]["v1beta2"]["conditions"][0];
+        assert_eq!(condition["status"], "False");
+        assert_eq!(condition["reason"], "NotDiscovered");
+        assert!(
+            condition["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Error in discovery: "),
+            "{condition}"
+        );
+        assert_eq!(
+            untrusted["status"]["conditions"][0]["reason"],
+            "DiscoveryFailed"
+        );
+
+        // The hooks answer through the discovered handlers.
+        assert!(
+            hooks
+                .registered(Hook::BeforeClusterCreate, &cluster)
+                .await
+                .unwrap()
+        );
+        let answer = hooks
+            .call(
+                Hook::BeforeClusterCreate,
+                &cluster,
+                Map::from_iter([("cluster".to_string(), cluster.clone())]),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.retry_after_seconds, 0);
+
+        // A deleted ExtensionConfig takes its handlers with it.
+        for name in ["direct", "injected", "untrusted"] {
+            api.delete(&read(&api, name).await).await.unwrap();
+        }
+        assert_eq!(
+            api.list(API_VERSION, KIND, "", &[]).await.unwrap(),
+            Vec::<Value>::new()
+        );
+        let hooks = extensions.hooks("mc", &api).await;
+        let left: Vec<String> = hooks.client.registry(|r| {
+            r.all()
+                .map(|x| format!("{} of {}", x.name, x.extension_config_name))
+                .collect()
+        });
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[tokio::test]
+    async fn a_secret_without_a_ca_leaves_the_config_undiscovered() {
+        let (_server, api) = management_cluster().await;
+        api.create(&json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "empty", "namespace": "certs"}, "data": {}}))
+            .await
+            .unwrap();
+        let object = config(
+            "needs-ca",
+            "https://127.0.0.1:1",
+            None,
+            json!({INJECT_CA_FROM_SECRET_ANNOTATION: "certs/empty"}),
+        );
+        let created = api.create(&object).await.unwrap();
+        let err = inject_ca(&api, &created).await.unwrap_err();
+        assert_eq!(
+            err,
+            "failed to reconcile caBundle: secret certs/empty does not contain a \"ca.crt\" entry"
+        );
+        let bad = config(
+            "bad-name",
+            "https://127.0.0.1:1",
+            None,
+            json!({INJECT_CA_FROM_SECRET_ANNOTATION: "no-namespace"}),
+        );
+        assert_eq!(
+            inject_ca(&api, &bad).await.unwrap_err(),
+            "failed to reconcile caBundle: secret name \"no-namespace\" must be in the form <namespace>/<name>"
+        );
+        let extensions = RuntimeExtensions::new(Duration::ZERO);
+        assert!(!extensions.hooks("mc", &api).await.enabled());
+        assert!(read(&api, "needs-ca").await["status"]["handlers"].is_null());
     }
 }
