@@ -9,7 +9,7 @@
 //! providers moving between contracts do, in both.
 //! Writes go through the store (events, resourceVersions) but are not client requests.
 
-use crate::selector::{Filter, LabelSelector};
+use crate::selector::Filter;
 use crate::store::{PatchType, Store, Sub};
 use crate::types::ResourceType;
 use crate::util::meta_str;
@@ -90,6 +90,12 @@ impl Simulator {
             .collect();
         types.sort_by_key(|(_, r)| *r == Role::Cluster);
         let mut alive = Vec::new();
+        // MachineDeployments and MachinePools by (namespace, cluster name), gathered as
+        // their pass lists them, so each Cluster finds its own without a list of its
+        // own: a list per Cluster scanned every worker of the store, quadratic in the
+        // fleet's size.
+        let mut workers: HashMap<(String, String), Vec<(Arc<ResourceType>, Value)>> =
+            HashMap::new();
         for (rt, role) in types {
             let (objects, _) = self.store.list(&rt, None, &Filter::default());
             let objects: Vec<Value> = objects
@@ -97,6 +103,17 @@ impl Simulator {
                 .filter_map(|o| self.view(&rt, o))
                 .collect();
             for obj in objects {
+                if matches!(role, Role::MachineDeployment | Role::MachinePool)
+                    && let Some(cluster) = obj
+                        .pointer("/metadata/labels")
+                        .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+                        .and_then(Value::as_str)
+                {
+                    workers
+                        .entry((meta_str(&obj, "namespace").to_string(), cluster.to_string()))
+                        .or_default()
+                        .push((rt.clone(), obj.clone()));
+                }
                 if obj.pointer("/metadata/deletionTimestamp").is_some() {
                     continue;
                 }
@@ -154,7 +171,16 @@ impl Simulator {
                     Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
                     Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
                     Role::MachinePool if due => self.machine_pool(&rt, &obj, generation),
-                    Role::Cluster => self.cluster(&rt, &obj),
+                    Role::Cluster => {
+                        let own = workers
+                            .get(&(
+                                meta_str(&obj, "namespace").to_string(),
+                                meta_str(&obj, "name").to_string(),
+                            ))
+                            .map(Vec::as_slice)
+                            .unwrap_or_default();
+                        self.cluster(&rt, &obj, own);
+                    }
                     _ => {}
                 }
             }
@@ -270,7 +296,10 @@ impl Simulator {
         obj.pointer(path).and_then(Value::as_bool) == Some(true)
     }
 
-    fn cluster(&self, rt: &ResourceType, cluster: &Value) {
+    /// Readiness on the Cluster from the objects it references, and the Cluster made an
+    /// owner of those objects and of its `workers` (MachineDeployments and MachinePools
+    /// labelled with its name).
+    fn cluster(&self, rt: &ResourceType, cluster: &Value, workers: &[(Arc<ResourceType>, Value)]) {
         let ns = meta_str(cluster, "namespace");
         let name = meta_str(cluster, "name");
         // Cluster API's core controller names the Cluster in its own (the preferred)
@@ -313,25 +342,8 @@ impl Simulator {
         }
         // Cluster API's MachineDeployment and MachinePool controllers make the Cluster
         // an owner of their objects.
-        for plural in ["machinedeployments", "machinepools"] {
-            if let Some(worker_type) = self.store.resolve(CLUSTER_GROUP, plural)
-                && let Ok(selector) = LabelSelector::parse(&format!("{CLUSTER_NAME_LABEL}={name}"))
-            {
-                let (workers, _) = self.store.list(
-                    &worker_type,
-                    Some(ns),
-                    &Filter {
-                        labels: selector,
-                        ..Default::default()
-                    },
-                );
-                for worker in workers
-                    .into_iter()
-                    .filter_map(|o| self.view(&worker_type, o))
-                {
-                    self.add_owner(&worker_type, &worker, &owner);
-                }
-            }
+        for (worker_type, worker) in workers {
+            self.add_owner(worker_type, worker, &owner);
         }
     }
 
