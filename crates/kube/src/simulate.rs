@@ -60,6 +60,9 @@ pub(crate) struct Simulator {
     seen: HashMap<(String, String, String), (i64, Instant)>,
 }
 
+/// A MachineDeployment or MachinePool with its resource type.
+type Worker = (Arc<ResourceType>, Value);
+
 impl Simulator {
     pub fn new(store: Arc<Store>, delay: Duration) -> Self {
         Simulator {
@@ -94,8 +97,7 @@ impl Simulator {
         // their pass lists them, so each Cluster finds its own without a list of its
         // own: a list per Cluster scanned every worker of the store, quadratic in the
         // fleet's size.
-        let mut workers: HashMap<(String, String), Vec<(Arc<ResourceType>, Value)>> =
-            HashMap::new();
+        let mut workers: HashMap<(String, String), Vec<Worker>> = HashMap::new();
         for (rt, role) in types {
             let (objects, _) = self.store.list(&rt, None, &Filter::default());
             let objects: Vec<Value> = objects
@@ -299,7 +301,7 @@ impl Simulator {
     /// Readiness on the Cluster from the objects it references, and the Cluster made an
     /// owner of those objects and of its `workers` (MachineDeployments and MachinePools
     /// labelled with its name).
-    fn cluster(&self, rt: &ResourceType, cluster: &Value, workers: &[(Arc<ResourceType>, Value)]) {
+    fn cluster(&self, rt: &ResourceType, cluster: &Value, workers: &[Worker]) {
         let ns = meta_str(cluster, "namespace");
         let name = meta_str(cluster, "name");
         // Cluster API's core controller names the Cluster in its own (the preferred)
