@@ -187,7 +187,7 @@ fn render_inner(
             return Err(errors);
         }
     };
-    let mut desired = desired::compute(cluster, &blueprint, &current)?;
+    let mut desired = desired::compute(cluster, &blueprint, &current, extensions)?;
     let Some(topology) = cluster.topology.as_ref() else {
         return Err(RenderError::new(format!(
             "Cluster {} has no spec.topology",

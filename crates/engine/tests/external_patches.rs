@@ -129,6 +129,19 @@ impl Extensions for Fake {
         }
     }
 
+    fn generate_upgrade_plan(
+        &self,
+        handler: &str,
+        _: &str,
+        _: &str,
+        _: &topograph_runtime::hooks::GenerateUpgradePlanRequest,
+    ) -> Result<topograph_runtime::hooks::GenerateUpgradePlanResponse, Error> {
+        Err(Error::new(
+            ErrorKind::NotRegistered,
+            format!("{handler}: not served by this fake"),
+        ))
+    }
+
     fn discover_variables(
         &self,
         handler: &str,

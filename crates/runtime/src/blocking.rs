@@ -15,7 +15,8 @@ use crate::error::{Error, ErrorKind};
 use crate::extensions::Extensions;
 use crate::hooks::{
     DiscoverVariablesRequest, DiscoverVariablesResponse, GeneratePatchesRequest,
-    GeneratePatchesResponse, ValidateTopologyRequest, ValidateTopologyResponse,
+    GeneratePatchesResponse, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse,
+    ValidateTopologyRequest, ValidateTopologyResponse,
 };
 
 /// A [`Client`] callable from synchronous code.
@@ -138,6 +139,16 @@ impl Extensions for BlockingClient {
         name: &str,
         request: &DiscoverVariablesRequest,
     ) -> Result<DiscoverVariablesResponse, Error> {
+        self.call(handler, namespace, name, request)
+    }
+
+    fn generate_upgrade_plan(
+        &self,
+        handler: &str,
+        namespace: &str,
+        name: &str,
+        request: &GenerateUpgradePlanRequest,
+    ) -> Result<GenerateUpgradePlanResponse, Error> {
         self.call(handler, namespace, name, request)
     }
 }

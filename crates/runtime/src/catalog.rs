@@ -38,11 +38,13 @@ pub enum Hook {
     AfterClusterUpgrade,
     /// `BeforeClusterDelete`.
     BeforeClusterDelete,
+    /// `GenerateUpgradePlan`.
+    GenerateUpgradePlan,
 }
 
 impl Hook {
     /// Every hook.
-    pub const ALL: [Hook; 13] = [
+    pub const ALL: [Hook; 14] = [
         Hook::Discovery,
         Hook::GeneratePatches,
         Hook::ValidateTopology,
@@ -56,6 +58,7 @@ impl Hook {
         Hook::AfterWorkersUpgrade,
         Hook::AfterClusterUpgrade,
         Hook::BeforeClusterDelete,
+        Hook::GenerateUpgradePlan,
     ];
 
     /// The hook's name, as discovery responses and ExtensionConfigs spell it.
@@ -74,6 +77,7 @@ impl Hook {
             Hook::AfterWorkersUpgrade => "AfterWorkersUpgrade",
             Hook::AfterClusterUpgrade => "AfterClusterUpgrade",
             Hook::BeforeClusterDelete => "BeforeClusterDelete",
+            Hook::GenerateUpgradePlan => "GenerateUpgradePlan",
         }
     }
 

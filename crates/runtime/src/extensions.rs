@@ -6,7 +6,8 @@
 use crate::error::Error;
 use crate::hooks::{
     DiscoverVariablesRequest, DiscoverVariablesResponse, GeneratePatchesRequest,
-    GeneratePatchesResponse, ValidateTopologyRequest, ValidateTopologyResponse,
+    GeneratePatchesResponse, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse,
+    ValidateTopologyRequest, ValidateTopologyResponse,
 };
 
 /// Runtime extensions reachable by handler name (`<handler>.<ExtensionConfig name>`).
@@ -41,4 +42,13 @@ pub trait Extensions: Send + Sync {
         name: &str,
         request: &DiscoverVariablesRequest,
     ) -> Result<DiscoverVariablesResponse, Error>;
+
+    /// GenerateUpgradePlan for the Cluster in `namespace`/`name`.
+    fn generate_upgrade_plan(
+        &self,
+        handler: &str,
+        namespace: &str,
+        name: &str,
+        request: &GenerateUpgradePlanRequest,
+    ) -> Result<GenerateUpgradePlanResponse, Error>;
 }

@@ -473,6 +473,46 @@ lifecycle_request!(
     BeforeClusterDeleteRequest {}
 );
 
+lifecycle_request!(
+    /// `GenerateUpgradePlanRequest` (Cluster API main's chained upgrades).
+    GenerateUpgradePlanRequest {
+        /// The control plane's current version.
+        from_control_plane_kubernetes_version: String = "fromControlPlaneKubernetesVersion";
+        /// The lowest current version of the workers.
+        from_workers_kubernetes_version: String = "fromWorkersKubernetesVersion", "String::is_empty";
+        /// The version the Cluster upgrades to.
+        to_kubernetes_version: String = "toKubernetesVersion";
+    }
+);
+
+/// `GenerateUpgradePlanResponse`: the steps of the control plane and, optionally, of
+/// the workers (left empty, they are derived from the control plane's).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerateUpgradePlanResponse {
+    /// apiVersion and kind.
+    #[serde(flatten)]
+    pub type_meta: TypeMeta,
+    /// Status and message.
+    #[serde(flatten)]
+    pub common: CommonResponse,
+    /// The control plane's steps, ending at the target version.
+    #[serde(
+        rename = "controlPlaneUpgrades",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub control_plane_upgrades: Vec<UpgradeStepInfo>,
+    /// The workers' steps.
+    #[serde(
+        rename = "workersUpgrades",
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub workers_upgrades: Vec<UpgradeStepInfo>,
+}
+
 macro_rules! retry_response {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -678,11 +718,17 @@ request_impl!(
     BeforeClusterDelete,
     BeforeClusterDeleteResponse
 );
+request_impl!(
+    GenerateUpgradePlanRequest,
+    GenerateUpgradePlan,
+    GenerateUpgradePlanResponse
+);
 
 common_response_impl!(DiscoveryResponse);
 common_response_impl!(GeneratePatchesResponse);
 common_response_impl!(ValidateTopologyResponse);
 common_response_impl!(DiscoverVariablesResponse);
+common_response_impl!(GenerateUpgradePlanResponse);
 common_response_impl!(AfterControlPlaneInitializedResponse);
 retry_response_impl!(BeforeClusterCreateResponse);
 retry_response_impl!(BeforeClusterUpgradeResponse);

@@ -98,6 +98,7 @@ pub fn handler_name(hook: Hook) -> &'static str {
         Hook::AfterWorkersUpgrade => "after-workers-upgrade",
         Hook::AfterClusterUpgrade => "after-cluster-upgrade",
         Hook::BeforeClusterDelete => "before-cluster-delete",
+        Hook::GenerateUpgradePlan => "generate-upgrade-plan",
     }
 }
 
@@ -158,6 +159,7 @@ impl Extension {
                 },
             }),
             Hook::DiscoverVariables => json_answer(&discover_variables()),
+            Hook::GenerateUpgradePlan => json_answer(&upgrade_plan(&request)),
             _ => match self.lifecycle.answer(hook) {
                 Err(e) => json_answer(&failure(&hook.response_kind(), e)),
                 Ok(answer) => {
@@ -266,5 +268,71 @@ pub fn discover_variables() -> DiscoverVariablesResponse {
                 },
             },
         ],
+    }
+}
+
+/// GenerateUpgradePlan: one step per minor, the `.0` patch of every minor between the
+/// control plane's version and the target, then the target; the workers' plan is left
+/// to the topology (Cluster API derives it).
+pub fn upgrade_plan(request: &Value) -> Value {
+    let text = |key: &str| request.get(key).and_then(Value::as_str).unwrap_or_default();
+    let minor_of = |version: &str| -> Option<(u64, u64)> {
+        let mut parts = version.trim_start_matches('v').split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        Some((major, minor))
+    };
+    let (from, to) = (
+        text("fromControlPlaneKubernetesVersion"),
+        text("toKubernetesVersion"),
+    );
+    let (Some((major, from_minor)), Some((to_major, to_minor))) = (minor_of(from), minor_of(to))
+    else {
+        return failure(
+            &Hook::GenerateUpgradePlan.response_kind(),
+            format!("cannot plan an upgrade from {from:?} to {to:?}"),
+        );
+    };
+    let mut steps: Vec<Value> = Vec::new();
+    if major == to_major {
+        for minor in from_minor + 1..to_minor {
+            steps.push(json!({"version": format!("v{major}.{minor}.0")}));
+        }
+    }
+    if from != to {
+        steps.push(json!({"version": to}));
+    }
+    json!({
+        "apiVersion": hooks::API_VERSION,
+        "kind": Hook::GenerateUpgradePlan.response_kind(),
+        "status": "Success",
+        "controlPlaneUpgrades": steps,
+    })
+}
+
+#[cfg(test)]
+mod upgrade_plan_tests {
+    use super::*;
+
+    #[test]
+    fn plans_step_through_every_minor_to_the_target() {
+        let plan = |from: &str, to: &str| {
+            upgrade_plan(
+                &json!({"fromControlPlaneKubernetesVersion": from, "toKubernetesVersion": to}),
+            )
+        };
+        assert_eq!(
+            plan("v1.30.3", "v1.33.1")["controlPlaneUpgrades"],
+            json!([{"version": "v1.31.0"}, {"version": "v1.32.0"}, {"version": "v1.33.1"}])
+        );
+        assert_eq!(
+            plan("v1.30.3", "v1.30.5")["controlPlaneUpgrades"],
+            json!([{"version": "v1.30.5"}])
+        );
+        assert_eq!(
+            plan("v1.30.3", "v1.30.3")["controlPlaneUpgrades"],
+            json!([])
+        );
+        assert_eq!(plan("garbage", "v1.30.3")["status"], "Failure");
     }
 }

@@ -222,6 +222,7 @@ pub fn compute(
     cluster: &Cluster,
     blueprint: &Blueprint<'_>,
     current: &CurrentState<'_>,
+    extensions: Option<&dyn topograph_runtime::Extensions>,
 ) -> Result<DesiredState, RenderError> {
     let Some(topology) = cluster.topology.as_ref() else {
         return Err(RenderError::new(format!(
@@ -230,7 +231,7 @@ pub fn compute(
         )));
     };
     let mut errors = RenderError::default();
-    let versions = upgrade::for_cluster(cluster, blueprint.class, topology, current)
+    let versions = upgrade::for_cluster(cluster, blueprint.class, topology, current, extensions)
         .unwrap_or_else(|e| {
             errors.push(format!(
                 "error computing the desired state of the Cluster topology: {e}"

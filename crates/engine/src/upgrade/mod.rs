@@ -29,8 +29,9 @@
 //! status alone (Cluster API asks the workload cluster's Nodes, which a management
 //! cluster does not have). MachinePools follow the same rules as MachineDeployments,
 //! with their own record ([`UpgradeTracker::machine_pools`]) and
-//! `must_not_create_machine_pool` / `must_not_update_machine_pool`. Runtime SDK hooks
-//! are not implemented.
+//! `must_not_create_machine_pool` / `must_not_update_machine_pool`. A class's
+//! GenerateUpgradePlan extension plans through the renderer's extensions; the lifecycle
+//! hooks are laid over these decisions by the reconcile (decision 0025).
 
 pub mod decide;
 pub mod message;
@@ -54,19 +55,25 @@ pub const UPGRADE_STEP_ANNOTATION: &str = "topology.internal.cluster.x-k8s.io/up
 /// On the Cluster: how many MachineDeployments may upgrade at once (default 1).
 pub const UPGRADE_CONCURRENCY_ANNOTATION: &str = "topology.cluster.x-k8s.io/upgrade-concurrency";
 
-/// The decisions for one Cluster, from its topology and current state.
+/// The decisions for one Cluster, from its topology and current state; `extensions`
+/// answer the class's GenerateUpgradePlan extension, if it names one.
 pub(crate) fn for_cluster(
     cluster: &Cluster,
     class: &ClusterClass,
     topology: &Topology,
     current: &CurrentState<'_>,
+    extensions: Option<&dyn topograph_runtime::Extensions>,
 ) -> Result<Decision, String> {
+    let ask = |desired: &str, control_plane: &str, workers: &str| {
+        ask_extension(cluster, class, extensions, desired, control_plane, workers)
+    };
     let inputs = Inputs {
         topology_version: &topology.version,
-        // A class listing its `kubernetesVersions` (v1beta2) plans through them;
-        // otherwise, and in v1beta1, one minor at a time. (A GenerateUpgradePlan
-        // extension would come first; the Runtime SDK is not implemented.)
-        plan_source: if class.kubernetes_versions.is_empty() {
+        // Cluster API's precedence: the class's GenerateUpgradePlan extension, then its
+        // `kubernetesVersions` (v1beta2), then one minor at a time.
+        plan_source: if class.upgrade_plan_extension.is_some() {
+            PlanSource::Extension(&ask)
+        } else if class.kubernetes_versions.is_empty() {
             PlanSource::OneMinor
         } else {
             PlanSource::Versions(&class.kubernetes_versions)
@@ -101,6 +108,49 @@ pub(crate) fn for_cluster(
             .collect(),
     };
     decide(&inputs)
+}
+
+/// Asks the class's GenerateUpgradePlan extension for both plans, with Cluster API's
+/// texts when it cannot be used or fails.
+fn ask_extension(
+    cluster: &Cluster,
+    class: &ClusterClass,
+    extensions: Option<&dyn topograph_runtime::Extensions>,
+    desired: &str,
+    control_plane: &str,
+    workers: &str,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let name = class.upgrade_plan_extension.as_deref().unwrap_or_default();
+    let Some(extensions) = extensions else {
+        return Err(format!(
+            "can not use GenerateUpgradePlan extension {name:?} if RuntimeSDK feature flag is disabled"
+        ));
+    };
+    let mut document = cluster.document.clone();
+    if let Some(object) = document.as_object_mut() {
+        // What Cluster API's cleanupCluster leaves out of hook requests.
+        object.remove("status");
+        if let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+            metadata.remove("managedFields");
+        }
+    }
+    let request = topograph_runtime::hooks::GenerateUpgradePlanRequest {
+        cluster: document,
+        from_control_plane_kubernetes_version: control_plane.to_string(),
+        from_workers_kubernetes_version: workers.to_string(),
+        to_kubernetes_version: desired.to_string(),
+        ..Default::default()
+    };
+    let response = extensions
+        .generate_upgrade_plan(name, &cluster.namespace, &cluster.name, &request)
+        .map_err(|e| format!("failed to get upgrade plan from extension: {e}"))?;
+    let steps = |steps: Vec<topograph_runtime::hooks::UpgradeStepInfo>| {
+        steps.into_iter().map(|s| s.version).collect::<Vec<_>>()
+    };
+    Ok((
+        steps(response.control_plane_upgrades),
+        steps(response.workers_upgrades),
+    ))
 }
 
 /// A topology worker's name and the sequencing annotations on it.

@@ -4,15 +4,22 @@
 //!
 //! The control plane plan comes from a [`PlanSource`]: the default moves one minor at
 //! most; a list of available versions (a ClusterClass's `kubernetesVersions`, which
-//! v1beta1 does not have yet) allows chained upgrades. The workers plan is derived from
-//! it. Both are validated with Cluster API's error texts.
+//! v1beta1 does not have yet) allows chained upgrades, and so does a GenerateUpgradePlan
+//! extension, which may give the workers' steps too. The workers plan is otherwise
+//! derived from the control plane's. Both are validated with Cluster API's error texts.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::version::{Order, Version};
 
+/// A GenerateUpgradePlan extension, asked with the desired version, the control
+/// plane's and the lowest worker version (`""` without workers); it answers the
+/// control plane's steps and, possibly empty, the workers' steps.
+pub type PlanExtension<'a> =
+    &'a dyn Fn(&str, &str, &str) -> Result<(Vec<String>, Vec<String>), String>;
+
 /// Where the control plane's plan comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum PlanSource<'a> {
     /// At most one minor per upgrade: the plan is the desired version
     /// (`GetUpgradePlanOneMinor`).
@@ -20,6 +27,19 @@ pub enum PlanSource<'a> {
     /// The latest available version of every minor up to the desired one
     /// (`GetUpgradePlanFromClusterClassVersions`).
     Versions(&'a [String]),
+    /// The class's GenerateUpgradePlan extension (`GetUpgradePlanFromExtension`): both
+    /// plans from it, validated (and the workers' defaulted when it gives none) as any.
+    Extension(PlanExtension<'a>),
+}
+
+impl std::fmt::Debug for PlanSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanSource::OneMinor => f.write_str("OneMinor"),
+            PlanSource::Versions(v) => f.debug_tuple("Versions").field(v).finish(),
+            PlanSource::Extension(_) => f.write_str("Extension"),
+        }
+    }
 }
 
 /// The plans of one reconcile.
@@ -72,6 +92,7 @@ pub fn control_plane_plan(
             Ok(vec![desired.to_string()])
         }
         PlanSource::Versions(versions) => from_versions(versions, &desired_v, &current_v),
+        PlanSource::Extension(ask) => ask(desired, current, "").map(|(plan, _)| plan),
     }
 }
 
@@ -160,13 +181,23 @@ pub fn compute(
     if at_desired(&control_plane_v) && min_workers.as_ref().is_none_or(at_desired) {
         return Ok(plans);
     }
-    let control_plane_plan = control_plane_plan(source, desired, control_plane)?;
+    let (control_plane_plan, workers_given) = match source {
+        PlanSource::Extension(ask) => ask(
+            desired,
+            control_plane,
+            min_workers_version.as_deref().unwrap_or(""),
+        )?,
+        other => (
+            control_plane_plan(other, desired, control_plane)?,
+            Vec::new(),
+        ),
+    };
     let workers_plan = default_and_validate(
         desired,
         control_plane,
         min_workers_version.as_deref(),
         &control_plane_plan,
-        Vec::new(),
+        workers_given,
     )?;
     plans.control_plane = control_plane_plan;
     if !workers.is_empty() {
