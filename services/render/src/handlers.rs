@@ -785,6 +785,35 @@ mod tests {
     }
 
     #[test]
+    fn extension_fields_change_the_key_and_unreadable_configs_are_refused_by_field() {
+        let plain = request(2);
+        let mut with = request(2);
+        with.extension_configs = vec![b"not JSON".to_vec()];
+        assert_ne!(render_key(&plain), render_key(&with));
+        let mut labelled = with.clone();
+        labelled.namespaces = vec![pb::NamespaceLabels {
+            name: "default".into(),
+            labels: [("team".to_string(), "a".to_string())].into(),
+        }];
+        assert_ne!(render_key(&with), render_key(&labelled));
+        assert_ne!(extensions_key(&with), extensions_key(&labelled));
+
+        let handlers = Handlers::new(4, 64 << 20);
+        let status = handlers.render(&with).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        let violations = topograph_proto::violations::of_status(&status).unwrap();
+        assert_eq!(violations[0].field, "extension_configs[0]");
+        assert!(
+            violations[0]
+                .description
+                .starts_with("not a JSON ExtensionConfig"),
+            "{violations:?}"
+        );
+        // Renders with extensions are not remembered.
+        assert!(handlers.cached_render(&render_key(&with)).is_none());
+    }
+
+    #[test]
     fn cached_renders_equal_fresh_ones_and_other_inputs_miss() {
         let cached = Handlers::new(4, 64 << 20);
         let fresh = Handlers::new(4, 0);
