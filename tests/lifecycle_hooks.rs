@@ -5,6 +5,12 @@
 //! and once the extension's answer turns to go the queue brings the Cluster back by
 //! itself (nothing else touches it) and the topology is created; AfterControlPlaneInitialized
 //! is called once the simulated control plane is up.
+//!
+//! The same fleet renders the quick-start-runtimesdk real-world class through the render
+//! service: the applier hands it the discovered ExtensionConfig, the render service calls
+//! the example extension's GeneratePatches and ValidateTopology itself, and the Cluster
+//! is reconciled with the patched fields; the class's status lists the discovered
+//! variables.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -196,5 +202,169 @@ async fn before_cluster_create_holds_a_cluster_until_the_extension_lets_it_go() 
     })
     .await;
     assert_eq!(settled["metadata"]["name"], CLUSTER);
+    drop(processes);
+}
+
+/// The runtimesdk class (with its templates) and Cluster, values.env substituted, every
+/// object in `namespace`.
+fn runtimesdk(namespace: &str) -> Option<(Vec<Value>, Value)> {
+    let dir = topograph_tests::root()
+        .join("../shared/real-world/providers/capi-e2e-quick-start-runtimesdk-v1beta1");
+    if !dir.exists() {
+        return None;
+    }
+    let values: std::collections::BTreeMap<String, String> =
+        std::fs::read_to_string(dir.join("values.env"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+            .collect();
+    let read = |file: &str| -> Vec<Value> {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let text = topograph_api::envsubst::substitute(&text, &values).unwrap();
+        let (docs, errors) = topograph_api::load::parse_documents(file, &text);
+        assert!(errors.is_empty(), "{errors:?}");
+        docs.into_iter()
+            .map(|d| {
+                let mut v = d.value;
+                v["metadata"]["namespace"] = json!(namespace);
+                v
+            })
+            .collect()
+    };
+    let class = read("clusterclass-quick-start-runtimesdk.yaml");
+    let cluster = read("cluster-template-upgrades-runtimesdk.kustomized.yaml")
+        .into_iter()
+        .find(|o| o["kind"] == "Cluster")?;
+    Some((class, cluster))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_render_service_calls_the_extensions_of_a_class_with_external_patches() {
+    const MC: &str = "mgmt-patches";
+    const NS: &str = "rtsdk";
+    let Some((class, cluster)) = runtimesdk(NS) else {
+        eprintln!("skipped: the real-world folder is absent");
+        return;
+    };
+    let name = cluster["metadata"]["name"].as_str().unwrap().to_string();
+    let dir = TempDir::new("external-patches-e2e");
+    let clusters_dir = dir.0.join("clusters");
+    std::fs::create_dir_all(&clusters_dir).unwrap();
+    let calls = dir.0.join("calls.jsonl");
+    let extension = start_extension(&dir.0, &["--calls-log", calls.to_str().unwrap()]);
+
+    let mut processes: Vec<Process> = Vec::new();
+    let redis_port = free_port();
+    processes.push(redis_without_persistence(redis_port));
+    let kube = management_cluster(
+        &clusters_dir,
+        MC,
+        &["--simulate-providers", "--provider-delay-ms", "150"],
+    );
+    processes.push(kube.process);
+    let api = ManagementCluster::from_kubeconfig_yaml(&kube.kubeconfig)
+        .await
+        .unwrap();
+    let mut seed = crds::cluster_api();
+    seed.extend(crds::for_objects(&class));
+    seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
+    seed.extend(class);
+    let ca = std::fs::read(&extension.ca).unwrap();
+    // The class's handlers name this ExtensionConfig.
+    seed.push(json!({
+        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
+        "kind": "ExtensionConfig",
+        "metadata": {"name": "k8s-upgrade-with-runtimesdk"},
+        "spec": {"clientConfig": {
+            "url": extension.url,
+            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)
+        }}
+    }));
+    for object in &seed {
+        api.create(object).await.unwrap();
+    }
+    let applier_log = std::env::temp_dir().join("topograph-external-patches-e2e-applier.log");
+    spawn_render_and_applier(
+        &dir.0,
+        redis_port,
+        &clusters_dir,
+        &applier_log,
+        &mut processes,
+    );
+    api.create(&cluster).await.unwrap();
+    let get = || async {
+        api.get("cluster.x-k8s.io/v1beta1", "Cluster", NS, &name)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+
+    let reconciled = wait_for(
+        "TopologyReconciled True",
+        Duration::from_secs(90),
+        async || {
+            let c = get().await;
+            (condition(&c)["status"] == "True" && c["spec"]["infrastructureRef"].is_object())
+                .then_some(c)
+        },
+    )
+    .await;
+    let r = &reconciled["spec"]["infrastructureRef"];
+    let docker_cluster = api
+        .get(
+            r["apiVersion"].as_str().unwrap(),
+            "DockerCluster",
+            NS,
+            r["name"].as_str().unwrap(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        docker_cluster["spec"]["loadBalancer"]["imageRepository"],
+        "kindest"
+    );
+    let r = &reconciled["spec"]["controlPlaneRef"];
+    let kcp = api
+        .get(
+            r["apiVersion"].as_str().unwrap(),
+            "KubeadmControlPlane",
+            NS,
+            r["name"].as_str().unwrap(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        kcp["spec"]["rolloutStrategy"]["rollingUpdate"]["maxSurge"],
+        1
+    );
+
+    // The class's status lists what DiscoverVariables answered.
+    let class = api
+        .get(
+            "cluster.x-k8s.io/v1beta1",
+            "ClusterClass",
+            NS,
+            "quick-start-runtimesdk",
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let variables = class["status"]["variables"].as_array().unwrap();
+    assert!(
+        variables
+            .iter()
+            .any(|v| v["name"] == "imageRepository" && v["definitions"][0]["from"] == "test-patch"),
+        "{variables:#?}"
+    );
+
+    // The extension was called by the render service (the applier's engine is remote).
+    let log = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert!(log.contains("GeneratePatches"), "{log}");
+    assert!(log.contains("ValidateTopology"), "{log}");
     drop(processes);
 }

@@ -138,6 +138,7 @@ fn render_request(q: &QuickStart, current: &[Value]) -> pb::RenderRequest {
         templates: q.templates.iter().map(bytes).collect(),
         cluster: bytes(&q.cluster),
         current_objects: current.iter().map(bytes).collect(),
+        ..pb::RenderRequest::default()
     }
 }
 

@@ -7,14 +7,22 @@
 //! Inputs are the objects as an API server stores them (JSON), so a remote engine can
 //! carry them as they are; a render also takes them decoded, which the local engine
 //! uses instead of reading them again.
+//!
+//! A render may carry runtime extensions ([`RenderExtensions`]): the local engine calls
+//! them through the synchronous [`Extensions`] trait, a remote engine sends what the
+//! render service needs to call them itself (the discovered ExtensionConfigs and the
+//! labels of the namespaces involved).
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::Value;
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_api::object::ObjectExt;
 
+use crate::Extensions;
 use crate::admission::{self, Verdict};
 use crate::desired::DesiredState;
 use crate::store::ObjectStore;
@@ -55,9 +63,33 @@ impl RenderFailure {
     }
 }
 
+/// The runtime extensions a render may call (GeneratePatches for external patches,
+/// ValidateTopology, DiscoverVariables), in the two forms the engines need.
+#[derive(Clone)]
+pub struct RenderExtensions {
+    /// The extensions as the engine in this process calls them. Their registry must
+    /// already know the labels of [`RenderExtensions::namespaces`].
+    pub extensions: Arc<dyn Extensions>,
+    /// The same extensions as a remote engine rebuilds them: the ExtensionConfig objects
+    /// (JSON) with the handlers discovery recorded in their `status.handlers`.
+    pub configs: Arc<Vec<Value>>,
+    /// Labels of the namespaces extensions are called for (the Cluster's, its class's),
+    /// by namespace: what the ExtensionConfigs' `namespaceSelector`s match.
+    pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for RenderExtensions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderExtensions")
+            .field("configs", &self.configs.len())
+            .field("namespaces", &self.namespaces)
+            .finish_non_exhaustive()
+    }
+}
+
 /// What a desired state is computed from: the Cluster (decoded; its document is the
-/// object as stored), its class (decoded, and as stored), and the templates and current
-/// objects read for it.
+/// object as stored), its class (decoded, and as stored), the templates and current
+/// objects read for it, and the runtime extensions its external patches call.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderInputs<'a> {
     /// The Cluster.
@@ -68,6 +100,9 @@ pub struct RenderInputs<'a> {
     pub class_object: &'a Value,
     /// Templates and current objects.
     pub objects: &'a [Value],
+    /// Runtime extensions; `None` with Runtime SDK off (a class with external patches is
+    /// then refused, as Cluster API refuses it without its RuntimeSDK feature).
+    pub extensions: Option<&'a RenderExtensions>,
 }
 
 impl RenderInputs<'_> {
@@ -194,7 +229,18 @@ impl Engine for Local {
     ) -> BoxFuture<'a, Result<DesiredState, RenderFailure>> {
         Box::pin(async move {
             let store = ObjectStore::new(inputs.objects.iter().cloned());
-            crate::admit_and_render(inputs.cluster, inputs.class, &store)
+            // With extensions the engine waits on network calls here; the blocking client
+            // moves such waits off an async worker itself (`BlockingClient::block_on`).
+            let rendered = match inputs.extensions {
+                None => crate::admit_and_render(inputs.cluster, inputs.class, &store),
+                Some(extensions) => crate::admit_and_render_with(
+                    inputs.cluster,
+                    inputs.class,
+                    &store,
+                    extensions.extensions.as_ref(),
+                ),
+            };
+            rendered
                 .map(|rendered| rendered.desired)
                 .map_err(|refusal| RenderFailure::Refused(refusal.messages()))
         })

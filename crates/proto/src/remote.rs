@@ -3,6 +3,8 @@
 //! a render fleet use it exactly where the embedded mode uses the engine linked in, and
 //! get the same verdicts (the service runs the same admission and render functions;
 //! refusals come back as violations whose descriptions are the engine's own messages).
+//! A render with runtime extensions sends the discovered ExtensionConfigs and the
+//! namespaces' labels; the service calls the extensions itself.
 
 use serde_json::Value;
 use tonic::transport::Channel;
@@ -215,6 +217,22 @@ impl Engine for RemoteEngine {
                 templates: Vec::new(),
                 cluster: encode(&inputs.cluster.document),
                 current_objects: inputs.objects.iter().map(encode).collect(),
+                extension_configs: inputs
+                    .extensions
+                    .map(|e| e.configs.iter().map(encode).collect())
+                    .unwrap_or_default(),
+                namespaces: inputs
+                    .extensions
+                    .map(|e| {
+                        e.namespaces
+                            .iter()
+                            .map(|(name, labels)| pb::NamespaceLabels {
+                                name: name.clone(),
+                                labels: labels.clone().into_iter().collect(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             };
             let response = self
                 .client

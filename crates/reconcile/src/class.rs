@@ -5,6 +5,12 @@
 //!
 //! Clusters wait for their class: a Cluster whose class's observedGeneration lags its
 //! generation, or whose `VariablesReady` is not True, is not reconciled.
+//!
+//! With runtime extensions ([`reconcile_class_with`]) a class whose patches name a
+//! DiscoverVariables extension gets the definitions it answers in `status.variables`
+//! (`from` the patch's name, `definitionsConflict` when they differ from another
+//! definition of the name), and `VariablesReady` False with Cluster API's
+//! `VariableDiscoveryFailed` message when discovery fails or definitions conflict.
 
 use serde_json::{Map, Value, json};
 use topograph_api::model::{ClusterClass, ObjectRef};
@@ -12,6 +18,8 @@ use topograph_api::object::ObjectExt;
 
 use crate::conditions::{self, Condition};
 use crate::error::ReconcileError;
+use topograph_engine::admission::{self, StatusVariable};
+use topograph_engine::{Extensions, Refusal};
 use topograph_management::ManagementCluster;
 
 /// The API version of Cluster API objects the applier reads and writes.
@@ -63,8 +71,8 @@ pub fn template_refs(class: &ClusterClass) -> Vec<ObjectRef> {
 }
 
 /// `status.variables`: one entry per definition, sorted by name, each with its one
-/// inline definition (definitions discovered from external patches need the Runtime
-/// SDK, which is not supported).
+/// inline definition (definitions discovered from external patches are added by
+/// [`with_discovered`]).
 fn status_variables(class: &Value) -> Value {
     let mut variables: Vec<Value> = class
         .at(&["spec", "variables"])
@@ -96,6 +104,125 @@ fn status_variables(class: &Value) -> Value {
     Value::Array(variables)
 }
 
+/// `inline` status variables (as [`status_variables`] gives them, from the stored
+/// definitions) with the definitions extensions discovered added, in the order
+/// admission found them, and each name's conflict flag; sorted by name.
+fn with_discovered(inline: Value, discovered: &[StatusVariable]) -> Value {
+    let mut variables = match inline {
+        Value::Array(variables) => variables,
+        _ => Vec::new(),
+    };
+    for variable in discovered {
+        let definitions: Vec<Value> = variable
+            .definitions
+            .iter()
+            .filter(|d| d.from != "inline")
+            .map(|d| {
+                let mut definition = Map::new();
+                definition.insert("from".into(), json!(d.from));
+                definition.insert("required".into(), json!(d.required));
+                let mut metadata = Map::new();
+                if !d.metadata.labels.is_empty() {
+                    metadata.insert("labels".into(), json!(d.metadata.labels));
+                }
+                if !d.metadata.annotations.is_empty() {
+                    metadata.insert("annotations".into(), json!(d.metadata.annotations));
+                }
+                if !metadata.is_empty() {
+                    definition.insert("metadata".into(), Value::Object(metadata));
+                }
+                definition.insert("schema".into(), json!({"openAPIV3Schema": d.schema}));
+                Value::Object(definition)
+            })
+            .collect();
+        if definitions.is_empty() {
+            continue;
+        }
+        match variables
+            .iter_mut()
+            .find(|v| v["name"].as_str() == Some(variable.name.as_str()))
+        {
+            Some(existing) => {
+                if let Some(list) = existing["definitions"].as_array_mut() {
+                    list.extend(definitions);
+                }
+                existing["definitionsConflict"] = json!(variable.definitions_conflict);
+            }
+            None => variables.push(json!({
+                "name": variable.name,
+                "definitionsConflict": variable.definitions_conflict,
+                "definitions": definitions,
+            })),
+        }
+    }
+    variables.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    Value::Array(variables)
+}
+
+/// What discovery made of a class's variables.
+struct Discovery {
+    /// `status.variables` to write; `None` keeps what the status has.
+    variables: Option<Value>,
+    /// Why `VariablesReady` is False, in Cluster API's `VariableDiscovery failed: …`
+    /// words.
+    failure: Option<String>,
+}
+
+/// Calls the class's DiscoverVariables extensions (through the engine's class
+/// admission, which records every definition with its origin).
+fn discover(class: &ClusterClass, inline: Value, extensions: &dyn Extensions) -> Discovery {
+    match admission::admit_class_with_extensions(class.clone(), None, &[], extensions) {
+        Ok(extended) => {
+            let conflicts: Vec<&str> = extended
+                .variables
+                .iter()
+                .filter(|v| v.definitions_conflict)
+                .map(|v| v.name.as_str())
+                .collect();
+            Discovery {
+                failure: (!conflicts.is_empty()).then(|| {
+                    format!(
+                        "VariableDiscovery failed: the following variables have conflicting schemas: {}",
+                        conflicts.join(",")
+                    )
+                }),
+                variables: Some(with_discovered(inline, &extended.variables)),
+            }
+        }
+        Err(Refusal::Render(e)) => {
+            // The engine words it as the returned error ("failed to discover variables
+            // for ClusterClass NAME: ERRORS"); the condition carries the errors alone.
+            let text = e.messages.join("; ");
+            let prefix = format!(
+                "failed to discover variables for ClusterClass {}: ",
+                class.name
+            );
+            Discovery {
+                variables: None,
+                failure: Some(format!(
+                    "VariableDiscovery failed: {}",
+                    text.strip_prefix(&prefix).unwrap_or(&text)
+                )),
+            }
+        }
+        // The class rules are the webhook's to report; the variables are read as
+        // without extensions.
+        Err(Refusal::Class { .. } | Refusal::Cluster(_)) => Discovery {
+            variables: Some(inline),
+            failure: None,
+        },
+    }
+}
+
+/// Whether any patch of `class` names a DiscoverVariables extension.
+fn discovers_variables(class: &ClusterClass) -> bool {
+    class.patches.iter().any(|p| {
+        p.external
+            .as_ref()
+            .is_some_and(|e| e.discover_variables_extension.is_some())
+    })
+}
+
 /// What a class reconcile did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClassOutcome {
@@ -109,6 +236,18 @@ pub struct ClassOutcome {
 /// error (there is nothing to do).
 pub async fn reconcile_class(
     cluster: &ManagementCluster,
+    namespace: &str,
+    name: &str,
+) -> Result<ClassOutcome, ReconcileError> {
+    reconcile_class_with(cluster, None, namespace, name).await
+}
+
+/// [`reconcile_class`] with runtime extensions: DiscoverVariables is called for the
+/// patches that name it. Without extensions a class's discovered variables stay
+/// unknown (only its inline ones are listed), as before.
+pub async fn reconcile_class_with(
+    cluster: &ManagementCluster,
+    extensions: Option<&dyn Extensions>,
     namespace: &str,
     name: &str,
 ) -> Result<ClassOutcome, ReconcileError> {
@@ -141,14 +280,18 @@ pub async fn reconcile_class(
         .as_ref()
         .map(|class| topograph_variables::validate_definitions(&class.variables, None))
         .unwrap_or_default();
-    if problems.is_empty() {
-        status.insert("variables".into(), status_variables(&object));
-        conditions::set(
-            &mut status,
-            &Condition::ok(VARIABLES_READY, "VariablesReady"),
-            generation,
-        );
-    } else {
+    // Discovery (extensions given, a patch asking for it) happens only once the inline
+    // definitions are valid, as Cluster API's webhook lets no other class through.
+    let discovery = match (&decoded, extensions) {
+        (Ok(class), Some(extensions)) if problems.is_empty() && discovers_variables(class) => {
+            discover(class, status_variables(&object), extensions)
+        }
+        _ => Discovery {
+            variables: Some(status_variables(&object)),
+            failure: None,
+        },
+    };
+    if !problems.is_empty() {
         let message = problems
             .iter()
             .map(ToString::to_string)
@@ -165,9 +308,27 @@ pub async fn reconcile_class(
             .with_severity("Error"),
             generation,
         );
+    } else {
+        // A failed discovery keeps the variables listed before (Cluster API does not
+        // decide to drop them); conflicting definitions are listed with their flags.
+        if let Some(variables) = discovery.variables {
+            status.insert("variables".into(), variables);
+        }
+        let condition = match &discovery.failure {
+            None => Condition::ok(VARIABLES_READY, "VariablesReady"),
+            Some(message) => Condition::not_ok(
+                VARIABLES_READY,
+                "VariableDiscoveryFailed",
+                "VariableDiscoveryFailed",
+                message.clone(),
+            )
+            .with_severity("Error"),
+        };
+        conditions::set(&mut status, &condition, generation);
     }
+    let variables_ready = problems.is_empty() && discovery.failure.is_none();
     // observedGeneration says "everything for this generation succeeded".
-    if result.is_ok() && problems.is_empty() {
+    if result.is_ok() && variables_ready {
         status.insert("observedGeneration".into(), json!(generation));
     }
     if let Some(patch) = conditions::status_patch(object.get("status"), &status) {

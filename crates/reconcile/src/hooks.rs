@@ -13,6 +13,10 @@
 //! sorted, comma-separated set) and `runtime.cluster.x-k8s.io/ok-to-delete` says
 //! `BeforeClusterDelete` let the deletion go. A blocking answer (`retryAfterSeconds`)
 //! ends the reconcile with a requeue after that many seconds, through the queue.
+//!
+//! The same trait hands out the extensions a render calls
+//! ([`LifecycleHooks::render_extensions`]): whoever knows the registered extensions for
+//! the hooks knows them for external patches, ValidateTopology and DiscoverVariables.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -22,6 +26,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use topograph_api::object::ObjectExt;
+use topograph_engine::service::RenderExtensions;
 
 /// Hooks still to be called for a Cluster.
 pub const PENDING_HOOKS_ANNOTATION: &str = "runtime.cluster.x-k8s.io/pending-hooks";
@@ -119,6 +124,19 @@ pub trait LifecycleHooks: Send + Sync {
         cluster: &'a Value,
         fields: Map<String, Value>,
     ) -> BoxFuture<'a, Result<HookAnswer, HookError>>;
+
+    /// The runtime extensions a render (external patches, ValidateTopology) or a class
+    /// reconcile (DiscoverVariables) may call for objects of `namespaces`, their labels
+    /// read for the handlers' namespace selectors; `None` with Runtime SDK off, which
+    /// leaves a class with external patches refused. The default has none, so
+    /// implementations that only answer lifecycle hooks need not care.
+    fn render_extensions<'a>(
+        &'a self,
+        namespaces: &'a [String],
+    ) -> BoxFuture<'a, Result<Option<RenderExtensions>, HookError>> {
+        let _ = namespaces;
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// Runtime SDK off: no extensions, no hooks.

@@ -2,7 +2,11 @@
 //! each call runs on a tokio runtime (a dedicated one owned here, or one the caller
 //! hands over) while the calling thread waits for its answer. The engine runs on
 //! ordinary threads (the CLI's main thread, the render service's blocking pool), so
-//! waiting there blocks no async worker.
+//! waiting there blocks no async worker. A caller that renders on a worker of a
+//! multi-thread runtime (the applier's reconcile with the engine in process) gets its
+//! wait wrapped in `tokio::task::block_in_place`, so the worker's other tasks move to
+//! another thread while it waits; on a current-thread runtime that is impossible, and
+//! the wait is bounded by the handler's timeout only.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -48,8 +52,9 @@ impl BlockingClient {
         })
     }
 
-    /// Runs calls on the runtime behind `handle`; the caller must not be one of its
-    /// worker threads.
+    /// Runs calls on the runtime behind `handle`. The caller must not be the thread of a
+    /// current-thread runtime behind `handle` (it would wait for itself); a worker of a
+    /// multi-thread runtime may call, its wait goes through `block_in_place`.
     pub fn on(client: Arc<Client>, handle: Handle) -> Self {
         BlockingClient {
             client,
@@ -72,7 +77,17 @@ impl BlockingClient {
         self.handle.spawn(async move {
             let _ = tx.send(future.await);
         });
-        rx.recv().map_err(|_| {
+        let on_multi_thread_worker = Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        // block_in_place panics on a current-thread runtime; on a multi-thread one it
+        // hands the worker's queue to another thread (and does nothing special on a
+        // blocking-pool thread).
+        let answer = if on_multi_thread_worker {
+            tokio::task::block_in_place(|| rx.recv())
+        } else {
+            rx.recv()
+        };
+        answer.map_err(|_| {
             Error::new(
                 ErrorKind::Call,
                 "the Runtime SDK client stopped before answering",

@@ -52,6 +52,15 @@ pub struct Client {
     tls: Mutex<HashMap<Vec<u8>, Arc<rustls::ClientConfig>>>,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let handlers: Vec<String> = self.registry(|r| r.all().map(|h| h.name.clone()).collect());
+        f.debug_struct("Client")
+            .field("handlers", &handlers)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Where a call goes.
 struct Target {
     url: String,

@@ -10,17 +10,25 @@
 //! again, and one whose discovery fails is unregistered until it succeeds. Runtime SDK
 //! is on for a management cluster only while it has registered handlers, so fleets
 //! without extensions reconcile as before (decision 0025).
+//!
+//! The same registry serves renders: [`RuntimeHooks`] hands the reconcile
+//! `RenderExtensions` for classes with external patches (and for DiscoverVariables in
+//! the class reconcile): the management cluster's one `BlockingClient` for an engine in
+//! process, and the discovered ExtensionConfigs with the namespaces' labels for the
+//! render service, which calls the extensions itself (decision 0024's addendum).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use topograph_api::object::ObjectExt;
+use topograph_engine::service::RenderExtensions;
 use topograph_management::ManagementCluster;
 use topograph_reconcile::conditions::{self, Condition};
 use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks};
+use topograph_runtime::blocking::BlockingClient;
 use topograph_runtime::catalog;
 use topograph_runtime::client::Client;
 use topograph_runtime::config::ExtensionConfig;
@@ -39,7 +47,25 @@ pub struct RuntimeExtensions {
 /// One management cluster's client and what was last discovered.
 struct Entry {
     client: Arc<Client>,
+    /// The client behind the engine's synchronous calls, made on first use: one per
+    /// management cluster, with its own runtime thread, so a render waiting on an
+    /// extension never needs the caller's runtime to make progress.
+    blocking: Mutex<Option<Arc<BlockingClient>>>,
     state: tokio::sync::Mutex<State>,
+}
+
+impl Entry {
+    fn blocking(&self) -> Result<Arc<BlockingClient>, HookError> {
+        let mut blocking = self.blocking.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = blocking.as_ref() {
+            return Ok(client.clone());
+        }
+        let client = Arc::new(
+            BlockingClient::new(self.client.clone()).map_err(|e| HookError(e.to_string()))?,
+        );
+        *blocking = Some(client.clone());
+        Ok(client)
+    }
 }
 
 #[derive(Default)]
@@ -47,6 +73,11 @@ struct State {
     /// ExtensionConfig name → (uid, generation) of the version registered (or tried).
     seen: BTreeMap<String, (String, i64)>,
     refreshed: Option<Instant>,
+    /// ExtensionConfig name → the config as registered (its status' handlers as
+    /// discovered), JSON: what a render service registers in turn.
+    discovered: BTreeMap<String, Value>,
+    /// `discovered`'s values, shared with the hooks handed out until it changes.
+    configs: Arc<Vec<Value>>,
 }
 
 impl RuntimeExtensions {
@@ -72,12 +103,13 @@ impl RuntimeExtensions {
                 .or_insert_with(|| {
                     Arc::new(Entry {
                         client: Arc::new(Client::new()),
+                        blocking: Mutex::new(None),
                         state: tokio::sync::Mutex::new(State::default()),
                     })
                 })
                 .clone()
         };
-        {
+        let configs = {
             let mut state = entry.state.lock().await;
             let due = state
                 .refreshed
@@ -88,9 +120,12 @@ impl RuntimeExtensions {
                 }
                 state.refreshed = Some(Instant::now());
             }
-        }
+            state.configs.clone()
+        };
         RuntimeHooks {
             client: entry.client.clone(),
+            entry,
+            configs,
             api: api.clone(),
         }
     }
@@ -146,7 +181,10 @@ async fn refresh(
             continue;
         }
         state.seen.insert(name.clone(), version.clone());
-        discover(api, client, &object, version.1).await;
+        match discover(api, client, &object, version.1).await {
+            Some(config) => state.discovered.insert(name.clone(), config),
+            None => state.discovered.remove(&name),
+        };
     }
     let gone: Vec<String> = state
         .seen
@@ -156,7 +194,13 @@ async fn refresh(
         .collect();
     for name in gone {
         state.seen.remove(&name);
+        state.discovered.remove(&name);
         client.registry_mut(|r| r.remove(&name));
+    }
+    if state.configs.len() != state.discovered.len()
+        || state.configs.iter().ne(state.discovered.values())
+    {
+        state.configs = Arc::new(state.discovered.values().cloned().collect());
     }
     Ok(())
 }
@@ -209,8 +253,14 @@ async fn inject_ca(api: &ManagementCluster, object: &Value) -> Result<Option<Val
 }
 
 /// Discovers one ExtensionConfig, registers what it offers (or unregisters it when
-/// discovery fails) and writes its status.
-async fn discover(api: &ManagementCluster, client: &Client, object: &Value, generation: i64) {
+/// discovery fails) and writes its status; returns the config as registered (JSON),
+/// `None` when nothing is.
+async fn discover(
+    api: &ManagementCluster,
+    client: &Client,
+    object: &Value,
+    generation: i64,
+) -> Option<Value> {
     let name = object.name().to_string();
     let config: Result<ExtensionConfig, String> =
         serde_json::from_value(object.clone()).map_err(|e| format!("cannot be read: {e}"));
@@ -223,14 +273,19 @@ async fn discover(api: &ManagementCluster, client: &Client, object: &Value, gene
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
+    let mut registered = None;
     let condition = match &discovered {
         Ok(config) => {
-            client.registry_mut(|r| {
+            let added = client.registry_mut(|r| {
                 r.remove(&name);
-                if let Err(e) = r.add(config) {
+                r.add(config)
+            });
+            match added {
+                Ok(()) => registered = serde_json::to_value(config).ok(),
+                Err(e) => {
                     tracing::warn!(extension_config = %name, error = %e, "handlers not registered");
                 }
-            });
+            }
             let handlers = serde_json::to_value(&config.status.handlers).unwrap_or(json!([]));
             status.insert("handlers".into(), handlers);
             Condition::ok("Discovered", "Discovered")
@@ -253,12 +308,16 @@ async fn discover(api: &ManagementCluster, client: &Client, object: &Value, gene
     {
         tracing::warn!(extension_config = %name, error = %e, "status not written");
     }
+    registered
 }
 
 /// The lifecycle hooks of one management cluster, answered by its extensions.
 #[derive(Clone)]
 pub struct RuntimeHooks {
     client: Arc<Client>,
+    entry: Arc<Entry>,
+    /// The registered ExtensionConfigs when these hooks were handed out.
+    configs: Arc<Vec<Value>>,
     api: ManagementCluster,
 }
 
@@ -266,21 +325,28 @@ impl RuntimeHooks {
     /// Records the labels of the Cluster's namespace for the handlers' namespace
     /// selectors, as Cluster API's client reads them.
     async fn namespace_labels(&self, cluster: &Value) -> Result<(), HookError> {
-        let namespace = cluster.namespace();
+        self.record_namespace(cluster.namespace()).await.map(drop)
+    }
+
+    /// Reads `namespace`'s labels into the registry and returns them.
+    async fn record_namespace(
+        &self,
+        namespace: &str,
+    ) -> Result<BTreeMap<String, String>, HookError> {
         let object = self
             .api
             .get("v1", "Namespace", "", namespace)
             .await
             .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
-        let labels = object
+        let labels: BTreeMap<String, String> = object
             .as_ref()
             .map(|n| n.labels().clone())
             .unwrap_or_default()
             .into_iter()
             .collect();
         self.client
-            .registry_mut(|r| r.set_namespace(namespace, labels));
-        Ok(())
+            .registry_mut(|r| r.set_namespace(namespace, labels.clone()));
+        Ok(labels)
     }
 
     async fn call_typed<R: HookRequest + DeserializeOwned>(
@@ -309,6 +375,26 @@ impl RuntimeHooks {
 impl LifecycleHooks for RuntimeHooks {
     fn enabled(&self) -> bool {
         self.client.registry(|r| r.all().next().is_some())
+    }
+
+    fn render_extensions<'a>(
+        &'a self,
+        namespaces: &'a [String],
+    ) -> BoxFuture<'a, Result<Option<RenderExtensions>, HookError>> {
+        Box::pin(async move {
+            if !self.enabled() {
+                return Ok(None);
+            }
+            let mut labels = BTreeMap::new();
+            for namespace in namespaces {
+                labels.insert(namespace.clone(), self.record_namespace(namespace).await?);
+            }
+            Ok(Some(RenderExtensions {
+                extensions: self.entry.blocking()?,
+                configs: self.configs.clone(),
+                namespaces: labels,
+            }))
+        })
     }
 
     fn registered<'a>(

@@ -2,6 +2,14 @@
 //! request: read the request's objects, run the engine's own admission and render
 //! functions (the ones the embedded engine runs), encode the answer. Everything here is
 //! synchronous and CPU-bound; `crate::server` runs it on the blocking pool.
+//!
+//! A Render (or Plan) request carrying ExtensionConfigs renders with runtime extensions:
+//! the handlers listed in their status are registered in a client cached by the
+//! request's extension fields ([`Handlers`] keeps a few), the class is admitted with
+//! DiscoverVariables, and GeneratePatches / ValidateTopology are called during the
+//! render through a `BlockingClient` on the service's runtime (the handlers already run
+//! on its blocking pool). Such renders are never answered from the response cache:
+//! Cluster API calls the extensions on every reconcile, and their answers may change.
 
 use std::sync::Arc;
 
@@ -23,6 +31,13 @@ use topograph_proto::render::v1 as pb;
 use topograph_proto::violations::invalid;
 
 use crate::cache::{CachedClass, ClassCache, Lru, key, request_key};
+use topograph_runtime::blocking::BlockingClient;
+use topograph_runtime::client::Client;
+use topograph_runtime::config::ExtensionConfig;
+
+/// How many distinct sets of extensions keep a client (a fleet has one per management
+/// cluster, give or take the namespaces' labels).
+const EXTENSION_CLIENTS: usize = 64;
 
 /// Field errors about the object in request field `field`, as violations.
 fn field_violations(field: &str, errors: &[FieldError]) -> Vec<Violation> {
@@ -239,6 +254,8 @@ pub struct Handlers {
     classes: ClassCache,
     responses: Lru<[u8; 32], Arc<pb::RenderResponse>>,
     times: Option<ClassTimes>,
+    /// Runtime SDK clients by a hash of the request fields they were built from.
+    extension_clients: Lru<[u8; 32], Arc<Client>>,
 }
 
 /// What a render produced, before encoding.
@@ -257,6 +274,7 @@ impl Handlers {
             classes: ClassCache::new(class_cache),
             responses: Lru::new(response_cache_bytes),
             times: None,
+            extension_clients: Lru::new(EXTENSION_CLIENTS),
         }
     }
 
@@ -286,6 +304,38 @@ impl Handlers {
         let cached = Arc::new(CachedClass::admit(one_class(field, bytes, namespace)?));
         self.classes.insert(k, cached.clone());
         Ok(cached)
+    }
+
+    /// The runtime extensions a request carries, or `None` when it carries no
+    /// ExtensionConfigs. The client is built once per distinct set of extension fields:
+    /// registered from the configs' status (no discovery: the caller discovered them),
+    /// the namespaces' labels recorded for their selectors.
+    fn extensions(
+        &self,
+        request: &pb::RenderRequest,
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<Option<BlockingClient>, Vec<Violation>> {
+        if request.extension_configs.is_empty() {
+            return Ok(None);
+        }
+        let k = extensions_key(request);
+        let client = match self.extension_clients.get(&k) {
+            Some(client) => client,
+            None => {
+                let client = Arc::new(extension_client(request, at)?);
+                self.extension_clients.insert(k, client.clone());
+                client
+            }
+        };
+        // The handlers run on the blocking pool of the service's runtime, whose workers
+        // make the calls; without a runtime (a caller of these functions outside one)
+        // the client gets its own.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => Ok(Some(BlockingClient::on(client, handle))),
+            Err(_) => BlockingClient::new(client)
+                .map(Some)
+                .map_err(|e| vec![Violation::new(at("extension_configs"), e.to_string())]),
+        }
     }
 
     fn render_inner(
@@ -320,11 +370,23 @@ impl Handlers {
                 ),
             )]);
         }
-        // The class's verdict comes from the cache; the Cluster is admitted with it by
-        // the embedded engine's own `render_admitting`, so refusals carry its messages.
-        let admitted_class = match &cached.admitted {
-            Ok(admitted) => admitted,
-            Err(problems) => {
+        let extensions = self.extensions(request, &at)?;
+        // Without extensions the class's verdict comes from the cache; with them it
+        // depends on what DiscoverVariables answers, so it is asked for every render, as
+        // the embedded engine's `admit_and_render_with` does. Either way the Cluster is
+        // admitted by the embedded engine's own functions, so refusals carry its messages.
+        let extended;
+        let admitted_class = match (&extensions, &cached.admitted) {
+            (Some(extensions), _) => {
+                extended =
+                    admission::admit_class_with_extensions(class.clone(), None, &[], extensions)
+                        .map_err(|refusal| {
+                            refusal.violations(&at("cluster_class"), &at("cluster"))
+                        })?;
+                &extended.class
+            }
+            (None, Ok(admitted)) => admitted,
+            (None, Err(problems)) => {
                 return Err(Refusal::class(class, problems.clone())
                     .violations(&at("cluster_class"), &at("cluster")));
             }
@@ -365,7 +427,14 @@ impl Handlers {
                 .chain(current.objects.into_iter().map(|o| o.value)),
         );
         let started = std::time::Instant::now();
-        let rendered = topograph_engine::render_admitting(&cluster, admitted_class, &store);
+        let rendered = topograph_engine::render_admitting_with(
+            &cluster,
+            admitted_class,
+            &store,
+            extensions
+                .as_ref()
+                .map(|e| e as &dyn topograph_engine::Extensions),
+        );
         if let Some(times) = &self.times {
             let result = if rendered.is_ok() { "ok" } else { "error" };
             times
@@ -396,6 +465,9 @@ impl Handlers {
         key: [u8; 32],
         request: &pb::RenderRequest,
     ) -> Result<pb::RenderResponse, Status> {
+        if !request.extension_configs.is_empty() {
+            return self.render_uncached(request);
+        }
         if let Some(hit) = self.responses.get(&key) {
             return Ok((*hit).clone());
         }
@@ -587,8 +659,86 @@ impl Handlers {
     }
 }
 
+/// A Runtime SDK client with the handlers of the request's ExtensionConfigs registered
+/// and its namespaces' labels recorded; problems name the request field.
+fn extension_client(
+    request: &pb::RenderRequest,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Client, Vec<Violation>> {
+    let client = Client::new();
+    let mut violations = Vec::new();
+    for (i, bytes) in request.extension_configs.iter().enumerate() {
+        let field = format!("{}[{i}]", at("extension_configs"));
+        let config = match serde_json::from_slice::<ExtensionConfig>(bytes) {
+            Ok(config) => config,
+            Err(e) => {
+                violations.push(Violation::new(
+                    field,
+                    format!("not a JSON ExtensionConfig: {e}"),
+                ));
+                continue;
+            }
+        };
+        if let Err(e) = client.register(&config) {
+            violations.push(Violation::new(field, e.to_string()));
+        }
+    }
+    if !violations.is_empty() {
+        return Err(violations);
+    }
+    client.registry_mut(|r| {
+        for namespace in &request.namespaces {
+            r.set_namespace(
+                &namespace.name,
+                namespace
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            );
+        }
+    });
+    Ok(client)
+}
+
+/// The request's namespaces and their labels as one canonical document (sorted maps),
+/// so the order of a protobuf map does not change a key.
+fn namespaces_document(request: &pb::RenderRequest) -> Vec<u8> {
+    let namespaces: std::collections::BTreeMap<&str, std::collections::BTreeMap<&str, &str>> =
+        request
+            .namespaces
+            .iter()
+            .map(|n| {
+                (
+                    n.name.as_str(),
+                    n.labels
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect(),
+                )
+            })
+            .collect();
+    // Maps of strings always serialize.
+    serde_json::to_vec(&namespaces).unwrap_or_default()
+}
+
+/// The key of a request's extension fields: what its Runtime SDK client is built from.
+fn extensions_key(request: &pb::RenderRequest) -> [u8; 32] {
+    let count = (request.extension_configs.len() as u64).to_le_bytes();
+    let namespaces = namespaces_document(request);
+    request_key(
+        [count.as_slice(), namespaces.as_slice()]
+            .into_iter()
+            .chain(request.extension_configs.iter().map(Vec::as_slice)),
+    )
+}
+
 /// The key of a Render request: every input, in field order.
 pub fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
+    // Keys of requests without extensions stay what they were; with extensions the key
+    // differs from the same request without them (such answers are not cached, and
+    // must not be answered from a cached render without extensions either).
+    let extensions_part = (!request.extension_configs.is_empty()).then(|| extensions_key(request));
     let counts = [
         (request.templates.len() as u64).to_le_bytes(),
         (request.current_objects.len() as u64).to_le_bytes(),
@@ -598,7 +748,8 @@ pub fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
             .into_iter()
             .chain(counts.iter().map(|c| c.as_slice()))
             .chain(request.templates.iter().map(Vec::as_slice))
-            .chain(request.current_objects.iter().map(Vec::as_slice)),
+            .chain(request.current_objects.iter().map(Vec::as_slice))
+            .chain(extensions_part.as_ref().map(|k| k.as_slice())),
     )
 }
 
@@ -631,6 +782,35 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn extension_fields_change_the_key_and_unreadable_configs_are_refused_by_field() {
+        let plain = request(2);
+        let mut with = request(2);
+        with.extension_configs = vec![b"not JSON".to_vec()];
+        assert_ne!(render_key(&plain), render_key(&with));
+        let mut labelled = with.clone();
+        labelled.namespaces = vec![pb::NamespaceLabels {
+            name: "default".into(),
+            labels: [("team".to_string(), "a".to_string())].into(),
+        }];
+        assert_ne!(render_key(&with), render_key(&labelled));
+        assert_ne!(extensions_key(&with), extensions_key(&labelled));
+
+        let handlers = Handlers::new(4, 64 << 20);
+        let status = handlers.render(&with).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        let violations = topograph_proto::violations::of_status(&status).unwrap();
+        assert_eq!(violations[0].field, "extension_configs[0]");
+        assert!(
+            violations[0]
+                .description
+                .starts_with("not a JSON ExtensionConfig"),
+            "{violations:?}"
+        );
+        // Renders with extensions are not remembered.
+        assert!(handlers.cached_render(&render_key(&with)).is_none());
     }
 
     #[test]

@@ -102,6 +102,7 @@ async fn both_render(
         class: &class,
         class_object,
         objects: &q.templates,
+        extensions: None,
     };
     let l = local.render(inputs).await;
     let r = remote.render(inputs).await;
@@ -228,6 +229,7 @@ fn one_render_request_validates_the_variables_once() {
         templates: q.templates.iter().map(bytes).collect(),
         cluster: bytes(&q.cluster),
         current_objects: Vec::new(),
+        ..pb::RenderRequest::default()
     };
     // What one admission of this Cluster validates, on this thread.
     let cluster = topograph_api::load::decode_cluster(q.cluster.clone()).expect("Cluster");
@@ -265,6 +267,7 @@ async fn an_unreachable_render_service_is_unavailable_not_a_refusal() {
             class: &class,
             class_object: &q.class,
             objects: &q.templates,
+            extensions: None,
         })
         .await
         .expect_err("nobody answers");

@@ -146,7 +146,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     };
     let class_namespace = topology.class_namespace_or(&c.namespace).to_string();
     let class_name = topology.class.clone();
-    let class_object = read_class(run.api, &class_namespace, &class_name).await?;
+    let class_object = read_class(run.api, run.hooks, &class_namespace, &class_name).await?;
     if class::not_reconciled(&class_object).is_some() {
         return Ok(Progress::ClassNotReconciled);
     }
@@ -163,11 +163,29 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     if let Some(message) = before_create(run).await? {
         return Ok(Progress::HookBlocking(message));
     }
+    // Only a class with external patches or a GenerateUpgradePlan extension needs
+    // extensions; any other renders exactly as with Runtime SDK off, without reading
+    // namespaces for selectors.
+    let extensions = if class.patches.iter().any(|p| p.external.is_some())
+        || class.upgrade_plan_extension.is_some()
+    {
+        let mut namespaces = vec![c.namespace.clone()];
+        if class_namespace != c.namespace {
+            namespaces.push(class_namespace.clone());
+        }
+        run.hooks
+            .render_extensions(&namespaces)
+            .await
+            .map_err(hook_error)?
+    } else {
+        None
+    };
     let inputs = RenderInputs {
         cluster: &c,
         class: &class,
         class_object: &class_object,
         objects: &current.engine_inputs,
+        extensions: extensions.as_ref(),
     };
     // The worker's `reconcile` span declares a `class` field; the reconcile learns the
     // class only here, once it read the Cluster.
@@ -334,6 +352,7 @@ fn key(cluster: &Value) -> String {
 /// the Cluster wait.
 async fn read_class(
     api: &ManagementCluster,
+    hooks: &dyn LifecycleHooks,
     namespace: &str,
     name: &str,
 ) -> Result<Value, ReconcileError> {
@@ -346,7 +365,18 @@ async fn read_class(
     if class::not_reconciled(&class).is_none() {
         return Ok(class);
     }
-    if let Err(e) = class::reconcile_class(api, namespace, name).await {
+    // The class reconcile calls DiscoverVariables through the same extensions the
+    // render gets (none with Runtime SDK off: only inline variables are listed).
+    let namespaces = [namespace.to_string()];
+    let extensions = match hooks.render_extensions(&namespaces).await {
+        Ok(extensions) => extensions,
+        Err(e) => {
+            tracing::warn!(class = %format!("{namespace}/{name}"), error = %e, "runtime extensions unavailable for the ClusterClass reconcile");
+            None
+        }
+    };
+    let extensions = extensions.as_ref().map(|e| e.extensions.as_ref());
+    if let Err(e) = class::reconcile_class_with(api, extensions, namespace, name).await {
         tracing::warn!(class = %format!("{namespace}/{name}"), error = %e, "ClusterClass reconcile failed");
     }
     Ok(get().await?.unwrap_or(class))
