@@ -181,12 +181,16 @@ async fn before_cluster_create_holds_a_cluster_until_the_extension_lets_it_go() 
         "created after the hold",
         Duration::from_secs(60),
         async || {
+            // The references are written before the reconcile reports its status: wait
+            // for both.
             let c = get().await;
-            c["spec"]["controlPlaneRef"].is_object().then_some(c)
+            (c["spec"]["controlPlaneRef"].is_object()
+                && condition(&c)["reason"] != "LifecycleHookBlocking")
+                .then_some(c)
         },
     )
     .await;
-    assert_ne!(condition(&created)["reason"], "LifecycleHookBlocking");
+    assert!(created["spec"]["infrastructureRef"].is_object());
     let initialized = asked("AfterControlPlaneInitialized");
     wait_for(
         "AfterControlPlaneInitialized",
