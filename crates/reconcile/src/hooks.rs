@@ -20,8 +20,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -36,52 +34,18 @@ pub const OK_TO_DELETE_ANNOTATION: &str = "runtime.cluster.x-k8s.io/ok-to-delete
 /// `BeforeClusterUpgrade` would, without asking any extension.
 pub const BEFORE_UPGRADE_ANNOTATION_PREFIX: &str = "before-upgrade.hook.cluster.cluster.x-k8s.io";
 
-/// A boxed future, as the engine's trait uses them.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use topograph_engine::service::BoxFuture;
 
-/// The lifecycle hooks the topology reconcile calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Hook {
-    BeforeClusterCreate,
-    AfterControlPlaneInitialized,
-    BeforeClusterUpgrade,
-    BeforeControlPlaneUpgrade,
-    AfterControlPlaneUpgrade,
-    BeforeWorkersUpgrade,
-    AfterWorkersUpgrade,
-    AfterClusterUpgrade,
-    BeforeClusterDelete,
-}
+/// The hooks of Runtime SDK's catalog; the reconcile calls the lifecycle ones.
+pub use topograph_runtime::catalog::Hook;
 
-impl Hook {
-    /// The hook's name, as requests, annotations and messages spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Hook::BeforeClusterCreate => "BeforeClusterCreate",
-            Hook::AfterControlPlaneInitialized => "AfterControlPlaneInitialized",
-            Hook::BeforeClusterUpgrade => "BeforeClusterUpgrade",
-            Hook::BeforeControlPlaneUpgrade => "BeforeControlPlaneUpgrade",
-            Hook::AfterControlPlaneUpgrade => "AfterControlPlaneUpgrade",
-            Hook::BeforeWorkersUpgrade => "BeforeWorkersUpgrade",
-            Hook::AfterWorkersUpgrade => "AfterWorkersUpgrade",
-            Hook::AfterClusterUpgrade => "AfterClusterUpgrade",
-            Hook::BeforeClusterDelete => "BeforeClusterDelete",
-        }
-    }
-
-    /// Whether the hook's answer can hold the reconcile (`retryAfterSeconds`).
-    pub fn can_block(self) -> bool {
-        !matches!(
-            self,
-            Hook::AfterControlPlaneInitialized | Hook::AfterClusterUpgrade
-        )
-    }
-}
-
-impl fmt::Display for Hook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// Whether a hook's answer can hold the reconcile (`retryAfterSeconds`): every
+/// lifecycle hook but AfterControlPlaneInitialized and AfterClusterUpgrade.
+pub fn can_block(hook: Hook) -> bool {
+    !matches!(
+        hook,
+        Hook::AfterControlPlaneInitialized | Hook::AfterClusterUpgrade
+    )
 }
 
 /// What every handler of a hook answered, together: the lowest non-zero
@@ -198,7 +162,7 @@ impl HookResponses {
     fn blocking(&self) -> impl Iterator<Item = &(Hook, HookAnswer)> {
         self.answers
             .iter()
-            .filter(|(h, a)| h.can_block() && a.retry_after_seconds != 0)
+            .filter(|(h, a)| can_block(*h) && a.retry_after_seconds != 0)
     }
 }
 
@@ -240,13 +204,25 @@ pub fn pending_patch(cluster: &Value, hooks: &[Hook], add: bool) -> Option<Value
             after.remove(hook.name());
         }
     }
+    pending_set_patch(&before, &after)
+}
+
+/// The merge patch that takes the pending list from `before` to `after` (the annotation
+/// removed when nothing is left); `None` when they are the same.
+pub fn pending_set_patch(before: &BTreeSet<String>, after: &BTreeSet<String>) -> Option<Value> {
     if after == before {
         return None;
     }
     let value = if after.is_empty() {
         Value::Null
     } else {
-        Value::String(after.into_iter().collect::<Vec<_>>().join(","))
+        Value::String(
+            after
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        )
     };
     Some(json!({"metadata": {"annotations": {PENDING_HOOKS_ANNOTATION: value}}}))
 }
@@ -254,26 +230,6 @@ pub fn pending_patch(cluster: &Value, hooks: &[Hook], add: bool) -> Option<Value
 /// The merge patch that marks the Cluster ok to delete.
 pub fn ok_to_delete_patch() -> Value {
     json!({"metadata": {"annotations": {OK_TO_DELETE_ANNOTATION: ""}}})
-}
-
-/// The Cluster as `BeforeClusterCreate` and `BeforeClusterDelete` send it: without
-/// status, managed fields, the last-applied configuration and conversion data.
-pub fn cleanup_cluster(cluster: &Value) -> Value {
-    let mut cluster = cluster.clone();
-    if let Some(object) = cluster.as_object_mut() {
-        object.remove("status");
-        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            metadata.remove("managedFields");
-            if let Some(annotations) = metadata
-                .get_mut("annotations")
-                .and_then(Value::as_object_mut)
-            {
-                annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-                annotations.remove("cluster.x-k8s.io/conversion-data");
-            }
-        }
-    }
-    cluster
 }
 
 #[cfg(test)]
@@ -365,22 +321,6 @@ mod tests {
         assert_eq!(
             responses.message(),
             "hook \"BeforeClusterCreate\" is blocking: quota; hook \"BeforeClusterUpgrade\" is blocking: waiting for backup"
-        );
-    }
-
-    #[test]
-    fn hook_requests_carry_the_cluster_without_status_or_bookkeeping() {
-        let c = json!({
-            "metadata": {"name": "c", "managedFields": [{}], "annotations": {
-                "kubectl.kubernetes.io/last-applied-configuration": "{}",
-                "cluster.x-k8s.io/conversion-data": "{}",
-                "keep": "me"}},
-            "spec": {"topology": {}},
-            "status": {"phase": "Provisioned"}
-        });
-        assert_eq!(
-            cleanup_cluster(&c),
-            json!({"metadata": {"name": "c", "annotations": {"keep": "me"}}, "spec": {"topology": {}}})
         );
     }
 }

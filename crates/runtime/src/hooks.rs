@@ -748,6 +748,26 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// The Cluster as Cluster API puts it in hook requests (its `cleanupCluster`): without
+/// status, managed fields, the last-applied configuration and conversion data.
+pub fn cleanup_cluster(cluster: &Value) -> Value {
+    let mut cluster = cluster.clone();
+    if let Some(object) = cluster.as_object_mut() {
+        object.remove("status");
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("managedFields");
+            if let Some(annotations) = metadata
+                .get_mut("annotations")
+                .and_then(Value::as_object_mut)
+            {
+                annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+                annotations.remove("cluster.x-k8s.io/conversion-data");
+            }
+        }
+    }
+    cluster
+}
+
 /// Go's `[]byte` in JSON: standard base64 with padding, `null` for nil.
 pub mod base64_bytes {
     use base64::Engine;
@@ -838,6 +858,22 @@ mod tests {
                 "fromKubernetesVersion": "v1.30.0",
                 "toKubernetesVersion": "v1.31.0"
             })
+        );
+    }
+
+    #[test]
+    fn hook_requests_carry_the_cluster_without_status_or_bookkeeping() {
+        let c = json!({
+            "metadata": {"name": "c", "managedFields": [{}], "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "cluster.x-k8s.io/conversion-data": "{}",
+                "keep": "me"}},
+            "spec": {"topology": {}},
+            "status": {"phase": "Provisioned"}
+        });
+        assert_eq!(
+            cleanup_cluster(&c),
+            json!({"metadata": {"name": "c", "annotations": {"keep": "me"}}, "spec": {"topology": {}}})
         );
     }
 }

@@ -29,7 +29,6 @@ use topograph_management::ManagementCluster;
 use topograph_reconcile::conditions::{self, Condition};
 use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks};
 use topograph_runtime::blocking::BlockingClient;
-use topograph_runtime::catalog;
 use topograph_runtime::client::Client;
 use topograph_runtime::config::ExtensionConfig;
 use topograph_runtime::hooks::{self as wire, HookRequest, HookResponse};
@@ -123,10 +122,10 @@ impl RuntimeExtensions {
             state.configs.clone()
         };
         RuntimeHooks {
-            client: entry.client.clone(),
             entry,
             configs,
             api: api.clone(),
+            namespaces: Arc::default(),
         }
     }
 }
@@ -314,11 +313,13 @@ async fn discover(
 /// The lifecycle hooks of one management cluster, answered by its extensions.
 #[derive(Clone)]
 pub struct RuntimeHooks {
-    client: Arc<Client>,
     entry: Arc<Entry>,
     /// The registered ExtensionConfigs when these hooks were handed out.
     configs: Arc<Vec<Value>>,
     api: ManagementCluster,
+    /// Namespaces' labels read by these hooks: handed out per reconcile, they read each
+    /// namespace once however many hooks that reconcile asks.
+    namespaces: Arc<Mutex<BTreeMap<String, BTreeMap<String, String>>>>,
 }
 
 impl RuntimeHooks {
@@ -333,6 +334,15 @@ impl RuntimeHooks {
         &self,
         namespace: &str,
     ) -> Result<BTreeMap<String, String>, HookError> {
+        let read = self
+            .namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(namespace)
+            .cloned();
+        if let Some(labels) = read {
+            return Ok(labels);
+        }
         let object = self
             .api
             .get("v1", "Namespace", "", namespace)
@@ -344,8 +354,13 @@ impl RuntimeHooks {
             .unwrap_or_default()
             .into_iter()
             .collect();
-        self.client
+        self.entry
+            .client
             .registry_mut(|r| r.set_namespace(namespace, labels.clone()));
+        self.namespaces
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(namespace.to_string(), labels.clone());
         Ok(labels)
     }
 
@@ -360,6 +375,7 @@ impl RuntimeHooks {
         let request: R = serde_json::from_value(Value::Object(fields))
             .map_err(|e| HookError(format!("{} request: {e}", R::HOOK.name())))?;
         let response = self
+            .entry
             .client
             .call_all_extensions(cluster.namespace(), cluster.name(), &request)
             .await
@@ -374,7 +390,7 @@ impl RuntimeHooks {
 
 impl LifecycleHooks for RuntimeHooks {
     fn enabled(&self) -> bool {
-        self.client.registry(|r| r.all().next().is_some())
+        self.entry.client.registry(|r| r.all().next().is_some())
     }
 
     fn render_extensions<'a>(
@@ -403,15 +419,12 @@ impl LifecycleHooks for RuntimeHooks {
         cluster: &'a Value,
     ) -> BoxFuture<'a, Result<bool, HookError>> {
         Box::pin(async move {
-            let Some(hook) = catalog::Hook::from_name(hook.name()) else {
-                return Ok(false);
-            };
-            if self.client.registry(|r| r.list(hook).is_empty()) {
+            if self.entry.client.registry(|r| r.list(hook).is_empty()) {
                 return Ok(false);
             }
             self.namespace_labels(cluster).await?;
             let namespace = cluster.namespace();
-            self.client.registry(|r| {
+            self.entry.client.registry(|r| {
                 r.list(hook)
                     .into_iter()
                     .map(|registration| r.namespace_matches(registration, namespace))
@@ -466,6 +479,10 @@ impl LifecycleHooks for RuntimeHooks {
                     self.call_typed::<wire::BeforeClusterDeleteRequest>(cluster, fields)
                         .await
                 }
+                other => Err(HookError(format!(
+                    "{} is not a lifecycle hook",
+                    other.name()
+                ))),
             }
         })
     }
@@ -640,7 +657,7 @@ mod tests {
             Vec::<Value>::new()
         );
         let hooks = extensions.hooks("mc", &api).await;
-        let left: Vec<String> = hooks.client.registry(|r| {
+        let left: Vec<String> = hooks.entry.client.registry(|r| {
             r.all()
                 .map(|x| format!("{} of {}", x.name, x.extension_config_name))
                 .collect()

@@ -126,16 +126,8 @@ fn ask_extension(
             "can not use GenerateUpgradePlan extension {name:?} if RuntimeSDK feature flag is disabled"
         ));
     };
-    let mut document = cluster.document.clone();
-    if let Some(object) = document.as_object_mut() {
-        // What Cluster API's cleanupCluster leaves out of hook requests.
-        object.remove("status");
-        if let Some(metadata) = object.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-            metadata.remove("managedFields");
-        }
-    }
     let request = topograph_runtime::hooks::GenerateUpgradePlanRequest {
-        cluster: document,
+        cluster: topograph_runtime::hooks::cleanup_cluster(&cluster.document),
         from_control_plane_kubernetes_version: control_plane.to_string(),
         from_workers_kubernetes_version: workers.to_string(),
         to_kubernetes_version: desired.to_string(),

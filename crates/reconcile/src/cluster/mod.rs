@@ -74,6 +74,38 @@ impl Run<'_> {
     pub async fn event(&self, reason: &str, message: String) {
         events::record(self.api, &self.cluster, reason, message).await;
     }
+
+    /// Asks `hook` with `request` and records its answer; `true` when it lets the
+    /// reconcile go on. A hook no extension handles lets it go without a call, as
+    /// Cluster API's client does with no handlers.
+    pub async fn ask(
+        &mut self,
+        hook: Hook,
+        request: serde_json::Map<String, Value>,
+    ) -> Result<bool, ReconcileError> {
+        if !self
+            .hooks
+            .registered(hook, &self.cluster)
+            .await
+            .map_err(hook_error)?
+        {
+            return Ok(true);
+        }
+        let answer = self
+            .hooks
+            .call(hook, &self.cluster, request)
+            .await
+            .map_err(hook_error)?;
+        let go = !hooks::can_block(hook) || answer.retry_after_seconds == 0;
+        if !go {
+            tracing::info!(
+                cluster = %key(&self.cluster), hook = hook.name(),
+                retry_after = answer.retry_after_seconds, "held by a lifecycle hook"
+            );
+        }
+        self.responses.add(hook, answer);
+        Ok(go)
+    }
 }
 
 /// Reconciles the Cluster `namespace/name` once, with Runtime SDK off.
@@ -223,30 +255,9 @@ async fn before_create(run: &mut Run<'_>) -> Result<Option<String>, ReconcileErr
     if !run.hooks.enabled() || !refs_unset(&run.cluster) {
         return Ok(None);
     }
-    let hook = Hook::BeforeClusterCreate;
-    if !run
-        .hooks
-        .registered(hook, &run.cluster)
-        .await
-        .map_err(hook_error)?
-    {
-        return Ok(None);
-    }
-    let fields = request_with_cluster(hooks::cleanup_cluster(&run.cluster));
-    let answer = run
-        .hooks
-        .call(hook, &run.cluster, fields)
-        .await
-        .map_err(hook_error)?;
-    let blocking = answer.retry_after_seconds != 0;
-    if blocking {
-        tracing::info!(
-            cluster = %key(&run.cluster), retry_after = answer.retry_after_seconds,
-            "Creation of Cluster topology is blocked by BeforeClusterCreate hook"
-        );
-    }
-    run.responses.add(hook, answer);
-    Ok(blocking.then(|| run.responses.message()))
+    let request = request_with_cluster(topograph_runtime::hooks::cleanup_cluster(&run.cluster));
+    let go = run.ask(Hook::BeforeClusterCreate, request).await?;
+    Ok((!go).then(|| run.responses.message()))
 }
 
 /// `AfterControlPlaneInitialized`: marked pending when the topology is created, called
@@ -262,13 +273,8 @@ async fn after_control_plane_initialized(run: &mut Run<'_>) -> Result<(), Reconc
     if !hooks::is_pending(&run.cluster, hook) || !control_plane_initialized(&run.cluster) {
         return Ok(());
     }
-    let fields = request_with_cluster(run.cluster.clone());
-    let answer = run
-        .hooks
-        .call(hook, &run.cluster, fields)
-        .await
-        .map_err(hook_error)?;
-    run.responses.add(hook, answer);
+    run.ask(hook, request_with_cluster(run.cluster.clone()))
+        .await?;
     mark_pending(run, &[hook], false).await
 }
 
@@ -278,25 +284,9 @@ async fn before_delete(run: &mut Run<'_>) -> Result<(), ReconcileError> {
     if !run.hooks.enabled() || hooks::is_ok_to_delete(&run.cluster) {
         return Ok(());
     }
-    let hook = Hook::BeforeClusterDelete;
-    if run
-        .hooks
-        .registered(hook, &run.cluster)
-        .await
-        .map_err(hook_error)?
-    {
-        let fields = request_with_cluster(hooks::cleanup_cluster(&run.cluster));
-        let answer = run
-            .hooks
-            .call(hook, &run.cluster, fields)
-            .await
-            .map_err(hook_error)?;
-        let blocking = answer.retry_after_seconds != 0;
-        run.responses.add(hook, answer);
-        if blocking {
-            tracing::info!(cluster = %key(&run.cluster), "Cluster deletion is blocked by BeforeClusterDelete hook");
-            return Ok(());
-        }
+    let request = request_with_cluster(topograph_runtime::hooks::cleanup_cluster(&run.cluster));
+    if !run.ask(Hook::BeforeClusterDelete, request).await? {
+        return Ok(());
     }
     run.cluster = run
         .api

@@ -37,7 +37,7 @@ struct Pass<'r, 'a> {
     run: &'r mut Run<'a>,
     /// The pending list as this reconcile leaves it.
     pending: BTreeSet<String>,
-    /// The request fields every upgrade hook shares (Cluster and plans).
+    /// The plans every upgrade hook's request carries.
     common: Map<String, Value>,
 }
 
@@ -54,39 +54,18 @@ impl Pass<'_, '_> {
         }
     }
 
-    /// Asks `hook` (with `fields` besides the common ones) and records the answer;
-    /// `true` when it lets things go on. A hook no extension handles lets them go.
+    /// Asks `hook` with the common fields, the Cluster and `fields`; `true` when it
+    /// lets things go on.
     async fn ask(&mut self, hook: Hook, fields: &[(&str, Value)]) -> Result<bool, ReconcileError> {
-        let cluster = self.run.cluster.clone();
-        let registered = self
-            .run
-            .hooks
-            .registered(hook, &cluster)
-            .await
-            .map_err(|e| ReconcileError::Hook(e.0))?;
-        if !registered {
-            return Ok(true);
-        }
         let mut request = self.common.clone();
+        request.insert(
+            "cluster".into(),
+            topograph_runtime::hooks::cleanup_cluster(&self.run.cluster),
+        );
         for (key, value) in fields {
             request.insert((*key).to_string(), value.clone());
         }
-        let answer = self
-            .run
-            .hooks
-            .call(hook, &cluster, request)
-            .await
-            .map_err(|e| ReconcileError::Hook(e.0))?;
-        let go = answer.retry_after_seconds == 0;
-        if !go {
-            tracing::info!(
-                cluster = %format!("{}/{}", cluster.namespace(), cluster.name()),
-                hook = hook.name(), retry_after = answer.retry_after_seconds,
-                "upgrade held by a lifecycle hook"
-            );
-        }
-        self.run.responses.add(hook, answer);
-        Ok(go)
+        self.run.ask(hook, request).await
     }
 
     /// A pending "after" hook: asked, and no longer pending once it lets go.
@@ -116,7 +95,7 @@ pub(super) async fn apply(
         return Ok(());
     }
     let before = hooks::pending(&run.cluster);
-    let common = common_fields(&run.cluster, &desired.upgrade);
+    let common = plan_fields(&desired.upgrade);
     let mut pass = Pass {
         run,
         pending: before.clone(),
@@ -129,14 +108,7 @@ pub(super) async fn apply(
     desired.upgrade.upgrade_step = pass
         .is_pending(Hook::AfterClusterUpgrade)
         .then(|| desired.upgrade.control_plane.desired_version.clone());
-    let pending = pass.pending;
-    if pending != before {
-        let value = if pending.is_empty() {
-            Value::Null
-        } else {
-            json!(pending.into_iter().collect::<Vec<_>>().join(","))
-        };
-        let patch = json!({"metadata": {"annotations": {hooks::PENDING_HOOKS_ANNOTATION: value}}});
+    if let Some(patch) = hooks::pending_set_patch(&before, &pass.pending) {
         run.cluster = run.api.merge_patch(&run.cluster, &patch).await?;
     }
     Ok(())
@@ -332,13 +304,13 @@ fn workers_plan(tracker: &UpgradeTracker) -> &[String] {
     }
 }
 
-/// The Cluster (as the Before hooks send it) and the plans, as `[{version}]`.
-fn common_fields(cluster: &Value, tracker: &UpgradeTracker) -> Map<String, Value> {
+/// The plans, as `[{version}]`, every upgrade hook's request carries (the Cluster is
+/// added when a hook is asked: most reconciles ask none).
+fn plan_fields(tracker: &UpgradeTracker) -> Map<String, Value> {
     let steps = |plan: &[String]| -> Value {
         Value::Array(plan.iter().map(|v| json!({"version": v})).collect())
     };
     let mut fields = Map::new();
-    fields.insert("cluster".into(), hooks::cleanup_cluster(cluster));
     fields.insert(
         "controlPlaneUpgrades".into(),
         steps(&tracker.control_plane.plan),
