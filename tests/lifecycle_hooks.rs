@@ -15,12 +15,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 use topograph_management::{ManagementCluster, crds};
+use topograph_runtime::config::ExtensionConfig;
 use topograph_tests::{
-    Process, TempDir, free_port, management_cluster, quick_start, redis_without_persistence,
-    small_cluster, spawn_render_and_applier, start_extension,
+    Extension, Process, TempDir, free_port, management_cluster, quick_start,
+    redis_without_persistence, small_cluster, spawn_render_and_applier, start_extension,
 };
 
 const MC: &str = "mgmt-hooks";
@@ -49,6 +49,53 @@ async fn wait_for<T>(
     }
 }
 
+/// Redis, topograph-kube (simulated providers) with Cluster API's CRDs, `namespace`,
+/// the class objects and an ExtensionConfig `config_name` for `extension`, then the
+/// render service and an applier: the management cluster's client and the processes.
+async fn start_fleet(
+    dir: &Path,
+    mc: &str,
+    namespace: &str,
+    class: Vec<Value>,
+    config_name: &str,
+    extension: &Extension,
+    applier_log: &str,
+) -> (ManagementCluster, Vec<Process>) {
+    let clusters_dir = dir.join("clusters");
+    std::fs::create_dir_all(&clusters_dir).unwrap();
+    let mut processes: Vec<Process> = Vec::new();
+    let redis_port = free_port();
+    processes.push(redis_without_persistence(redis_port));
+    let kube = management_cluster(
+        &clusters_dir,
+        mc,
+        &["--simulate-providers", "--provider-delay-ms", "150"],
+    );
+    processes.push(kube.process);
+    let api = ManagementCluster::from_kubeconfig_yaml(&kube.kubeconfig)
+        .await
+        .unwrap();
+    let mut seed = crds::cluster_api();
+    seed.extend(crds::for_objects(&class));
+    seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
+    seed.extend(class);
+    let ca = std::fs::read(&extension.ca).unwrap();
+    seed.push(
+        serde_json::to_value(ExtensionConfig::for_url(config_name, &extension.url, ca)).unwrap(),
+    );
+    for object in &seed {
+        api.create(object).await.unwrap();
+    }
+    spawn_render_and_applier(
+        dir,
+        redis_port,
+        &clusters_dir,
+        &std::env::temp_dir().join(applier_log),
+        &mut processes,
+    );
+    (api, processes)
+}
+
 fn condition(cluster: &Value) -> Value {
     cluster["status"]["v1beta2"]["conditions"]
         .as_array()
@@ -60,8 +107,6 @@ fn condition(cluster: &Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn before_cluster_create_holds_a_cluster_until_the_extension_lets_it_go() {
     let dir = TempDir::new("lifecycle-hooks-e2e");
-    let clusters_dir = dir.0.join("clusters");
-    std::fs::create_dir_all(&clusters_dir).unwrap();
     let answers = dir.0.join("answers.json");
     let calls = dir.0.join("calls.jsonl");
     write_answers(
@@ -78,42 +123,16 @@ async fn before_cluster_create_holds_a_cluster_until_the_extension_lets_it_go() 
         ],
     );
 
-    let mut processes: Vec<Process> = Vec::new();
-    let redis_port = free_port();
-    processes.push(redis_without_persistence(redis_port));
-    let kube = management_cluster(
-        &clusters_dir,
-        MC,
-        &["--simulate-providers", "--provider-delay-ms", "150"],
-    );
-    processes.push(kube.process);
-    let api = ManagementCluster::from_kubeconfig_yaml(&kube.kubeconfig)
-        .await
-        .unwrap();
-    let mut seed = crds::cluster_api();
-    seed.extend(crds::for_objects(&quick_start("clusterclass.yaml", NS)));
-    seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
-    seed.extend(quick_start("clusterclass.yaml", NS));
-    let ca = std::fs::read(&extension.ca).unwrap();
-    seed.push(json!({
-        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
-        "kind": "ExtensionConfig",
-        "metadata": {"name": "lifecycle"},
-        "spec": {"clientConfig": {
-            "url": extension.url,
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)
-        }}
-    }));
-    for object in &seed {
-        api.create(object).await.unwrap();
-    }
-    spawn_render_and_applier(
+    let (api, processes) = start_fleet(
         &dir.0,
-        redis_port,
-        &clusters_dir,
-        &std::env::temp_dir().join("topograph-lifecycle-hooks-e2e-applier.log"),
-        &mut processes,
-    );
+        MC,
+        NS,
+        quick_start("clusterclass.yaml", NS),
+        "lifecycle",
+        &extension,
+        "topograph-lifecycle-hooks-e2e-applier.log",
+    )
+    .await;
     api.create(&small_cluster(CLUSTER, NS)).await.unwrap();
     let get = || async {
         api.get("cluster.x-k8s.io/v1beta1", "Cluster", NS, CLUSTER)
@@ -255,49 +274,20 @@ async fn the_render_service_calls_the_extensions_of_a_class_with_external_patche
     };
     let name = cluster["metadata"]["name"].as_str().unwrap().to_string();
     let dir = TempDir::new("external-patches-e2e");
-    let clusters_dir = dir.0.join("clusters");
-    std::fs::create_dir_all(&clusters_dir).unwrap();
     let calls = dir.0.join("calls.jsonl");
     let extension = start_extension(&dir.0, &["--calls-log", calls.to_str().unwrap()]);
 
-    let mut processes: Vec<Process> = Vec::new();
-    let redis_port = free_port();
-    processes.push(redis_without_persistence(redis_port));
-    let kube = management_cluster(
-        &clusters_dir,
-        MC,
-        &["--simulate-providers", "--provider-delay-ms", "150"],
-    );
-    processes.push(kube.process);
-    let api = ManagementCluster::from_kubeconfig_yaml(&kube.kubeconfig)
-        .await
-        .unwrap();
-    let mut seed = crds::cluster_api();
-    seed.extend(crds::for_objects(&class));
-    seed.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}));
-    seed.extend(class);
-    let ca = std::fs::read(&extension.ca).unwrap();
     // The class's handlers name this ExtensionConfig.
-    seed.push(json!({
-        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
-        "kind": "ExtensionConfig",
-        "metadata": {"name": "k8s-upgrade-with-runtimesdk"},
-        "spec": {"clientConfig": {
-            "url": extension.url,
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca)
-        }}
-    }));
-    for object in &seed {
-        api.create(object).await.unwrap();
-    }
-    let applier_log = std::env::temp_dir().join("topograph-external-patches-e2e-applier.log");
-    spawn_render_and_applier(
+    let (api, processes) = start_fleet(
         &dir.0,
-        redis_port,
-        &clusters_dir,
-        &applier_log,
-        &mut processes,
-    );
+        MC,
+        NS,
+        class,
+        "k8s-upgrade-with-runtimesdk",
+        &extension,
+        "topograph-external-patches-e2e-applier.log",
+    )
+    .await;
     api.create(&cluster).await.unwrap();
     let get = || async {
         api.get("cluster.x-k8s.io/v1beta1", "Cluster", NS, &name)

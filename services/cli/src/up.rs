@@ -107,17 +107,14 @@ async fn start_example_extension(
 }
 
 /// The ExtensionConfig registering the example extension at `url`.
-fn example_extension_config(url: &str, ca_pem: &str) -> Value {
-    use base64::Engine as _;
-    serde_json::json!({
-        "apiVersion": "runtime.cluster.x-k8s.io/v1alpha1",
-        "kind": "ExtensionConfig",
-        "metadata": {"name": EXAMPLE_EXTENSION},
-        "spec": {"clientConfig": {
-            "url": url,
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_pem)
-        }}
-    })
+fn example_extension_config(url: &str, ca_pem: &str) -> Result<Value, String> {
+    let config = topograph_runtime::config::ExtensionConfig::for_url(
+        EXAMPLE_EXTENSION,
+        url,
+        ca_pem.as_bytes().to_vec(),
+    );
+    serde_json::to_value(config)
+        .map_err(|e| format!("the example extension's ExtensionConfig: {e}"))
 }
 
 pub fn run(args: &UpArgs) -> ExitCode {
@@ -199,7 +196,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let extension = if args.example_extension {
         let (url, ca) = start_example_extension(args.hook_responses.clone()).await?;
-        api.create(&example_extension_config(&url, &ca))
+        api.create(&example_extension_config(&url, &ca)?)
             .await
             .map_err(|e| format!("registering the example extension: {e}"))?;
         Some(url)
