@@ -3,64 +3,18 @@
 //! may then move more than one minor at once; without them the plan is one minor at a
 //! time and admission refuses a bigger step, as Cluster API does.
 
-use topograph_api::load::{Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::validate::validate_cluster;
 use topograph_engine::{ObjectStore, admit_and_render};
 
-const CLASS: &str = include_str!("../../../examples/quick-start-v1beta2/clusterclass.yaml");
-const CLUSTER: &str = include_str!("../../../examples/quick-start-v1beta2/cluster.yaml");
-
-/// The control plane that exists: KubeadmControlPlane at v1.30.0, settled.
-const CURRENT_CONTROL_PLANE: &str = r#"
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata:
-  name: dev-cp
-  namespace: default
-  generation: 1
-  labels: {cluster.x-k8s.io/cluster-name: dev, topology.cluster.x-k8s.io/owned: ""}
-spec: {version: v1.30.0, replicas: 3}
-status: {version: v1.30.0, observedGeneration: 1, replicas: 3, updatedReplicas: 3}
-"#;
+mod common;
 
 const VERSIONS: &str = "  kubernetesVersions: [v1.30.0, v1.31.0, v1.31.4, v1.32.0, v1.33.0]\n";
 
-/// The class, with `kubernetesVersions` when `versions`; the Cluster at `version`,
-/// referencing the current control plane.
+/// The quick-start with `kubernetesVersions` when `versions`, its Cluster at `version`.
 fn load_case(versions: bool, version: &str) -> (Cluster, ClusterClass, ObjectStore) {
-    let class = if versions {
-        CLASS.replacen("spec:\n", &format!("spec:\n{VERSIONS}"), 1)
-    } else {
-        CLASS.to_string()
-    };
-    let cluster = CLUSTER
-        .replace("version: v1.30.0", &format!("version: {version}"))
-        .replacen(
-            "  topology:\n",
-            "  controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: dev-cp}\n  topology:\n",
-            1,
-        );
-    let inputs = [
-        Input {
-            name: "class.yaml",
-            text: &class,
-        },
-        Input {
-            name: "cluster.yaml",
-            text: &cluster,
-        },
-        Input {
-            name: "current.yaml",
-            text: CURRENT_CONTROL_PLANE,
-        },
-    ];
-    let bundle = load(&inputs, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
-    (
-        bundle.clusters[0].value.clone(),
-        bundle.cluster_classes[0].value.clone(),
-        ObjectStore::new(bundle.objects.into_iter().map(|o| o.value)),
-    )
+    let f = common::quick_start_v1beta2(if versions { VERSIONS } else { "" }, version);
+    (f.cluster, f.class, f.store)
 }
 
 #[test]

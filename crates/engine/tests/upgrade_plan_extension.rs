@@ -5,7 +5,6 @@
 
 use std::sync::Mutex;
 
-use topograph_api::load::{Input, LoadOptions, load};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::{Extensions, ObjectStore, admit_and_render, admit_and_render_with};
 use topograph_runtime::Error;
@@ -16,58 +15,17 @@ use topograph_runtime::hooks::{
     UpgradeStepInfo, ValidateTopologyRequest, ValidateTopologyResponse,
 };
 
-const CLASS: &str = include_str!("../../../examples/quick-start-v1beta2/clusterclass.yaml");
-const CLUSTER: &str = include_str!("../../../examples/quick-start-v1beta2/cluster.yaml");
+mod common;
+
 const HANDLER: &str = "generate-upgrade-plan.plans";
 
-/// The control plane and one MachineDeployment that exist, settled at v1.30.0.
-const CURRENT: &str = r#"
-apiVersion: controlplane.cluster.x-k8s.io/v1beta1
-kind: KubeadmControlPlane
-metadata:
-  name: dev-cp
-  namespace: default
-  generation: 1
-  labels: {cluster.x-k8s.io/cluster-name: dev, topology.cluster.x-k8s.io/owned: ""}
-spec: {version: v1.30.0, replicas: 3}
-status: {version: v1.30.0, observedGeneration: 1, replicas: 3, updatedReplicas: 3}
-"#;
-
+/// The quick-start naming the GenerateUpgradePlan extension, its Cluster at `version`.
 fn load_case(version: &str) -> (Cluster, ClusterClass, ObjectStore) {
-    let class = CLASS.replacen(
-        "spec:\n",
-        &format!(
-            "spec:\n  upgrade:\n    external:\n      generateUpgradePlanExtension: {HANDLER}\n"
-        ),
-        1,
+    let f = common::quick_start_v1beta2(
+        &format!("  upgrade:\n    external:\n      generateUpgradePlanExtension: {HANDLER}\n"),
+        version,
     );
-    let cluster = CLUSTER
-        .replace("version: v1.30.0", &format!("version: {version}"))
-        .replacen(
-            "  topology:\n",
-            "  controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: dev-cp}\n  topology:\n",
-            1,
-        );
-    let inputs = [
-        Input {
-            name: "class.yaml",
-            text: &class,
-        },
-        Input {
-            name: "cluster.yaml",
-            text: &cluster,
-        },
-        Input {
-            name: "current.yaml",
-            text: CURRENT,
-        },
-    ];
-    let bundle = load(&inputs, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
-    (
-        bundle.clusters[0].value.clone(),
-        bundle.cluster_classes[0].value.clone(),
-        ObjectStore::new(bundle.objects.into_iter().map(|o| o.value)),
-    )
+    (f.cluster, f.class, f.store)
 }
 
 /// The control plane's and the workers' steps, or the extension's failure.
