@@ -497,52 +497,7 @@ fn jsonpath_text(value: &Value) -> String {
             ),
         },
         Value::Null => "null".into(),
-        Value::Array(_) | Value::Object(_) => {
-            let mut out = String::new();
-            go_json(&mut out, value);
-            out
-        }
-    }
-}
-
-/// `json.Marshal` of a decoded value: keys sorted, HTML characters escaped.
-fn go_json(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if !n.is_i64() && !n.is_u64() => {
-                out.push_str(&topograph_gocompat::float::json_float(f))
-            }
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::String(s) => topograph_gocompat::json::write_string(out, s, true),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                topograph_gocompat::json::write_string(out, key, true);
-                out.push(':');
-                if let Some(v) = map.get(key) {
-                    go_json(out, v);
-                }
-            }
-            out.push('}');
-        }
+        Value::Array(_) | Value::Object(_) => topograph_variables::value::serde_to_json(value),
     }
 }
 

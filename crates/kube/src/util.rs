@@ -57,8 +57,12 @@ pub fn now_rfc3339() -> String {
 
 /// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn format_rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
+    format_rfc3339_signed(i64::try_from(secs).unwrap_or(i64::MAX))
+}
+
+/// [`format_rfc3339`] for times before the epoch too.
+pub(crate) fn format_rfc3339_signed(seconds: i64) -> String {
+    let (days, rem) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",

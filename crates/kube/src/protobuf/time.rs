@@ -2,7 +2,7 @@
 //! RFC 3339 to the second (Kubernetes drops fractions on both wires), `MicroTime` keeps
 //! microseconds; both are written in UTC with `Z`, as Go's `metav1` writes them.
 
-use crate::util::civil_from_days;
+use crate::util::format_rfc3339_signed;
 
 /// Seconds and nanoseconds since the Unix epoch of an RFC 3339 date-time (`T` and a
 /// `Z` or `±hh:mm` offset required, any fraction), or what is wrong with it.
@@ -113,17 +113,6 @@ pub fn format_micro(seconds: i64, nanos: u32) -> Result<String, String> {
         "{}.{micros:06}Z",
         whole.strip_suffix('Z').unwrap_or(&whole)
     ))
-}
-
-fn format_rfc3339_signed(seconds: i64) -> String {
-    let (days, rem) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
 }
 
 #[cfg(test)]
