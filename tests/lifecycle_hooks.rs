@@ -20,7 +20,8 @@ use topograph_management::{ManagementCluster, crds};
 use topograph_runtime::config::ExtensionConfig;
 use topograph_tests::{
     Extension, Process, TempDir, free_port, management_cluster, quick_start,
-    redis_without_persistence, small_cluster, spawn_render_and_applier, start_extension,
+    redis_without_persistence, runtimesdk, small_cluster, spawn_render_and_applier,
+    start_extension,
 };
 
 const MC: &str = "mgmt-hooks";
@@ -228,42 +229,6 @@ async fn before_cluster_create_holds_a_cluster_until_the_extension_lets_it_go() 
     drop(processes);
 }
 
-/// The runtimesdk class (with its templates) and Cluster, values.env substituted, every
-/// object in `namespace`.
-fn runtimesdk(namespace: &str) -> Option<(Vec<Value>, Value)> {
-    let dir = topograph_tests::root()
-        .join("../shared/real-world/providers/capi-e2e-quick-start-runtimesdk-v1beta1");
-    if !dir.exists() {
-        return None;
-    }
-    let values: std::collections::BTreeMap<String, String> =
-        std::fs::read_to_string(dir.join("values.env"))
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.trim().to_string(), v.to_string()))
-            .collect();
-    let read = |file: &str| -> Vec<Value> {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        let text = topograph_api::envsubst::substitute(&text, &values).unwrap();
-        let (docs, errors) = topograph_api::load::parse_documents(file, &text);
-        assert!(errors.is_empty(), "{errors:?}");
-        docs.into_iter()
-            .map(|d| {
-                let mut v = d.value;
-                v["metadata"]["namespace"] = json!(namespace);
-                v
-            })
-            .collect()
-    };
-    let class = read("clusterclass-quick-start-runtimesdk.yaml");
-    let cluster = read("cluster-template-upgrades-runtimesdk.kustomized.yaml")
-        .into_iter()
-        .find(|o| o["kind"] == "Cluster")?;
-    Some((class, cluster))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_render_service_calls_the_extensions_of_a_class_with_external_patches() {
     const MC: &str = "mgmt-patches";
@@ -360,5 +325,75 @@ async fn the_render_service_calls_the_extensions_of_a_class_with_external_patche
     let log = std::fs::read_to_string(&calls).unwrap_or_default();
     assert!(log.contains("GeneratePatches"), "{log}");
     assert!(log.contains("ValidateTopology"), "{log}");
+    drop(processes);
+}
+
+/// An ExtensionConfig that appears after its class is discovered at once, and the
+/// classes calling it are reconciled again by the watcher (Cluster API's ClusterClass
+/// controller follows ExtensionConfigs): the class gets its discovered variables
+/// without any Cluster being reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_config_created_later_reconciles_the_classes_calling_it() {
+    const MC: &str = "mgmt-late-config";
+    const NS: &str = "late";
+    let Some((class, _)) = runtimesdk(NS) else {
+        eprintln!("skipped: the real-world folder is absent");
+        return;
+    };
+    let dir = TempDir::new("late-extension-config");
+    let extension = start_extension(&dir.0, &[]);
+    // The fleet starts with an ExtensionConfig the class does not call.
+    let (api, processes) = start_fleet(
+        &dir.0,
+        MC,
+        NS,
+        class,
+        "some-other-extension",
+        &extension,
+        "topograph-late-config-e2e-applier.log",
+    )
+    .await;
+    let get_class = || async {
+        api.get(
+            "cluster.x-k8s.io/v1beta1",
+            "ClusterClass",
+            NS,
+            "quick-start-runtimesdk",
+        )
+        .await
+        .unwrap()
+        .unwrap()
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(get_class().await["status"]["variables"].is_null());
+
+    let ca = std::fs::read(&extension.ca).unwrap();
+    let config = ExtensionConfig::for_url("k8s-upgrade-with-runtimesdk", &extension.url, ca);
+    api.create(&serde_json::to_value(config).unwrap())
+        .await
+        .unwrap();
+    let class = wait_for(
+        "the class's discovered variables",
+        Duration::from_secs(30),
+        async || {
+            let c = get_class().await;
+            c["status"]["variables"]
+                .as_array()
+                .is_some_and(|v| {
+                    v.iter().any(|v| {
+                        v["name"] == "imageRepository"
+                            && v["definitions"][0]["from"] == "test-patch"
+                    })
+                })
+                .then_some(c)
+        },
+    )
+    .await;
+    let ready = class["status"]["v1beta2"]["conditions"]
+        .as_array()
+        .and_then(|l| l.iter().find(|c| c["type"] == "VariablesReady"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(ready["status"], "True", "{class:#}");
     drop(processes);
 }

@@ -403,3 +403,93 @@ fn up_with_the_example_extension_holds_an_upgrade_until_its_answer_changes() {
             && c["spec"]["topology"]["version"] == "v1.31.0"
     });
 }
+
+/// The Runtime SDK through the gateway: with an ExtensionConfig on the management
+/// cluster, Apply admits a class with external patches (and its Cluster, with Cluster
+/// API's warning while the class's variables are not discovered yet), the Cluster is
+/// reconciled with the extension's patches, later Clusters are checked against the
+/// variables the extension defined, and a plan renders through the extension.
+#[test]
+fn up_with_the_example_extension_applies_and_plans_a_class_with_external_patches() {
+    let Some((class, cluster)) = topograph_tests::runtimesdk("default") else {
+        eprintln!("skipped: the real-world folder is absent");
+        return;
+    };
+    let dir = TempDir::new("newcomer-external-patches");
+    let (_up, addr, _seen, _rest) = up(&["--no-examples", "--token", TOKEN, "--example-extension"]);
+    let write = |name: &str, object: &Value| {
+        let path = dir.0.join(name);
+        std::fs::write(&path, object.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let mut args = vec!["apply".to_string()];
+    for (i, object) in class.iter().chain([&cluster]).enumerate() {
+        args.push("-f".to_string());
+        args.push(write(&format!("{i}.json"), object));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let applied = topograph(&addr, &args);
+    let stderr = String::from_utf8_lossy(&applied.stderr).to_string();
+    ok(applied);
+    assert!(
+        stderr.contains("hasn't been successfully reconciled"),
+        "{stderr}"
+    );
+
+    let name = cluster["metadata"]["name"].as_str().unwrap().to_string();
+    let get = || -> Value {
+        serde_json::from_str(&ok(topograph(
+            &addr,
+            &["get", "cluster", &name, "-n", "default", "-o", "json"],
+        )))
+        .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !reconciled(&get()) {
+        assert!(Instant::now() < deadline, "not reconciled: {:#}", get());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // The class is reconciled now: a Cluster is checked against what the extension
+    // defined (imageRepository is a string).
+    let mut bad = cluster.clone();
+    bad["metadata"]["name"] = json!("bad-variables");
+    bad["spec"]["topology"]["variables"] = json!([
+        {"name": "kubeadmControlPlaneMaxSurge", "value": "1"},
+        {"name": "imageRepository", "value": 5}
+    ]);
+    let refused = topograph(&addr, &["apply", "-f", &write("bad.json", &bad)]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("spec.topology.variables[imageRepository].value"),
+        "{stderr}"
+    );
+
+    // A plan of a new repository goes through the extension's GeneratePatches.
+    let mut changed = get();
+    changed["spec"]["topology"]["variables"] = json!([
+        {"name": "kubeadmControlPlaneMaxSurge", "value": "1"},
+        {"name": "imageRepository", "value": "registry.example"}
+    ]);
+    changed.as_object_mut().unwrap().remove("status");
+    let planned: Value = serde_json::from_str(&ok(topograph(
+        &addr,
+        &["plan", "-f", &write("changed.json", &changed), "-o", "json"],
+    )))
+    .unwrap();
+    let modified = planned["modified"].as_array().cloned().unwrap_or_default();
+    let docker_cluster = modified
+        .iter()
+        .find(|o| o["kind"] == "DockerCluster")
+        .unwrap_or_else(|| panic!("{planned:#}"));
+    assert_eq!(
+        docker_cluster["patch"],
+        json!([{"op": "replace", "path": "/spec/loadBalancer/imageRepository", "value": "registry.example"}]),
+        "{planned:#}"
+    );
+    assert!(
+        planned["errors"].as_array().is_none_or(|e| e.is_empty()),
+        "{planned:#}"
+    );
+}

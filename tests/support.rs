@@ -464,3 +464,38 @@ pub fn start_extension(dir: &Path, args: &[&str]) -> Extension {
         .to_string();
     Extension { child, url, ca }
 }
+
+/// The runtimesdk class (with its templates) and Cluster, values.env substituted, every
+/// object in `namespace`.
+pub fn runtimesdk(namespace: &str) -> Option<(Vec<serde_json::Value>, serde_json::Value)> {
+    let dir = root().join("../shared/real-world/providers/capi-e2e-quick-start-runtimesdk-v1beta1");
+    if !dir.exists() {
+        return None;
+    }
+    let values: std::collections::BTreeMap<String, String> =
+        std::fs::read_to_string(dir.join("values.env"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+            .collect();
+    let read = |file: &str| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let text = topograph_api::envsubst::substitute(&text, &values).unwrap();
+        let (docs, errors) = topograph_api::load::parse_documents(file, &text);
+        assert!(errors.is_empty(), "{errors:?}");
+        docs.into_iter()
+            .map(|d| {
+                let mut v = d.value;
+                v["metadata"]["namespace"] = serde_json::json!(namespace);
+                v
+            })
+            .collect()
+    };
+    let class = read("clusterclass-quick-start-runtimesdk.yaml");
+    let cluster = read("cluster-template-upgrades-runtimesdk.kustomized.yaml")
+        .into_iter()
+        .find(|o| o["kind"] == "Cluster")?;
+    Some((class, cluster))
+}

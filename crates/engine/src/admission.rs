@@ -65,8 +65,22 @@ pub fn admit_class(
 /// caller supplies extensions (Cluster API's RuntimeSDK feature gate).
 fn runtime_sdk_gate(error: &FieldError) -> bool {
     error.error_type == topograph_api::field::ErrorType::Forbidden
-        && error.path.ends_with(".external")
-        && error.detail.contains("RuntimeSDK feature flag")
+        && error.detail == crate::patches::validate::EXTERNAL_NEEDS_RUNTIME_SDK
+}
+
+/// A ClusterClass verdict as admission gives it with Runtime SDK on: the same, without
+/// the refusals of external patches. Works on a verdict from a remote engine too
+/// (its violations carry the rule's text, not the typed errors).
+pub fn with_runtime_sdk(mut verdict: Verdict) -> Verdict {
+    verdict.errors.retain(|e| !runtime_sdk_gate(e));
+    let gate = format!(
+        "Forbidden: {}",
+        crate::patches::validate::EXTERNAL_NEEDS_RUNTIME_SDK
+    );
+    verdict
+        .violations
+        .retain(|v| !v.description.ends_with(&gate));
+    verdict
 }
 
 /// One definition of a variable, as a ClusterClass's status lists it.
@@ -469,6 +483,86 @@ pub fn admit_class_object(class: &Value, old: Option<&Value>, users: &[Value]) -
     }
 }
 
+/// Whether a stored class has a patch whose extension defines variables.
+fn discovers_variables(class: &Value) -> bool {
+    class
+        .at(&["spec", "patches"])
+        .and_then(Value::as_array)
+        .is_some_and(|patches| {
+            patches.iter().any(|p| {
+                p.at(&["external", "discoverVariablesExtension"])
+                    .and_then(Value::as_str)
+                    .is_some_and(|h| !h.is_empty())
+            })
+        })
+}
+
+/// Cluster API's webhook test of a class Clusters can be checked against: its
+/// observedGeneration caught up with its generation, and `VariablesReady` not False
+/// (in either the v1beta2 conditions or the v1beta1 ones a v1beta1 read carries).
+fn reconciled_for_clusters(class: &Value) -> bool {
+    let generation = class
+        .at(&["metadata", "generation"])
+        .and_then(Value::as_i64);
+    let observed = class
+        .at(&["status", "observedGeneration"])
+        .and_then(Value::as_i64);
+    let not_ready = [
+        &["status", "conditions"][..],
+        &["status", "v1beta2", "conditions"][..],
+    ]
+    .iter()
+    .filter_map(|path| class.at(path).and_then(Value::as_array))
+    .flatten()
+    .any(|c| c["type"] == "VariablesReady" && c["status"] == "False");
+    generation.is_some() && generation == observed && !not_ready
+}
+
+/// Adds to a class's variables the definitions its status lists from extensions
+/// (`from` other than `inline`; the first one of each name not defined inline), as
+/// the webhook validates Clusters against `status.variables`.
+fn add_discovered_variables(class: &mut ClusterClass, stored: &Value) {
+    let Some(variables) = stored
+        .at(&["status", "variables"])
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    for variable in variables {
+        let Some(name) = variable.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if class.variables.iter().any(|d| d.name == name) {
+            continue;
+        }
+        let Some(definition) = variable
+            .get("definitions")
+            .and_then(Value::as_array)
+            .and_then(|d| d.first())
+            .filter(|d| d.get("from").and_then(Value::as_str) != Some("inline"))
+        else {
+            continue;
+        };
+        let metadata_value = definition
+            .get("metadata")
+            .or_else(|| definition.get("deprecatedV1Beta1Metadata"));
+        class
+            .variables
+            .push(topograph_api::model::VariableDefinition {
+                name: name.to_string(),
+                required: definition
+                    .get("required")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                schema: definition
+                    .at(&["schema", "openAPIV3Schema"])
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Default::default())),
+                metadata: metadata(metadata_value),
+            });
+    }
+}
+
 /// [`admit_cluster`] over JSON: `old` the stored version on update, `classes` the
 /// ClusterClasses it may refer to, as an API server stores them. An admitted Cluster
 /// comes back defaulted.
@@ -478,9 +572,36 @@ pub fn admit_cluster_object(cluster: &Value, old: Option<&Value>, candidates: &[
         Ok(read) => read,
         Err(refused) => return refused,
     };
-    let candidates = classes(load_stored(candidates, &mut warnings));
-    let candidates: Vec<&ClusterClass> = candidates.iter().collect();
-    let admission = admit_cluster(&new, before.as_ref(), &candidates);
+    // A class whose extensions define variables is known to Clusters only through its
+    // status, as the ClusterClass controller left it: one not reconciled yet is a
+    // warning, as Cluster API's webhook has it, and the topology goes unchecked.
+    let (usable, unreconciled): (Vec<&Value>, Vec<&Value>) = candidates
+        .iter()
+        .partition(|c| !discovers_variables(c) || reconciled_for_clusters(c));
+    let usable: Vec<Value> = usable.into_iter().cloned().collect();
+    let mut loaded = classes(load_stored(&usable, &mut warnings));
+    for class in &mut loaded {
+        if let Some(stored) = usable
+            .iter()
+            .find(|c| c.namespace() == class.namespace && c.name() == class.name)
+        {
+            add_discovered_variables(class, stored);
+        }
+    }
+    let loaded: Vec<&ClusterClass> = loaded.iter().collect();
+    let mut admission = admit_cluster(&new, before.as_ref(), &loaded);
+    for class in unreconciled {
+        let not_found = validate::class_not_found_warning(class.namespace(), class.name());
+        for warning in &mut admission.warnings {
+            if *warning == not_found {
+                *warning = format!(
+                    "Cluster refers to ClusterClass {}/{}, but this ClusterClass hasn't been successfully reconciled. Cluster topology has not been fully validated. Please take a look at the ClusterClass status",
+                    class.namespace(),
+                    class.name()
+                );
+            }
+        }
+    }
     warnings.extend(admission.warnings);
     Verdict {
         violations: Violation::from_field_errors(&admission.errors),

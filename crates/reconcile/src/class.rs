@@ -70,6 +70,27 @@ pub fn template_refs(class: &ClusterClass) -> Vec<ObjectRef> {
     refs
 }
 
+/// The ExtensionConfigs whose handlers a class calls (external patches, the upgrade
+/// plan): a handler is registered as `<handler>.<ExtensionConfig>`.
+pub fn extension_configs_called(class: &ClusterClass) -> std::collections::BTreeSet<String> {
+    let handlers = class
+        .patches
+        .iter()
+        .filter_map(|p| p.external.as_ref())
+        .flat_map(|e| {
+            [
+                &e.generate_extension,
+                &e.validate_extension,
+                &e.discover_variables_extension,
+            ]
+        })
+        .chain([&class.upgrade_plan_extension])
+        .filter_map(|h| h.as_deref());
+    handlers
+        .filter_map(|h| h.split_once('.').map(|(_, config)| config.to_string()))
+        .collect()
+}
+
 /// `status.variables`: one entry per definition, sorted by name, each with its one
 /// inline definition (definitions discovered from external patches are added by
 /// [`with_discovered`]).

@@ -17,8 +17,9 @@ use topograph_api::model::Cluster;
 use topograph_api::object::{ObjectExt, ObjectKey, group_of};
 
 use crate::class::API_VERSION;
-use crate::cluster::reconcile_cluster;
+use crate::cluster::reconcile_cluster_with_hooks;
 use crate::error::ReconcileError;
+use crate::hooks::LifecycleHooks;
 use topograph_engine::Engine;
 use topograph_management::ManagementCluster;
 use topograph_management::dry_run::Touched;
@@ -65,10 +66,12 @@ impl Plan {
 
 /// The plan for the Cluster `namespace/name` once `proposed` (new or changed
 /// Clusters, ClusterClasses, templates; as they would be written, i.e. already
-/// defaulted) is applied.
+/// defaulted) is applied; `hooks` gives the runtime extensions renders call (a plan
+/// should hand out ones that call no lifecycle hook: those have effects).
 pub async fn plan_cluster(
     api: &ManagementCluster,
     engine: &dyn Engine,
+    hooks: &dyn LifecycleHooks,
     proposed: &[Value],
     namespace: &str,
     name: &str,
@@ -76,7 +79,7 @@ pub async fn plan_cluster(
     let dry = api.dry_run();
     stage(&dry, proposed).await?;
     let mut errors = Vec::new();
-    if let Err(e) = reconcile_cluster(&dry, engine, namespace, name).await {
+    if let Err(e) = reconcile_cluster_with_hooks(&dry, engine, hooks, namespace, name).await {
         errors.push(e.to_string());
     }
     let mut plan = summarize(&dry, dry.dry_run_writes()).await?;
@@ -107,6 +110,7 @@ pub struct ImpactItem {
 pub async fn impact(
     api: &ManagementCluster,
     engine: &dyn Engine,
+    hooks: &dyn LifecycleHooks,
     proposed: &[Value],
     visible: impl Fn(&str) -> bool,
     mut each: impl FnMut(ImpactItem) -> bool,
@@ -164,8 +168,15 @@ pub async fn impact(
     let mut plans = futures::stream::iter(0..users.len())
         .map(|i| async move {
             let cluster = &users[i];
-            let mut plan =
-                plan_cluster(api, engine, proposed, &cluster.namespace, &cluster.name).await?;
+            let mut plan = plan_cluster(
+                api,
+                engine,
+                hooks,
+                proposed,
+                &cluster.namespace,
+                &cluster.name,
+            )
+            .await?;
             retain_cluster_objects(&mut plan, &cluster.name);
             Ok::<_, ReconcileError>((cluster, plan))
         })

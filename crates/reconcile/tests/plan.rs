@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use support::{Env, V1BETA1};
 use topograph_api::object::ObjectExt;
 use topograph_engine::Local;
+use topograph_reconcile::hooks::NoHooks;
 use topograph_reconcile::plan::{ImpactItem, Plan, clean, impact, plan_cluster};
 
 type Key = (String, String, String);
@@ -68,7 +69,7 @@ fn planned(plan: &Plan) -> [BTreeSet<Key>; 3] {
 /// `proposed` for real, reconciles once and checks the plan named exactly what changed.
 async fn plan_then_check(env: &Env, proposed: Vec<Value>, name: &str) -> Plan {
     let writes = env.server.counts().writes();
-    let plan = plan_cluster(&env.api, &Local, &proposed, "default", name)
+    let plan = plan_cluster(&env.api, &Local, &NoHooks, &proposed, "default", name)
         .await
         .unwrap();
     assert_eq!(
@@ -256,14 +257,14 @@ async fn machine_pools_are_planned_like_machine_deployments() {
 async fn a_converged_cluster_plans_nothing_and_a_bad_change_reports_the_error() {
     let env = Env::quick_start().await;
     env.converge("dev").await;
-    let plan = plan_cluster(&env.api, &Local, &[], "default", "dev")
+    let plan = plan_cluster(&env.api, &Local, &NoHooks, &[], "default", "dev")
         .await
         .unwrap();
     assert!(plan.is_empty() && plan.errors.is_empty(), "{plan:?}");
     let mut cluster = env.cluster("dev").await;
     cluster["spec"]["topology"]["workers"]["machineDeployments"][0]["class"] = json!("nope");
     let writes = env.server.counts().writes();
-    let plan = plan_cluster(&env.api, &Local, &[cluster], "default", "dev")
+    let plan = plan_cluster(&env.api, &Local, &NoHooks, &[cluster], "default", "dev")
         .await
         .unwrap();
     assert_eq!(env.server.counts().writes(), writes);
@@ -316,6 +317,7 @@ async fn impact_names_exactly_the_clusters_a_class_change_then_changes() {
     let users = impact(
         &env.api,
         &Local,
+        &NoHooks,
         &proposed,
         |_| true,
         |item| {
@@ -404,6 +406,7 @@ async fn impact_names_the_clusters_that_block_a_class_change() {
     impact(
         &env.api,
         &Local,
+        &NoHooks,
         &[changed],
         |_| true,
         |item| {

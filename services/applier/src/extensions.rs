@@ -77,6 +77,9 @@ struct State {
     discovered: BTreeMap<String, Value>,
     /// `discovered`'s values, shared with the hooks handed out until it changes.
     configs: Arc<Vec<Value>>,
+    /// ExtensionConfigs whose registration changed since [`RuntimeExtensions::rediscover`]
+    /// last reported: whichever refresh found the change, the watcher follows it up.
+    unreported: std::collections::BTreeSet<String>,
 }
 
 impl RuntimeExtensions {
@@ -92,6 +95,28 @@ impl RuntimeExtensions {
     /// again first when that is due. A management cluster that cannot be read keeps
     /// what it had: its hooks still answer from the last discovery.
     pub async fn hooks(&self, name: &str, api: &ManagementCluster) -> RuntimeHooks {
+        self.hooks_refreshed(name, api, false).await.0
+    }
+
+    /// Reads management cluster `name`'s ExtensionConfigs now, as Cluster API's
+    /// ExtensionConfig controller does on a change, and returns the hooks with the
+    /// names of the ExtensionConfigs whose registration changed (discovered anew,
+    /// failed, or gone) since the last call, whichever refresh found the change: the
+    /// ClusterClasses calling them have variables to discover again.
+    pub async fn rediscover(
+        &self,
+        name: &str,
+        api: &ManagementCluster,
+    ) -> (RuntimeHooks, Vec<String>) {
+        self.hooks_refreshed(name, api, true).await
+    }
+
+    async fn hooks_refreshed(
+        &self,
+        name: &str,
+        api: &ManagementCluster,
+        now: bool,
+    ) -> (RuntimeHooks, Vec<String>) {
         let entry = {
             let mut clusters = self
                 .clusters
@@ -108,42 +133,54 @@ impl RuntimeExtensions {
                 })
                 .clone()
         };
-        let configs = {
+        let (configs, changed) = {
             let mut state = entry.state.lock().await;
-            let due = state
-                .refreshed
-                .is_none_or(|at| at.elapsed() >= self.refresh_every);
+            let due = now
+                || state
+                    .refreshed
+                    .is_none_or(|at| at.elapsed() >= self.refresh_every);
             if due {
-                if let Err(e) = refresh(api, &entry.client, &mut state).await {
-                    tracing::warn!(management_cluster = name, error = %e, "ExtensionConfigs not read");
+                match refresh(api, &entry.client, &mut state).await {
+                    Ok(names) => state.unreported.extend(names),
+                    Err(e) => {
+                        tracing::warn!(management_cluster = name, error = %e, "ExtensionConfigs not read")
+                    }
                 }
                 state.refreshed = Some(Instant::now());
             }
-            state.configs.clone()
+            let changed = if now {
+                std::mem::take(&mut state.unreported).into_iter().collect()
+            } else {
+                Vec::new()
+            };
+            (state.configs.clone(), changed)
         };
-        RuntimeHooks {
+        let hooks = RuntimeHooks {
             entry,
             configs,
             api: api.clone(),
             namespaces: Arc::default(),
-        }
+        };
+        (hooks, changed)
     }
 }
 
 /// Reads the ExtensionConfigs, discovers new and changed ones, writes their status and
-/// keeps the registry to what discovered.
+/// keeps the registry to what discovered; returns the names of those it discovered
+/// again or dropped.
 async fn refresh(
     api: &ManagementCluster,
     client: &Client,
     state: &mut State,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     if !api
         .serves(API_VERSION, KIND)
         .await
         .map_err(|e| e.to_string())?
     {
-        return Ok(());
+        return Ok(Vec::new());
     }
+    let mut changed = Vec::new();
     let objects = api
         .list(API_VERSION, KIND, "", &[])
         .await
@@ -180,6 +217,7 @@ async fn refresh(
             continue;
         }
         state.seen.insert(name.clone(), version.clone());
+        changed.push(name.clone());
         match discover(api, client, &object, version.1).await {
             Some(config) => state.discovered.insert(name.clone(), config),
             None => state.discovered.remove(&name),
@@ -195,13 +233,14 @@ async fn refresh(
         state.seen.remove(&name);
         state.discovered.remove(&name);
         client.registry_mut(|r| r.remove(&name));
+        changed.push(name);
     }
     if state.configs.len() != state.discovered.len()
         || state.configs.iter().ne(state.discovered.values())
     {
         state.configs = Arc::new(state.discovered.values().cloned().collect());
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// Names the Secret (`<namespace>/<name>`) whose `ca.crt` becomes the ExtensionConfig's

@@ -96,6 +96,7 @@ pub async fn run<Q: Queue, L: Lease>(
             }
         })
     };
+    let extensions = Arc::new(RuntimeExtensions::new(EXTENSION_CONFIG_REFRESH));
     let watchers = tokio::spawn(watch::run(
         Arc::new(Watchers {
             queue: queue.clone(),
@@ -104,6 +105,7 @@ pub async fn run<Q: Queue, L: Lease>(
             registry: registry.clone(),
             metrics: metrics.clone(),
             config: config.watch.clone(),
+            extensions: Some(extensions.clone()),
         }),
         shutdown.clone(),
     ));
@@ -114,7 +116,7 @@ pub async fn run<Q: Queue, L: Lease>(
         metrics,
         reconcile_timeout: config.reconcile_timeout,
         lease_renewal: config.lease_renewal,
-        extensions: Arc::new(RuntimeExtensions::new(EXTENSION_CONFIG_REFRESH)),
+        extensions,
     });
     let workers: Vec<_> = (0..config.workers.max(1))
         .map(|i| {

@@ -3,6 +3,11 @@
 //! Cluster keys it affects ([`crate::watch_index`]) and queued; plus a periodic resync
 //! of every known Cluster. Exactly one process watches a management cluster at a time:
 //! the one holding its lease; the others stand by and take over when it lapses.
+//!
+//! The holder also acts as Cluster API's ExtensionConfig controller and the part of its
+//! ClusterClass controller that follows ExtensionConfigs: a changed ExtensionConfig is
+//! discovered at once, the classes calling it are reconciled again (their variables
+//! may have changed) and their Clusters queued.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -16,6 +21,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use topograph_queue::Queue;
 
+use crate::extensions::RuntimeExtensions;
 use crate::lease::Lease;
 use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
 use crate::watch_index::WatchIndex;
@@ -69,6 +75,8 @@ pub struct Watchers<Q, L> {
     pub metrics: Arc<Metrics>,
     /// Timing.
     pub config: WatchConfig,
+    /// Runtime SDK: ExtensionConfigs are watched and discovered when they change.
+    pub extensions: Option<Arc<RuntimeExtensions>>,
 }
 
 /// One management cluster's supervisor, and the switch that stops it.
@@ -263,6 +271,34 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             .0
             .extend(spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await);
     }
+    // ExtensionConfig changes are handled beside the loop: discovery calls extensions
+    // (up to their timeouts) and must not hold up the watch streams.
+    let (configs_changed, configs_done) = match &watchers.extensions {
+        Some(extensions) => {
+            tasks.0.extend(
+                spawn_watch(
+                    &api,
+                    crate::extensions::API_VERSION,
+                    "ExtensionConfig",
+                    &tx,
+                    &watch_errors,
+                )
+                .await,
+            );
+            let (changed_tx, changed_rx) = mpsc::unbounded_channel::<()>();
+            let (done_tx, done_rx) = mpsc::unbounded_channel::<Vec<(String, String)>>();
+            tasks.0.push(tokio::spawn(follow_extension_configs(
+                extensions.clone(),
+                management_cluster.to_string(),
+                api.clone(),
+                changed_rx,
+                done_tx,
+            )));
+            (Some(changed_tx), Some(done_rx))
+        }
+        None => (None, None),
+    };
+    let mut configs_done = configs_done;
     let mut index = WatchIndex::default();
     let ttl = watchers.config.lease_ttl;
     let mut renew = tokio::time::interval(ttl / 3);
@@ -311,9 +347,24 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                         affected
                     }
                     Change::Deleted(o) if is_kind(o, "ClusterClass") => index.class_deleted(o),
+                    Change::Applied(o) | Change::Deleted(o) if is_extension_config(o) => {
+                        if let Some(changed) = &configs_changed {
+                            let _ = changed.send(());
+                        }
+                        Vec::new()
+                    }
                     Change::Applied(o) | Change::Deleted(o) => index.object_changed(o),
                 };
                 pending.changed(affected, Instant::now());
+            }
+            classes = async { configs_done.as_mut()?.recv().await }, if configs_done.is_some() => {
+                match classes {
+                    Some(classes) => {
+                        let affected = classes.iter().flat_map(|c| index.clusters_of(c)).collect();
+                        pending.changed(affected, Instant::now());
+                    }
+                    None => configs_done = None,
+                }
             }
             _ = flush.tick() => {
                 let due = pending.due_timed(Instant::now(), watchers.config.quiet, watchers.config.max_delay);
@@ -342,6 +393,75 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     let _ = to_queue.send(pending.due(Instant::now(), Duration::ZERO, Duration::ZERO));
     drop(to_queue);
     let _ = enqueuer.await;
+}
+
+fn is_extension_config(object: &Value) -> bool {
+    use topograph_api::object::ObjectExt;
+    object.kind() == "ExtensionConfig"
+        && topograph_api::object::group_of(object.api_version()) == "runtime.cluster.x-k8s.io"
+}
+
+/// Discovers a management cluster's ExtensionConfigs whenever one changes (changes
+/// arriving together are handled once), reconciles again the ClusterClasses calling
+/// those whose registration changed, and reports those classes so their Clusters are
+/// queued.
+async fn follow_extension_configs(
+    extensions: Arc<RuntimeExtensions>,
+    management_cluster: String,
+    api: Arc<ManagementCluster>,
+    mut changed: mpsc::UnboundedReceiver<()>,
+    done: mpsc::UnboundedSender<Vec<(String, String)>>,
+) {
+    use topograph_reconcile::hooks::LifecycleHooks;
+    while changed.recv().await.is_some() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        while changed.try_recv().is_ok() {}
+        let (hooks, configs) = extensions.rediscover(&management_cluster, &api).await;
+        if configs.is_empty() {
+            continue;
+        }
+        let classes = match api.list(API_VERSION, "ClusterClass", "", &[]).await {
+            Ok(classes) => classes,
+            Err(e) => {
+                tracing::warn!(%management_cluster, error = %e, "ClusterClasses not listed after an ExtensionConfig change");
+                continue;
+            }
+        };
+        let mut reconciled = Vec::new();
+        for class in classes {
+            use topograph_api::object::ObjectExt;
+            let Ok(decoded) = topograph_api::load::decode_cluster_class(class.clone()) else {
+                continue;
+            };
+            let called = topograph_reconcile::class::extension_configs_called(&decoded);
+            if !configs.iter().any(|c| called.contains(c)) {
+                continue;
+            }
+            let (namespace, name) = (class.namespace().to_string(), class.name().to_string());
+            let render = match hooks
+                .render_extensions(std::slice::from_ref(&namespace))
+                .await
+            {
+                Ok(render) => render,
+                Err(e) => {
+                    tracing::warn!(class = %format!("{namespace}/{name}"), error = %e, "runtime extensions unavailable");
+                    None
+                }
+            };
+            let extensions = render.as_ref().map(|r| r.extensions.as_ref());
+            if let Err(e) = topograph_reconcile::class::reconcile_class_with(
+                &api, extensions, &namespace, &name,
+            )
+            .await
+            {
+                tracing::warn!(class = %format!("{namespace}/{name}"), error = %e, "ClusterClass reconcile failed");
+            }
+            reconciled.push((namespace, name));
+        }
+        if !reconciled.is_empty() && done.send(reconciled).is_err() {
+            return;
+        }
+    }
 }
 
 /// Changed Clusters not queued yet, with when they first and last changed.
@@ -616,6 +736,7 @@ mod tests {
                 lease_ttl: Duration::from_secs(30),
                 ..WatchConfig::default()
             },
+            extensions: None,
         });
         let (stop, stopped) = watch::channel(false);
         let running = tokio::spawn(run(watchers, stopped));

@@ -107,7 +107,8 @@ impl WatchIndex {
         affected.into_iter().collect()
     }
 
-    fn clusters_of(&self, class: &Name) -> Vec<Name> {
+    /// The Clusters of ClusterClass `class` seen so far.
+    pub fn clusters_of(&self, class: &Name) -> Vec<Name> {
         let mut clusters: Vec<Name> = self
             .cluster_class
             .iter()

@@ -373,7 +373,7 @@ pub(crate) async fn prepare(
         }
     }
 
-    let (violations, warnings) = admit(state, &api, &mut items, class_against_users).await?;
+    let (violations, warnings) = admit(state, (mc, &api), &mut items, class_against_users).await?;
     if !violations.is_empty() {
         return Err(invalid(violations));
     }
@@ -495,10 +495,11 @@ pub async fn apply(
 /// them, so a class and its Clusters can be applied together.
 async fn admit(
     state: &State,
-    api: &ManagementCluster,
+    (mc, api): (&str, &std::sync::Arc<ManagementCluster>),
     items: &mut [Item],
     class_against_users: bool,
 ) -> Result<(Vec<Violation>, Vec<String>), Status> {
+    let mut runtime_sdk: Option<bool> = None;
     let mut violations = Vec::new();
     let mut warnings = Vec::new();
     let proposed_classes: Vec<Value> = items
@@ -522,11 +523,31 @@ async fn admit(
                     }
                     _ => Vec::new(),
                 };
-                state
+                let verdict = state
                     .engine
                     .admit_class(&item.object, item.stored.as_ref(), &users)
                     .await
-                    .map_err(|e| Status::unavailable(format!("admitting {}: {e}", item.field())))?
+                    .map_err(|e| Status::unavailable(format!("admitting {}: {e}", item.field())))?;
+                let lifted = topograph_engine::admission::with_runtime_sdk(verdict.clone());
+                if lifted.violations.len() == verdict.violations.len() {
+                    verdict
+                } else {
+                    // Only a class with external patches asks whether the management
+                    // cluster uses Runtime SDK, once per request.
+                    let on = match runtime_sdk {
+                        Some(on) => on,
+                        None => {
+                            let on = state
+                                .runtime_sdk
+                                .read(mc, api)
+                                .await
+                                .map_err(|e| api_status("reading the ExtensionConfigs", e))?
+                                .on;
+                            *runtime_sdk.insert(on)
+                        }
+                    };
+                    if on { lifted } else { verdict }
+                }
             }
             Role::Cluster => {
                 let mut classes = Vec::new();

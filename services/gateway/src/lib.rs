@@ -20,6 +20,7 @@ pub mod auth;
 pub mod certificate;
 pub mod classes;
 pub mod clusters;
+pub mod extensions;
 pub mod objects;
 pub mod pagination;
 pub mod plan;
@@ -128,6 +129,7 @@ impl Gateway {
             engine: config.engine.clone(),
             registration: config.registration.clone(),
             install_missing_crds: config.install_missing_crds,
+            runtime_sdk: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
         });
         Gateway {

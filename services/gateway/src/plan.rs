@@ -93,9 +93,16 @@ pub async fn plan(
         let objects = prepared.objects();
         (prepared.api, objects)
     };
+    let hooks = state
+        .runtime_sdk
+        .read(mc, &api)
+        .await
+        .map_err(|e| status("reading the ExtensionConfigs", e))?
+        .hooks;
     let result = plan::plan_cluster(
         &api,
         state.engine.as_ref(),
+        &hooks,
         &proposed,
         &request.namespace,
         &request.name,
@@ -135,6 +142,12 @@ pub async fn impact(
     }
     let api = prepared.api.clone();
     let engine = state.engine.clone();
+    let hooks = state
+        .runtime_sdk
+        .read(mc, &api)
+        .await
+        .map_err(|e| status("reading the ExtensionConfigs", e))?
+        .hooks;
     // Clusters outside the tenant's namespaces are left out, silently: the tenant did
     // not ask about them by name.
     let namespaces = tenant.namespaces.clone();
@@ -160,7 +173,7 @@ pub async fn impact(
     });
     tokio::spawn(async move {
         let visible = |namespace: &str| namespaces.contains(namespace);
-        let result = plan::impact(&api, engine.as_ref(), &proposed, visible, |item| {
+        let result = plan::impact(&api, engine.as_ref(), &hooks, &proposed, visible, |item| {
             items_tx.send(item).is_ok()
         })
         .await;

@@ -23,7 +23,7 @@ pub mod json_patch;
 mod request;
 mod template_value;
 mod update;
-mod validate;
+pub(crate) mod validate;
 pub mod variable_path;
 
 use serde_json::Value;

@@ -12,6 +12,11 @@ use topograph_gocompat::strconv::{atoi, quote};
 use topograph_gotemplate::Options;
 
 use super::builtin;
+
+/// Why a class's external patch is refused while Runtime SDK is off: the one class
+/// rule Runtime SDK lifts (see `crate::admission`).
+pub const EXTERNAL_NEEDS_RUNTIME_SDK: &str =
+    "patch.external can be used only if the RuntimeSDK feature flag is enabled";
 use super::inline::class_matches;
 
 /// Go's `json.MarshalIndent(v, "", "  ")`.
@@ -394,7 +399,7 @@ pub fn validate(class: &ClusterClass) -> Vec<FieldError> {
         if let Some(external) = &patch.external {
             errors.push(FieldError::forbidden(
                 format!("{path}.external"),
-                "patch.external can be used only if the RuntimeSDK feature flag is enabled",
+                EXTERNAL_NEEDS_RUNTIME_SDK,
             ));
             if external.validate_extension.is_none() && external.generate_extension.is_none() {
                 errors.push(FieldError::new(

@@ -11,7 +11,7 @@ mod workers;
 
 pub use cluster::{
     SKIP_CLASS_CHECK, SKIP_VERSION_CHECK, UPGRADE_CONCURRENCY, Validation, admit_cluster,
-    default_cluster, validate_cluster,
+    class_not_found_warning, default_cluster, validate_cluster,
 };
 pub use cluster_class::validate_cluster_class;
 pub use compatibility::check_compatibility;

@@ -22,6 +22,7 @@ use super::common;
 use super::names::names;
 
 pub use defaults::default_cluster;
+pub use topology::class_not_found_warning;
 pub(crate) use topology::variable_lists;
 pub(crate) use workers::autoscaler;
 

@@ -53,10 +53,14 @@ pub(super) fn class_not_found(
     class_namespace: &str,
     warnings: &mut Vec<String>,
 ) {
-    warnings.push(format!(
-        "Cluster refers to ClusterClass {class_namespace}/{}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster",
-        topology.class
-    ));
+    warnings.push(class_not_found_warning(class_namespace, &topology.class));
+}
+
+/// The warning for a Cluster whose class `namespace/name` does not exist.
+pub fn class_not_found_warning(namespace: &str, name: &str) -> String {
+    format!(
+        "Cluster refers to ClusterClass {namespace}/{name}, but this ClusterClass does not exist. Cluster topology has not been fully validated. The ClusterClass must be created to reconcile the Cluster"
+    )
 }
 
 /// The control plane's health check override: allowed only where the class gives the

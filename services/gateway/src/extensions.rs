@@ -1,0 +1,196 @@
+//! Runtime SDK in the gateway: whether a management cluster uses it, and the
+//! extensions a Plan or Impact renders with.
+//!
+//! The gateway does not discover extensions: the appliers do, and record what each
+//! ExtensionConfig offers in its `status.handlers`. The gateway registers those
+//! handlers as they stand, the way the render service registers the configs a request
+//! carries, so a plan of a class with external patches calls the same handlers a
+//! reconcile would.
+//!
+//! Runtime SDK is on for a management cluster, as far as admission goes, once it has
+//! an ExtensionConfig: the ClusterClass webhook then admits external patches (Cluster
+//! API's RuntimeSDK feature gate), and the class's status says whether its extensions
+//! answered. A plan never calls lifecycle hooks: a hook's answer is a decision with
+//! side effects on the extension's side, which a dry run must not cause; the plan
+//! shows the topology as if no hook held it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+use topograph_api::object::ObjectExt;
+use topograph_engine::service::RenderExtensions;
+use topograph_management::ManagementCluster;
+use topograph_reconcile::ReconcileError;
+use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks};
+use topograph_runtime::blocking::BlockingClient;
+use topograph_runtime::client::Client;
+use topograph_runtime::config::ExtensionConfig;
+
+const API_VERSION: &str = "runtime.cluster.x-k8s.io/v1alpha1";
+const KIND: &str = "ExtensionConfig";
+
+/// The ExtensionConfigs of a management cluster, as the gateway last registered them.
+#[derive(Default)]
+pub struct RuntimeSdk {
+    /// Management cluster → the configs' fingerprint and the client registered from
+    /// them: a client is rebuilt only when an ExtensionConfig changes.
+    clients: Mutex<HashMap<String, Registered>>,
+}
+
+/// A client registered from a management cluster's ExtensionConfigs: their names and
+/// resourceVersions, the client, and the configs as registered.
+type Registered = (Vec<(String, String)>, Arc<Client>, Arc<Vec<Value>>);
+
+/// What a management cluster's ExtensionConfigs make of a request.
+pub struct Extensions {
+    /// Whether it has any ExtensionConfig (the ClusterClass webhook admits external
+    /// patches then).
+    pub on: bool,
+    /// The hooks a plan reconciles with: render extensions only.
+    pub hooks: PlanHooks,
+}
+
+impl RuntimeSdk {
+    /// Reads management cluster `name`'s ExtensionConfigs. One that does not serve the
+    /// kind has Runtime SDK off.
+    pub async fn read(
+        &self,
+        name: &str,
+        api: &Arc<ManagementCluster>,
+    ) -> Result<Extensions, ReconcileError> {
+        let objects = if api.serves(API_VERSION, KIND).await? {
+            api.list(API_VERSION, KIND, "", &[]).await?
+        } else {
+            Vec::new()
+        };
+        let on = !objects.is_empty();
+        let discovered: Vec<Value> = objects
+            .into_iter()
+            .filter(|o| {
+                o.at(&["status", "handlers"])
+                    .and_then(Value::as_array)
+                    .is_some_and(|h| !h.is_empty())
+            })
+            .collect();
+        let fingerprint: Vec<(String, String)> = discovered
+            .iter()
+            .map(|o| {
+                let version = o
+                    .at(&["metadata", "resourceVersion"])
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                (o.name().to_string(), version.to_string())
+            })
+            .collect();
+        let cached = self
+            .clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .filter(|(f, _, _)| *f == fingerprint)
+            .map(|(_, client, configs)| (client.clone(), configs.clone()));
+        let (client, configs) = match cached {
+            Some(hit) => hit,
+            None => {
+                let client = Arc::new(Client::new());
+                let mut registered = Vec::new();
+                for object in discovered {
+                    let config = serde_json::from_value::<ExtensionConfig>(object.clone())
+                        .map_err(|e| e.to_string())
+                        .and_then(|c| client.register(&c).map_err(|e| e.to_string()));
+                    match config {
+                        Ok(()) => registered.push(object),
+                        // The appliers report it in the ExtensionConfig's status; here
+                        // it is one extension less, as it is for them.
+                        Err(e) => {
+                            tracing::warn!(extension_config = %object.name(), error = %e, "not registered")
+                        }
+                    }
+                }
+                let configs = Arc::new(registered);
+                self.clients
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(
+                        name.to_string(),
+                        (fingerprint, client.clone(), configs.clone()),
+                    );
+                (client, configs)
+            }
+        };
+        Ok(Extensions {
+            on,
+            hooks: PlanHooks {
+                client,
+                configs,
+                api: api.clone(),
+            },
+        })
+    }
+}
+
+/// Lifecycle hooks for a plan: the management cluster's extensions render (external
+/// patches, ValidateTopology, DiscoverVariables, GenerateUpgradePlan); no lifecycle
+/// hook is called.
+#[derive(Clone)]
+pub struct PlanHooks {
+    client: Arc<Client>,
+    configs: Arc<Vec<Value>>,
+    api: Arc<ManagementCluster>,
+}
+
+impl LifecycleHooks for PlanHooks {
+    fn enabled(&self) -> bool {
+        !self.configs.is_empty()
+    }
+
+    fn registered<'a>(&'a self, _: Hook, _: &'a Value) -> BoxFuture<'a, Result<bool, HookError>> {
+        Box::pin(async { Ok(false) })
+    }
+
+    fn call<'a>(
+        &'a self,
+        _: Hook,
+        _: &'a Value,
+        _: Map<String, Value>,
+    ) -> BoxFuture<'a, Result<HookAnswer, HookError>> {
+        Box::pin(async { Ok(HookAnswer::default()) })
+    }
+
+    fn render_extensions<'a>(
+        &'a self,
+        namespaces: &'a [String],
+    ) -> BoxFuture<'a, Result<Option<RenderExtensions>, HookError>> {
+        Box::pin(async move {
+            if !self.enabled() {
+                return Ok(None);
+            }
+            let mut labels = BTreeMap::new();
+            for namespace in namespaces {
+                let object = self
+                    .api
+                    .get("v1", "Namespace", "", namespace)
+                    .await
+                    .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
+                let found: BTreeMap<String, String> = object
+                    .as_ref()
+                    .map(|n| n.labels().clone())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
+                self.client
+                    .registry_mut(|r| r.set_namespace(namespace, found.clone()));
+                labels.insert(namespace.clone(), found);
+            }
+            // Calls run on the gateway's runtime; the engine waits for them off the
+            // async workers (`BlockingClient::block_on`).
+            let handle = tokio::runtime::Handle::current();
+            Ok(Some(RenderExtensions {
+                extensions: Arc::new(BlockingClient::on(self.client.clone(), handle)),
+                configs: self.configs.clone(),
+                namespaces: labels,
+            }))
+        })
+    }
+}
