@@ -214,7 +214,10 @@ pub fn admit_class_with_extensions(
             match variables.iter_mut().find(|v| v.name == variable.name) {
                 Some(existing) => {
                     let first = &existing.definitions[0];
-                    if first.required != status.required || first.schema != status.schema {
+                    if first.required != status.required
+                        || !topograph_variables::same_schema(&first.schema, &status.schema)
+                        || first.metadata != status.metadata
+                    {
                         existing.definitions_conflict = true;
                     }
                     existing.definitions.push(status);

@@ -275,6 +275,56 @@ fn conflicting_discovered_variables_refuse_the_cluster() {
     );
 }
 
+/// Definitions conflict when their required flag, schema (false flags aside) or
+/// deprecated metadata differ, as Cluster API compares them.
+#[test]
+fn what_makes_discovered_definitions_conflict() {
+    let Some(dir) = folder() else { return };
+    let second = "  - name: other-patch\n    external:\n      validateExtension: validate-topology.other\n      discoverVariablesExtension: discover-variables.other\n";
+    let b = bundle(&dir, |t| {
+        t.replacen("  patches:\n", &format!("  patches:\n{second}"), 1)
+    });
+    let base = Fake::example()
+        .variables
+        .get("discover-variables.k8s-upgrade-with-runtimesdk")
+        .and_then(|v| v.iter().find(|v| v.name == "imageRepository"))
+        .cloned()
+        .unwrap();
+    let with_false_flag = {
+        let mut v = base.clone();
+        v.schema.open_api_v3_schema["x-kubernetes-preserve-unknown-fields"] = json!(false);
+        v.schema.open_api_v3_schema["uniqueItems"] = json!(false);
+        v
+    };
+    let with_metadata = {
+        let mut v = base.clone();
+        v.metadata = Some(json!({"labels": {"a": "b"}}));
+        v
+    };
+    let required = ClusterClassVariable {
+        required: !base.required,
+        ..base.clone()
+    };
+    for (second_definition, conflicts) in [
+        (base.clone(), false),
+        (with_false_flag, false),
+        (with_metadata, true),
+        (required, true),
+    ] {
+        let mut fake = Fake::example();
+        fake.variables.insert(
+            "discover-variables.other".into(),
+            vec![second_definition.clone()],
+        );
+        let refused = render(&b, &fake)
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .any(|m| m.contains("variable \"imageRepository\" has conflicting definitions"));
+        assert_eq!(refused, conflicts, "{second_definition:?}");
+    }
+}
+
 #[test]
 fn failures_are_worded_as_cluster_api_words_them() {
     let Some(dir) = folder() else { return };

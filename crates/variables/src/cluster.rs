@@ -49,6 +49,44 @@ fn values_index<'a>(
     }
 }
 
+/// Whether two definitions' schemas are the same, as Cluster API compares them: as
+/// typed values, where a false flag and an absent one are the same.
+pub fn same_schema(a: &Value, b: &Value) -> bool {
+    a == b || without_false_flags(a) == without_false_flags(b)
+}
+
+/// A schema with its boolean flags that are `false` left out: Cluster API compares
+/// definitions as typed values, where a false flag and an absent one are the same.
+fn without_false_flags(schema: &Value) -> Value {
+    const FLAGS: [&str; 6] = [
+        "uniqueItems",
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-int-or-string",
+    ];
+    // Values (defaults, examples, enums) are data, not schemas: left as they are.
+    const DATA: [&str; 3] = ["default", "example", "enum"];
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| !(FLAGS.contains(&k.as_str()) && **v == Value::Bool(false)))
+                .map(|(k, v)| {
+                    let v = if DATA.contains(&k.as_str()) {
+                        v.clone()
+                    } else {
+                        without_false_flags(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_false_flags).collect()),
+        other => other.clone(),
+    }
+}
+
 /// One definition per name; differing definitions of one name conflict.
 fn definitions_index<'a>(
     definitions: &'a [VariableDefinition],
@@ -63,7 +101,7 @@ fn definitions_index<'a>(
             }
             Some(first) => {
                 let same = first.required == d.required
-                    && first.schema == d.schema
+                    && same_schema(&first.schema, &d.schema)
                     && first.metadata == d.metadata;
                 if !same && !conflicting.contains(&d.name.as_str()) {
                     conflicting.push(d.name.as_str());

@@ -32,7 +32,7 @@ use serde_json::Value;
 use topograph_api::field::FieldError;
 use topograph_api::model::{Variable, VariableDefinition};
 
-pub use cluster::BUILTIN;
+pub use cluster::{BUILTIN, same_schema};
 
 /// Where a list of variable values lives, for field paths and the rules that differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
