@@ -6,6 +6,8 @@ use std::fmt::{self, Display, Formatter, Write};
 
 use topograph_gocompat::strconv::quote;
 
+use crate::funcs::Func;
+
 /// A parsed number literal, held in every form it fits (Go's "ideal constant").
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Number {
@@ -26,6 +28,7 @@ pub(crate) enum Arg {
     Identifier {
         pos: usize,
         name: String,
+        func: Func,
     },
     Dot {
         pos: usize,

@@ -11,7 +11,7 @@ use topograph_gocompat::strconv::quote;
 
 use crate::ast::{self, Arg, BranchKind, Command, Node, Number, Pipe};
 use crate::fmt::sprint_value;
-use crate::funcs::{self, Ctx, FnError, FuncDef, Param};
+use crate::funcs::{Ctx, FnError, Func, FuncDef, Param, Special};
 use crate::parse::TreeSet;
 use crate::value::{ListKind, MapKind, Value};
 use crate::{Error, ErrorKind, MissingKey, Options};
@@ -106,6 +106,10 @@ pub(crate) struct Exec<'t> {
     parse_name: &'t str,
     tmpl_name: &'t str,
     node: At<'t>,
+    /// `$` of the template being run, kept out of `vars` so that starting a run or a
+    /// `{{template}}` call allocates no variable stack.
+    root: Rv,
+    /// Variables declared since `$`, innermost last.
     vars: Vec<(&'t str, Rv)>,
     out: String,
     steps: u64,
@@ -129,8 +133,11 @@ impl<'t> Exec<'t> {
             parse_name,
             tmpl_name: parse_name,
             node: At::None,
+            root: Rv::invalid(),
             vars: Vec::new(),
-            out: String::new(),
+            // The text's size is a fair guess at the output's for the short templates
+            // patches use, and saves growing the buffer a few times.
+            out: String::with_capacity(text.len().min(opts.limits.max_output_bytes)),
             steps: 0,
             depth: 0,
             nesting: 0,
@@ -156,7 +163,7 @@ impl<'t> Exec<'t> {
         };
         self.tmpl_name = name;
         let dot = Rv::plain(data);
-        self.vars.push(("$", dot.clone()));
+        self.root = dot.clone();
         match self.walk_list(&dot, root) {
             Ok(()) => Ok(self.out),
             Err(Stop::Fail(e)) => Err(e),
@@ -270,11 +277,15 @@ impl<'t> Exec<'t> {
                 let val = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
                     self.at(At::Node(node));
-                    let s = match &val.v {
-                        Value::Invalid => "<no value>".to_string(),
-                        v => sprint_value(v),
-                    };
-                    self.write(&s)?;
+                    match &val.v {
+                        Value::Invalid => self.write("<no value>")?,
+                        // A string prints as itself: no need for a formatted copy.
+                        Value::Str(s) => self.write(s)?,
+                        v => {
+                            let s = sprint_value(v);
+                            self.write(&s)?;
+                        }
+                    }
                 }
                 Ok(())
             }
@@ -332,6 +343,10 @@ impl<'t> Exec<'t> {
                 return Ok(());
             }
         }
+        if name == "$" {
+            self.root = value;
+            return Ok(());
+        }
         Err(self.errorf(format!("undefined variable: {name}")))
     }
 
@@ -347,6 +362,9 @@ impl<'t> Exec<'t> {
             if *n == name {
                 return Ok(v.clone());
             }
+        }
+        if name == "$" {
+            return Ok(self.root.clone());
         }
         Err(self.errorf(format!("undefined variable: {name}")))
     }
@@ -514,12 +532,14 @@ impl<'t> Exec<'t> {
             Some(p) => self.eval_pipeline(dot, p)?,
             None => Rv::invalid(),
         };
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$", new_dot.clone())]);
+        let saved_vars = std::mem::take(&mut self.vars);
+        let saved_root = std::mem::replace(&mut self.root, new_dot.clone());
         let saved_name = std::mem::replace(&mut self.tmpl_name, name);
         self.depth += 1;
         let r = self.walk_list(&new_dot, tree);
         self.depth -= 1;
         self.tmpl_name = saved_name;
+        self.root = saved_root;
         self.vars = saved_vars;
         match r {
             Err(Stop::Break | Stop::Continue) => Ok(()),
@@ -566,8 +586,16 @@ impl<'t> Exec<'t> {
             Arg::Chain { node, fields, .. } => {
                 return self.eval_chain_node(dot, first, node, fields, &cmd.args, final_);
             }
-            Arg::Identifier { name, .. } => {
-                return self.eval_function(dot, first, name, At::Cmd(cmd), Some(&cmd.args), final_);
+            Arg::Identifier { name, func, .. } => {
+                return self.eval_function(
+                    dot,
+                    first,
+                    name,
+                    *func,
+                    At::Cmd(cmd),
+                    Some(&cmd.args),
+                    final_,
+                );
             }
             Arg::Pipe(p) => {
                 self.not_a_function(&cmd.args, &final_)?;
@@ -719,7 +747,7 @@ impl<'t> Exec<'t> {
             return self.eval_call(
                 dot,
                 m,
-                false,
+                Special::None,
                 At::Arg(node),
                 name,
                 Some(args),
@@ -760,20 +788,19 @@ impl<'t> Exec<'t> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn eval_function(
         &mut self,
         dot: &Rv,
         ident: &'t Arg,
         name: &'t str,
+        func: Func,
         node: At<'t>,
         args: Option<&'t [Arg]>,
         final_: Option<Rv>,
     ) -> R<Rv> {
         self.at(At::Arg(ident));
-        let Some((f, builtin)) = funcs::lookup(name, self.opts.functions) else {
-            return Err(self.errorf(format!("{} is not a defined function", quote(name))));
-        };
-        self.eval_call(dot, f, builtin, node, name, args, final_, None)
+        self.eval_call(dot, func.def, func.special, node, name, args, final_, None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -781,7 +808,7 @@ impl<'t> Exec<'t> {
         &mut self,
         dot: &Rv,
         f: &FuncDef,
-        builtin: bool,
+        special: Special,
         node: At<'t>,
         name: &str,
         args: Option<&'t [Arg]>,
@@ -807,8 +834,8 @@ impl<'t> Exec<'t> {
                 num_in
             )));
         }
-        if builtin && (name == "and" || name == "or") {
-            let want = name == "or";
+        if let Special::And | Special::Or = special {
+            let want = special == Special::Or;
             let mut v = Value::Invalid;
             for a in args {
                 v = self.eval_arg(dot, Some(Param::Reflect), a)?;
@@ -842,13 +869,16 @@ impl<'t> Exec<'t> {
                 Some(vt) if num_in > num_fixed => vt,
                 _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
             };
-            let fv_str = fv.v.clone();
+            // Only `call` names its final argument in an error; keep it just for that.
+            let fv_str = (special == Special::Call).then(|| fv.v.clone());
             argv.push(self.validate_type(fv, Some(t))?);
-            if builtin && name == "call" && args.is_empty() {
+            if let Some(fv_str) = fv_str
+                && args.is_empty()
+            {
                 return Err(self.call_error(node, name, &argv, fv_str.as_str().unwrap_or("")));
             }
         }
-        if builtin && name == "call" {
+        if special == Special::Call {
             let callee = args.first().map(|a| a.to_string()).unwrap_or_default();
             return Err(self.call_error(node, name, &argv, &callee));
         }
@@ -939,8 +969,8 @@ impl<'t> Exec<'t> {
                 let v = self.eval_pipeline(dot, p)?;
                 return self.validate_type(v, typ);
             }
-            Arg::Identifier { name, .. } => {
-                let v = self.eval_function(dot, n, name, At::Arg(n), None, None)?;
+            Arg::Identifier { name, func, .. } => {
+                let v = self.eval_function(dot, n, name, *func, At::Arg(n), None, None)?;
                 return self.validate_type(v, typ);
             }
             Arg::Chain { node, fields, .. } => {

@@ -141,15 +141,53 @@ static SPRIG: LazyLock<Table> = LazyLock::new(|| {
     t
 });
 
+/// The builtins the evaluator handles itself rather than by calling them: `and` and
+/// `or` evaluate their arguments lazily, `call` has no function values to call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Special {
+    None,
+    And,
+    Or,
+    Call,
+}
+
+/// A function name resolved when the template is parsed, so evaluation does not look
+/// names up (the set is fixed by the template's options).
+#[derive(Clone, Copy)]
+pub(crate) struct Func {
+    pub def: &'static FuncDef,
+    pub special: Special,
+}
+
+impl std::fmt::Debug for Func {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Func")
+            .field("params", &self.def.params)
+            .field("variadic", &self.def.variadic)
+            .field("special", &self.special)
+            .finish()
+    }
+}
+
 /// Finds a function; Sprig's names shadow builtins (its `slice`), as Go's
 /// template function map does.
-pub(crate) fn lookup(name: &str, functions: Functions) -> Option<(&'static FuncDef, bool)> {
+pub(crate) fn lookup(name: &str, functions: Functions) -> Option<Func> {
     if functions == Functions::HermeticSprig
-        && let Some(f) = SPRIG.get(name)
+        && let Some(def) = SPRIG.get(name)
     {
-        return Some((f, false));
+        return Some(Func {
+            def,
+            special: Special::None,
+        });
     }
-    BUILTINS.get(name).map(|f| (f, true))
+    let def = BUILTINS.get(name)?;
+    let special = match name {
+        "and" => Special::And,
+        "or" => Special::Or,
+        "call" => Special::Call,
+        _ => Special::None,
+    };
+    Some(Func { def, special })
 }
 
 /// Every function name of a set (for tests and docs).

@@ -279,6 +279,14 @@ fn go_replace(c: &Ctx, src: &str, old: &str, new: &str) -> Result<String, FnErro
         }
         return Ok(out);
     }
+    // A one-character pattern (the usual `replace "+" "_"`) is searched as a `char`,
+    // which skips setting up a substring searcher; the matches are the same.
+    let mut chars = old.chars();
+    if let (Some(ch), None) = (chars.next(), chars.next()) {
+        let n = src.matches(ch).count() as u128;
+        c.check_size(src.len() as u128 + n * new.len() as u128)?;
+        return Ok(src.replace(ch, new));
+    }
     let n = src.matches(old).count() as u128;
     c.check_size(src.len() as u128 + n * new.len() as u128)?;
     Ok(src.replace(old, new))
