@@ -3,6 +3,7 @@
 //! <.x.y>: ...`).
 
 use std::fmt::{self, Display, Formatter, Write};
+use std::sync::Arc;
 
 use topograph_gocompat::strconv::quote;
 
@@ -47,7 +48,8 @@ pub(crate) enum Arg {
     String {
         pos: usize,
         quoted: String,
-        text: String,
+        /// The unquoted text, shared with every value evaluation makes of it.
+        text: Arc<str>,
     },
     /// `.a.b`: idents without dots.
     Field {

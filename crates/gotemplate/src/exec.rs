@@ -7,13 +7,15 @@
 //! Values that Go holds as `interface{}` (map entries and slice elements of decoded
 //! JSON) are marked `boxed`, because several messages name `interface {}` for them.
 
+use std::sync::Arc;
+
 use topograph_gocompat::strconv::quote;
 
 use crate::ast::{self, Arg, BranchKind, Command, Node, Number, Pipe};
 use crate::fmt::sprint_value;
 use crate::funcs::{Ctx, FnError, Func, FuncDef, Param, Special};
 use crate::parse::TreeSet;
-use crate::value::{ListKind, MapKind, Value};
+use crate::value::{ListKind, MapKind, Str, Value};
 use crate::{Error, ErrorKind, MissingKey, Options};
 
 /// A value during evaluation, with whether Go sees it through `interface{}`.
@@ -613,7 +615,7 @@ impl<'t> Exec<'t> {
             Arg::Dot { .. } => Ok(dot.clone()),
             Arg::Nil { .. } => Err(self.errorf("nil is not a command")),
             Arg::Number { num, .. } => self.ideal_constant(first, num).map(Rv::plain),
-            Arg::String { text, .. } => Ok(Rv::plain(Value::str(text.as_str()))),
+            Arg::String { text, .. } => Ok(Rv::plain(Value::Str(Str::Literal(Arc::clone(text))))),
             _ => Err(self.errorf(format!(
                 "can't evaluate command {}",
                 quote(&first.to_string())
@@ -1005,7 +1007,7 @@ impl<'t> Exec<'t> {
                 _ => Err(self.errorf(format!("expected unsigned integer; found {n}"))),
             },
             Param::Str => match n {
-                Arg::String { text, .. } => Ok(Value::str(text.as_str())),
+                Arg::String { text, .. } => Ok(Value::Str(Str::Literal(Arc::clone(text)))),
                 _ => Err(self.errorf(format!("expected string; found {n}"))),
             },
             Param::Any | Param::Reflect => self.eval_empty_interface(n),
@@ -1021,7 +1023,7 @@ impl<'t> Exec<'t> {
         match n {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
             Arg::Number { num, .. } => self.ideal_constant(n, num),
-            Arg::String { text, .. } => Ok(Value::str(text.as_str())),
+            Arg::String { text, .. } => Ok(Value::Str(Str::Literal(Arc::clone(text)))),
             _ => Err(self.errorf(format!(
                 "can't handle assignment of {n} to empty interface argument"
             ))),

@@ -89,10 +89,14 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// Whether a result of `n` bytes or elements is within the bounds.
+    pub(crate) fn fits(&self, n: u128) -> bool {
+        n <= (self.limits.max_output_bytes as u128).max(self.limits.max_steps as u128)
+    }
+
     /// Fails when a result of `n` bytes or elements would go over the bounds.
     pub(crate) fn check_size(&self, n: u128) -> Result<(), FnError> {
-        let max = (self.limits.max_output_bytes as u128).max(self.limits.max_steps as u128);
-        if n > max {
+        if !self.fits(n) {
             return Err(FnError::Limit(format!(
                 "result of {n} bytes or elements exceeds the evaluation limit"
             )));

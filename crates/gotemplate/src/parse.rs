@@ -667,7 +667,7 @@ impl<'a, 'f> Parser<'a, 'f> {
                 Arg::String {
                     pos,
                     quoted: token.val,
-                    text,
+                    text: text.into(),
                 }
             }
             _ => {

@@ -12,7 +12,7 @@ use crate::value::{ListKind, MapKind, Value};
 
 use Param::{Any, Int, Str};
 
-fn s(v: impl Into<Rc<str>>) -> FnResult {
+fn s(v: impl Into<crate::value::Str>) -> FnResult {
     Ok(Value::Str(v.into()))
 }
 
@@ -282,14 +282,24 @@ fn go_replace(c: &Ctx, src: &str, old: &str, new: &str) -> Result<String, FnErro
     // A one-character pattern (the usual `replace "+" "_"`) is searched as a `char`,
     // which skips setting up a substring searcher; the matches are the same.
     let mut chars = old.chars();
-    if let (Some(ch), None) = (chars.next(), chars.next()) {
-        let n = src.matches(ch).count() as u128;
-        c.check_size(src.len() as u128 + n * new.len() as u128)?;
-        return Ok(src.replace(ch, new));
+    let single = match (chars.next(), chars.next()) {
+        (Some(ch), None) => Some(ch),
+        _ => None,
+    };
+    // Counting the matches only matters when the result might go over the bound (the
+    // error names the size); with as many matches as `src` has room for, it fits.
+    let most = src.len() as u128 + (src.len() / old.len()) as u128 * new.len() as u128;
+    if !c.fits(most) {
+        let n = match single {
+            Some(ch) => src.matches(ch).count(),
+            None => src.matches(old).count(),
+        };
+        c.check_size(src.len() as u128 + n as u128 * new.len() as u128)?;
     }
-    let n = src.matches(old).count() as u128;
-    c.check_size(src.len() as u128 + n * new.len() as u128)?;
-    Ok(src.replace(old, new))
+    Ok(match single {
+        Some(ch) => src.replace(ch, new),
+        None => src.replace(old, new),
+    })
 }
 
 fn indent(c: &Ctx, spaces: i64, v: &str) -> Result<String, FnError> {
@@ -757,5 +767,37 @@ mod tests {
             "one\ntwo\nthree"
         );
         assert_eq!(abbreviate("Now is the time", 0, 10), "Now is ...");
+    }
+
+    #[test]
+    fn replace_is_bounded_by_its_counted_size() {
+        let c = Ctx {
+            limits: crate::Limits {
+                max_output_bytes: 20,
+                max_steps: 10,
+                ..Default::default()
+            },
+        };
+        let limit = |r: Result<String, FnError>| match r {
+            Err(FnError::Limit(m)) => m,
+            other => format!("{other:?}"),
+        };
+        // Could grow past 20 but does not: only the real matches count.
+        assert_eq!(
+            go_replace(&c, "axxxxxxxxx", "a", "bbb").ok().as_deref(),
+            Some("bbbxxxxxxxxx")
+        );
+        assert_eq!(
+            go_replace(&c, "abxxxxxxxx", "ab", "cccc").ok().as_deref(),
+            Some("ccccxxxxxxxx")
+        );
+        assert_eq!(
+            limit(go_replace(&c, "aaaaxxxxxx", "a", "bbb")),
+            "result of 22 bytes or elements exceeds the evaluation limit"
+        );
+        assert_eq!(
+            limit(go_replace(&c, "ababxxxxxx", "ab", "ccccccc")),
+            "result of 24 bytes or elements exceeds the evaluation limit"
+        );
     }
 }
