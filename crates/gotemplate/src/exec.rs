@@ -7,6 +7,8 @@
 //! Values that Go holds as `interface{}` (map entries and slice elements of decoded
 //! JSON) are marked `boxed`, because several messages name `interface {}` for them.
 
+use std::cell::Cell;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use topograph_gocompat::strconv::quote;
@@ -102,6 +104,48 @@ type R<T> = Result<T, Stop>;
 /// Byte cost charged for one element of a slice or map built by a function.
 const ELEM_COST: u128 = 16;
 
+thread_local! {
+    /// The argument stack of the last run on this thread, emptied, so the next run
+    /// starts with room for its arguments.
+    static SPARE_ARGS: Cell<Vec<Value>> = const { Cell::new(Vec::new()) };
+}
+
+/// An argument stack borrowed from [`SPARE_ARGS`] and given back when the run ends.
+struct ArgStack(Vec<Value>);
+
+impl ArgStack {
+    /// A stack that kept more than this many arguments is not kept for the next run.
+    const KEEP: usize = 64;
+
+    fn take() -> ArgStack {
+        ArgStack(SPARE_ARGS.take())
+    }
+}
+
+impl Drop for ArgStack {
+    fn drop(&mut self) {
+        let mut v = std::mem::take(&mut self.0);
+        if v.capacity() <= Self::KEEP {
+            v.clear();
+            SPARE_ARGS.set(v);
+        }
+    }
+}
+
+impl Deref for ArgStack {
+    type Target = Vec<Value>;
+
+    fn deref(&self) -> &Vec<Value> {
+        &self.0
+    }
+}
+
+impl DerefMut for ArgStack {
+    fn deref_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.0
+    }
+}
+
 pub(crate) struct Exec<'t> {
     trees: &'t TreeSet,
     text: &'t str,
@@ -113,6 +157,9 @@ pub(crate) struct Exec<'t> {
     root: Rv,
     /// Variables declared since `$`, innermost last.
     vars: Vec<(&'t str, Rv)>,
+    /// Arguments of the calls being evaluated, innermost last: one stack for the
+    /// run rather than a vector per call.
+    args: ArgStack,
     out: String,
     steps: u64,
     depth: usize,
@@ -137,6 +184,7 @@ impl<'t> Exec<'t> {
             node: At::None,
             root: Rv::invalid(),
             vars: Vec::new(),
+            args: ArgStack::take(),
             // The text's size is a fair guess at the output's for the short templates
             // patches use, and saves growing the buffer a few times.
             out: String::with_capacity(text.len().min(opts.limits.max_output_bytes)),
@@ -850,41 +898,28 @@ impl<'t> Exec<'t> {
             }
             return Ok(Rv::plain(v));
         }
-        let mut argv: Vec<Value> = Vec::with_capacity(num_in + 1);
-        if let Some(r) = receiver {
-            argv.push(r);
-        }
-        let mut i = 0;
-        while i < num_fixed && i < args.len() {
-            let t = f.params.get(i).copied();
-            argv.push(self.eval_arg(dot, t, &args[i])?);
-            i += 1;
-        }
-        if let Some(vt) = f.variadic {
-            while i < args.len() {
-                argv.push(self.eval_arg(dot, Some(vt), &args[i])?);
-                i += 1;
-            }
-        }
-        if let Some(fv) = final_ {
-            let t = match f.variadic {
-                Some(vt) if num_in > num_fixed => vt,
-                _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
-            };
-            // Only `call` names its final argument in an error; keep it just for that.
-            let fv_str = (special == Special::Call).then(|| fv.v.clone());
-            argv.push(self.validate_type(fv, Some(t))?);
-            if let Some(fv_str) = fv_str
-                && args.is_empty()
-            {
-                return Err(self.call_error(node, name, &argv, fv_str.as_str().unwrap_or("")));
-            }
+        // `call` names its final argument in its error; keep it only then.
+        let callee_value = match (special, &final_) {
+            (Special::Call, Some(fv)) if args.is_empty() => Some(fv.v.clone()),
+            _ => None,
+        };
+        let base = self.args.len();
+        if let Err(e) = self.push_args(dot, f, receiver, args, final_, num_in, num_fixed) {
+            self.args.truncate(base);
+            return Err(e);
         }
         if special == Special::Call {
-            let callee = args.first().map(|a| a.to_string()).unwrap_or_default();
-            return Err(self.call_error(node, name, &argv, &callee));
+            let first = self.args.get(base).cloned();
+            self.args.truncate(base);
+            let callee = match callee_value {
+                Some(v) => v.as_str().unwrap_or("").to_string(),
+                None => args.first().map(|a| a.to_string()).unwrap_or_default(),
+            };
+            return Err(self.call_error(node, name, first.as_ref(), &callee));
         }
-        match (f.call)(&mut self.ctx, argv) {
+        let result = (f.call)(&mut self.ctx, self.args.get(base..).unwrap_or(&[]));
+        self.args.truncate(base);
+        match result {
             Ok(v) => {
                 self.charge(&v)?;
                 Ok(Rv::plain(v))
@@ -900,9 +935,56 @@ impl<'t> Exec<'t> {
         }
     }
 
+    /// Evaluates a call's arguments onto the argument stack, checking each against
+    /// its parameter's type.
+    #[allow(clippy::too_many_arguments)]
+    fn push_args(
+        &mut self,
+        dot: &Rv,
+        f: &FuncDef,
+        receiver: Option<Value>,
+        args: &'t [Arg],
+        final_: Option<Rv>,
+        num_in: usize,
+        num_fixed: usize,
+    ) -> R<()> {
+        if let Some(r) = receiver {
+            self.args.push(r);
+        }
+        let mut i = 0;
+        while i < num_fixed && i < args.len() {
+            let t = f.params.get(i).copied();
+            let v = self.eval_arg(dot, t, &args[i])?;
+            self.args.push(v);
+            i += 1;
+        }
+        if let Some(vt) = f.variadic {
+            while i < args.len() {
+                let v = self.eval_arg(dot, Some(vt), &args[i])?;
+                self.args.push(v);
+                i += 1;
+            }
+        }
+        if let Some(fv) = final_ {
+            let t = match f.variadic {
+                Some(vt) if num_in > num_fixed => vt,
+                _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
+            };
+            let v = self.validate_type(fv, Some(t))?;
+            self.args.push(v);
+        }
+        Ok(())
+    }
+
     /// `call` on a value that is not a function (there are no function values here).
-    fn call_error(&mut self, node: At<'t>, name: &str, argv: &[Value], callee: &str) -> Stop {
-        let msg = match argv.first() {
+    fn call_error(
+        &mut self,
+        node: At<'t>,
+        name: &str,
+        first: Option<&Value>,
+        callee: &str,
+    ) -> Stop {
+        let msg = match first {
             None | Some(Value::Invalid) | Some(Value::Nil) => "call of nil".to_string(),
             Some(v) => format!("non-function {callee} of type {}", v.type_name()),
         };

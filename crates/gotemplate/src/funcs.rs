@@ -105,7 +105,7 @@ impl Ctx {
     }
 }
 
-pub(crate) type Native = fn(&mut Ctx, Vec<Value>) -> FnResult;
+pub(crate) type Native = fn(&mut Ctx, &[Value]) -> FnResult;
 
 /// A callable with its Go signature.
 pub(crate) struct FuncDef {

@@ -14,42 +14,42 @@ const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 pub(crate) fn register(t: &mut Table) {
     def(t, "b64enc", &[Str], None, |c, a| {
-        let s = arg_str(&a, 0);
+        let s = arg_str(a, 0);
         c.check_size(s.len() as u128 * 4 / 3 + 4)?;
         Ok(Value::str(b64_encode(s.as_bytes())))
     });
     def(t, "b64dec", &[Str], None, |_, a| {
-        Ok(Value::str(match b64_decode(arg_str(&a, 0)) {
+        Ok(Value::str(match b64_decode(arg_str(a, 0)) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => e,
         }))
     });
     def(t, "b32enc", &[Str], None, |c, a| {
-        let s = arg_str(&a, 0);
+        let s = arg_str(a, 0);
         c.check_size(s.len() as u128 * 8 / 5 + 8)?;
         Ok(Value::str(b32_encode(s.as_bytes())))
     });
     def(t, "b32dec", &[Str], None, |_, a| {
-        Ok(Value::str(match b32_decode(arg_str(&a, 0)) {
+        Ok(Value::str(match b32_decode(arg_str(a, 0)) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => e,
         }))
     });
     def(t, "sha1sum", &[Str], None, |_, a| {
-        Ok(Value::str(hex(&sha1(arg_str(&a, 0).as_bytes()))))
+        Ok(Value::str(hex(&sha1(arg_str(a, 0).as_bytes()))))
     });
     def(t, "sha256sum", &[Str], None, |_, a| {
         Ok(Value::str(hex(&sha2::Sha256::digest(
-            arg_str(&a, 0).as_bytes(),
+            arg_str(a, 0).as_bytes(),
         ))))
     });
     def(t, "sha512sum", &[Str], None, |_, a| {
         Ok(Value::str(hex(&sha2::Sha512::digest(
-            arg_str(&a, 0).as_bytes(),
+            arg_str(a, 0).as_bytes(),
         ))))
     });
     def(t, "adler32sum", &[Str], None, |_, a| {
-        Ok(Value::str(adler32(arg_str(&a, 0).as_bytes()).to_string()))
+        Ok(Value::str(adler32(arg_str(a, 0).as_bytes()).to_string()))
     });
 }
 
