@@ -53,8 +53,15 @@ pub(crate) fn register(t: &mut Table) {
     });
 }
 
+/// Lower-case hex, two digits a byte (without a formatted string per byte).
 pub(crate) fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    let digit = |d: u8| char::from_digit(u32::from(d), 16).unwrap_or('0');
+    let mut out = String::with_capacity(b.len() * 2);
+    for &x in b {
+        out.push(digit(x >> 4));
+        out.push(digit(x & 0xf));
+    }
+    out
 }
 
 fn b64_encode(b: &[u8]) -> String {
@@ -299,6 +306,7 @@ mod tests {
             hex(&sha1(b"abc")),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff, 0x5c]), "000fa0ff5c");
         assert_eq!(adler32(b"Wikipedia"), 300286872);
     }
 }
