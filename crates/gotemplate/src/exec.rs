@@ -501,23 +501,23 @@ impl<'t> Exec<'t> {
             }
             Value::Map(m, kind) => {
                 let boxed = *kind == MapKind::Iface;
-                let entries = Value::entries(m);
-                for (k, item) in &entries {
-                    let elem = Rv {
-                        v: item.clone(),
-                        boxed,
-                    };
-                    if !self.range_iteration(
-                        pipe,
-                        list,
-                        mark,
-                        Rv::plain(Value::str(k.as_str())),
-                        elem,
-                    )? {
+                // A sorted snapshot, as Go ranges over; the keys are made values once.
+                let entries: Vec<(Value, Value)> = m
+                    .try_borrow()
+                    .map(|b| {
+                        b.iter()
+                            .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let ran = !entries.is_empty();
+                for (k, item) in entries {
+                    let elem = Rv { v: item, boxed };
+                    if !self.range_iteration(pipe, list, mark, Rv::plain(k), elem)? {
                         break;
                     }
                 }
-                !entries.is_empty()
+                ran
             }
             v @ (Value::Int(_) | Value::Int64(_) | Value::Uint8(_) | Value::Uint64(_)) => {
                 if pipe.decl.len() > 1 {

@@ -131,12 +131,22 @@ pub(crate) fn register(t: &mut Table) {
         Ok(Value::Bool(arg_str(a, 1).ends_with(arg_str(a, 0))))
     });
     def(t, "quote", &[], Some(Any), |_, a| {
-        let parts: Vec<String> = a
-            .iter()
-            .filter(|v| !v.is_nil())
-            .map(|v| quote(&strval(v)))
-            .collect();
-        s(parts.join(" "))
+        // Built in place: `quote` of one string is most calls, and needs no copies of
+        // its argument or list of parts.
+        let mut out = String::new();
+        for (i, v) in a.iter().filter(|v| !v.is_nil()).enumerate() {
+            let quoted = match v {
+                Value::Str(text) => quote(text),
+                other => quote(&strval(other)),
+            };
+            if i == 0 {
+                out = quoted;
+            } else {
+                out.push(' ');
+                out.push_str(&quoted);
+            }
+        }
+        s(out)
     });
     def(t, "squote", &[], Some(Any), |_, a| {
         let parts: Vec<String> = a
