@@ -54,6 +54,19 @@ impl Rv {
     }
 }
 
+/// `receiver.name` when the receiver is a map holding `name`: what [`Exec::eval_field`]
+/// gives for a field without arguments in that case, which is most field steps, without
+/// its checks for the others.
+fn map_entry(receiver: &Rv, name: &str) -> Option<Rv> {
+    match &receiver.v {
+        Value::Map(m, kind) => Value::map_get(m, name).map(|v| Rv {
+            v,
+            boxed: *kind == MapKind::Iface,
+        }),
+        _ => None,
+    }
+}
+
 /// The node evaluation is at, for error locations.
 #[derive(Clone, Copy)]
 enum At<'t> {
@@ -764,7 +777,16 @@ impl<'t> Exec<'t> {
             return Ok(receiver);
         };
         for id in init {
-            receiver = self.eval_field(dot, id, node, &[], None, receiver)?;
+            receiver = match map_entry(&receiver, id) {
+                Some(entry) => entry,
+                None => self.eval_field(dot, id, node, &[], None, receiver)?,
+            };
+        }
+        if args.len() <= 1
+            && final_.is_none()
+            && let Some(entry) = map_entry(&receiver, last)
+        {
+            return Ok(entry);
         }
         self.eval_field(dot, last, node, args, final_, receiver)
     }
@@ -1011,13 +1033,12 @@ impl<'t> Exec<'t> {
             Param::Any | Param::Reflect => return Ok(rv.v),
             _ => {}
         }
+        // Go accepts the value when its own type is the parameter's, whether or not
+        // it comes boxed in an interface (nil has no type to match).
+        if typ.is_type_of(&rv.v) {
+            return Ok(rv.v);
+        }
         let want = typ.go_type();
-        if rv.static_type() == want {
-            return Ok(rv.v);
-        }
-        if rv.boxed && !matches!(rv.v, Value::Nil) && rv.v.type_name() == want {
-            return Ok(rv.v);
-        }
         let got = if rv.boxed && matches!(rv.v, Value::Nil) {
             "interface {}"
         } else {

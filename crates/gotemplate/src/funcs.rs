@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use crate::value::Value;
+use crate::value::{ListKind, MapKind, Value};
 use crate::{Functions, Limits};
 
 /// The Go type of a parameter.
@@ -49,6 +49,21 @@ impl Param {
             Param::Cert => "sprig.certificate",
             Param::Time => "time.Time",
         }
+    }
+
+    /// Whether `v`'s Go type is this one, i.e. `v.type_name() == self.go_type()`. It is
+    /// asked for every argument of every call, so it matches variants, not names.
+    pub(crate) fn is_type_of(self, v: &Value) -> bool {
+        matches!(
+            (self, v),
+            (Param::Str, Value::Str(_))
+                | (Param::Int, Value::Int(_))
+                | (Param::Float64, Value::Float64(_))
+                | (Param::Bool, Value::Bool(_))
+                | (Param::MapIface, Value::Map(_, MapKind::Iface))
+                | (Param::ListIface, Value::List(_, ListKind::Iface))
+                | (Param::Version, Value::Version(_))
+        )
     }
 
     /// Whether Go's `nil` converts to this type.
@@ -203,4 +218,64 @@ pub(crate) fn names(functions: Functions) -> Vec<&'static str> {
     v.sort_unstable();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_checks_agree_with_go_type_names() {
+        use crate::value::ListKind::{Int as LInt, Lists, Str as LStr};
+        let values = [
+            Value::Invalid,
+            Value::Nil,
+            Value::Bool(true),
+            Value::Int(1),
+            Value::Int64(1),
+            Value::Uint8(1),
+            Value::Uint64(1),
+            Value::Float64(1.0),
+            Value::Complex(1.0, 0.0),
+            Value::str("s"),
+            Value::list(Vec::new()),
+            Value::nil_list(LStr),
+            Value::nil_list(LInt),
+            Value::nil_list(Lists),
+            Value::map(Default::default()),
+            Value::Map(Default::default(), MapKind::Str),
+            Value::Version(std::rc::Rc::new(crate::semver::Version {
+                major: 1,
+                minor: 2,
+                patch: 3,
+                pre: String::new(),
+                metadata: String::new(),
+                original: "1.2.3".into(),
+            })),
+        ];
+        let params = [
+            Param::Any,
+            Param::Reflect,
+            Param::Str,
+            Param::Int,
+            Param::Float64,
+            Param::Bool,
+            Param::MapIface,
+            Param::ListIface,
+            Param::Version,
+            Param::Uint32,
+            Param::Cert,
+            Param::Time,
+        ];
+        for p in params {
+            for v in &values {
+                assert_eq!(
+                    p.is_type_of(v),
+                    v.type_name() == p.go_type(),
+                    "{p:?} {}",
+                    v.type_name()
+                );
+            }
+        }
+    }
 }
