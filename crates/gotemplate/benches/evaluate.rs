@@ -1,6 +1,12 @@
 //! Parse and execute cost for three template sizes: a one-field image tag, a
 //! 20-line YAML block with `if`/`range`, and a ~200-line template with
 //! `define`/`template`, a range over 100 items and Sprig calls.
+//!
+//! `cached/*` is what the patch engine pays per patch value: a look-up of the parsed
+//! template by its text in a per-render map, then an execution over data converted
+//! once (see `TemplateCache` in `crates/engine/src/patches/template_value.rs`).
+
+use std::collections::HashMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -139,6 +145,24 @@ fn bench(c: &mut Criterion) {
         let converted = Data::new(&d);
         c.bench_function(&format!("execute-converted/{name}"), |b| {
             b.iter(|| t.execute_data(black_box(&converted)))
+        });
+        // The engine's per-render cache, keyed by text with the parse error kept as
+        // text; the look-up mirrors `TemplateCache::get` (an owned key per look-up).
+        let mut cache: HashMap<String, Result<Template, String>> = HashMap::new();
+        cache.insert(text.to_string(), Ok(t.clone()));
+        c.bench_function(&format!("cached/{name}"), |b| {
+            b.iter(|| {
+                let template = cache
+                    .entry(black_box(text).to_string())
+                    .or_insert_with(|| {
+                        Template::parse("tpl", text, &opts).map_err(|e| e.to_string())
+                    })
+                    .as_ref()
+                    .map_err(Clone::clone)?;
+                template
+                    .execute_data(black_box(&converted))
+                    .map_err(|e| e.to_string())
+            })
         });
     }
 }

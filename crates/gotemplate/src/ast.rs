@@ -3,8 +3,11 @@
 //! <.x.y>: ...`).
 
 use std::fmt::{self, Display, Formatter, Write};
+use std::sync::Arc;
 
 use topograph_gocompat::strconv::quote;
+
+use crate::funcs::Func;
 
 /// A parsed number literal, held in every form it fits (Go's "ideal constant").
 #[derive(Clone, Debug, Default)]
@@ -26,6 +29,7 @@ pub(crate) enum Arg {
     Identifier {
         pos: usize,
         name: String,
+        func: Func,
     },
     Dot {
         pos: usize,
@@ -44,7 +48,8 @@ pub(crate) enum Arg {
     String {
         pos: usize,
         quoted: String,
-        text: String,
+        /// The unquoted text, shared with every value evaluation makes of it.
+        text: Arc<str>,
     },
     /// `.a.b`: idents without dots.
     Field {

@@ -15,10 +15,10 @@ use Param::{Any, Reflect, Str};
 
 pub(crate) fn register(t: &mut Table) {
     def(t, "and", &[Reflect], Some(Reflect), |_, a| {
-        Ok(a.into_iter().next().unwrap_or(Value::Invalid))
+        Ok(a.first().cloned().unwrap_or(Value::Invalid))
     });
     def(t, "or", &[Reflect], Some(Reflect), |_, a| {
-        Ok(a.into_iter().next().unwrap_or(Value::Invalid))
+        Ok(a.first().cloned().unwrap_or(Value::Invalid))
     });
     def(t, "call", &[Reflect], Some(Reflect), |_, _| {
         Err(FnError::Go("call of nil".into()))
@@ -29,44 +29,44 @@ pub(crate) fn register(t: &mut Table) {
     def(t, "len", &[Reflect], None, |_, a| length(a.first()));
     def(t, "index", &[Reflect], Some(Reflect), |_, a| index(a));
     def(t, "slice", &[Reflect], Some(Reflect), |_, a| slice(a));
-    def(t, "print", &[], Some(Any), |c, a| sized(c, sprint(&a)));
+    def(t, "print", &[], Some(Any), |c, a| sized(c, sprint(a)));
     def(t, "printf", &[Str], Some(Any), |c, a| {
         let f = a.first().and_then(Value::as_str).unwrap_or("").to_string();
         let s = sprintf(&f, a.get(1..).unwrap_or(&[]));
         sized(c, s)
     });
-    def(t, "println", &[], Some(Any), |c, a| sized(c, sprintln(&a)));
+    def(t, "println", &[], Some(Any), |c, a| sized(c, sprintln(a)));
     def(t, "html", &[], Some(Any), |_, a| {
-        Ok(Value::str(html_escape(&eval_args(&a))))
+        Ok(Value::str(html_escape(&eval_args(a))))
     });
     def(t, "js", &[], Some(Any), |_, a| {
-        Ok(Value::str(js_escape(&eval_args(&a))))
+        Ok(Value::str(js_escape(&eval_args(a))))
     });
     def(t, "urlquery", &[], Some(Any), |_, a| {
-        Ok(Value::str(query_escape(&eval_args(&a))))
+        Ok(Value::str(query_escape(&eval_args(a))))
     });
     def(t, "eq", &[Reflect], Some(Reflect), |_, a| {
         let (first, rest) = a.split_first().ok_or("missing argument for comparison")?;
         eq(first, rest).map(Value::Bool)
     });
     def(t, "ne", &[Reflect, Reflect], None, |_, a| {
-        let (x, y) = pair(&a)?;
+        let (x, y) = pair(a)?;
         eq(x, std::slice::from_ref(y)).map(|b| Value::Bool(!b))
     });
     def(t, "lt", &[Reflect, Reflect], None, |_, a| {
-        let (x, y) = pair(&a)?;
+        let (x, y) = pair(a)?;
         lt(x, y).map(Value::Bool)
     });
     def(t, "le", &[Reflect, Reflect], None, |_, a| {
-        let (x, y) = pair(&a)?;
+        let (x, y) = pair(a)?;
         le(x, y).map(Value::Bool)
     });
     def(t, "gt", &[Reflect, Reflect], None, |_, a| {
-        let (x, y) = pair(&a)?;
+        let (x, y) = pair(a)?;
         le(x, y).map(|b| Value::Bool(!b))
     });
     def(t, "ge", &[Reflect, Reflect], None, |_, a| {
-        let (x, y) = pair(&a)?;
+        let (x, y) = pair(a)?;
         lt(x, y).map(|b| Value::Bool(!b))
     });
 }
@@ -282,8 +282,8 @@ fn index_arg(index: &Value, cap: usize) -> Result<usize, FnError> {
     Ok(x as usize)
 }
 
-fn index(args: Vec<Value>) -> FnResult {
-    let mut it = args.into_iter();
+fn index(args: &[Value]) -> FnResult {
+    let mut it = args.iter().cloned();
     let mut item = match it.next() {
         Some(Value::Nil) | Some(Value::Invalid) | None => {
             return Err("index of untyped nil".into());
@@ -340,7 +340,7 @@ fn index(args: Vec<Value>) -> FnResult {
     Ok(item)
 }
 
-fn slice(args: Vec<Value>) -> FnResult {
+fn slice(args: &[Value]) -> FnResult {
     let Some((item, idx)) = args.split_first() else {
         return Err("slice of untyped nil".into());
     };

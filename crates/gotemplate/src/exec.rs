@@ -7,13 +7,17 @@
 //! Values that Go holds as `interface{}` (map entries and slice elements of decoded
 //! JSON) are marked `boxed`, because several messages name `interface {}` for them.
 
+use std::cell::Cell;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
 use topograph_gocompat::strconv::quote;
 
 use crate::ast::{self, Arg, BranchKind, Command, Node, Number, Pipe};
 use crate::fmt::sprint_value;
-use crate::funcs::{self, Ctx, FnError, FuncDef, Param};
+use crate::funcs::{Ctx, FnError, Func, FuncDef, Param, Special};
 use crate::parse::TreeSet;
-use crate::value::{ListKind, MapKind, Value};
+use crate::value::{ListKind, MapKind, Str, Value};
 use crate::{Error, ErrorKind, MissingKey, Options};
 
 /// A value during evaluation, with whether Go sees it through `interface{}`.
@@ -47,6 +51,19 @@ impl Rv {
             Value::Nil => Rv::invalid(),
             v => Rv::plain(v),
         }
+    }
+}
+
+/// `receiver.name` when the receiver is a map holding `name`: what [`Exec::eval_field`]
+/// gives for a field without arguments in that case, which is most field steps, without
+/// its checks for the others.
+fn map_entry(receiver: &Rv, name: &str) -> Option<Rv> {
+    match &receiver.v {
+        Value::Map(m, kind) => Value::map_get(m, name).map(|v| Rv {
+            v,
+            boxed: *kind == MapKind::Iface,
+        }),
+        _ => None,
     }
 }
 
@@ -100,13 +117,62 @@ type R<T> = Result<T, Stop>;
 /// Byte cost charged for one element of a slice or map built by a function.
 const ELEM_COST: u128 = 16;
 
+thread_local! {
+    /// The argument stack of the last run on this thread, emptied, so the next run
+    /// starts with room for its arguments.
+    static SPARE_ARGS: Cell<Vec<Value>> = const { Cell::new(Vec::new()) };
+}
+
+/// An argument stack borrowed from [`SPARE_ARGS`] and given back when the run ends.
+struct ArgStack(Vec<Value>);
+
+impl ArgStack {
+    /// A stack that kept more than this many arguments is not kept for the next run.
+    const KEEP: usize = 64;
+
+    fn take() -> ArgStack {
+        ArgStack(SPARE_ARGS.take())
+    }
+}
+
+impl Drop for ArgStack {
+    fn drop(&mut self) {
+        let mut v = std::mem::take(&mut self.0);
+        if v.capacity() <= Self::KEEP {
+            v.clear();
+            SPARE_ARGS.set(v);
+        }
+    }
+}
+
+impl Deref for ArgStack {
+    type Target = Vec<Value>;
+
+    fn deref(&self) -> &Vec<Value> {
+        &self.0
+    }
+}
+
+impl DerefMut for ArgStack {
+    fn deref_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.0
+    }
+}
+
 pub(crate) struct Exec<'t> {
     trees: &'t TreeSet,
     text: &'t str,
     parse_name: &'t str,
     tmpl_name: &'t str,
     node: At<'t>,
+    /// `$` of the template being run, kept out of `vars` so that starting a run or a
+    /// `{{template}}` call allocates no variable stack.
+    root: Rv,
+    /// Variables declared since `$`, innermost last.
     vars: Vec<(&'t str, Rv)>,
+    /// Arguments of the calls being evaluated, innermost last: one stack for the
+    /// run rather than a vector per call.
+    args: ArgStack,
     out: String,
     steps: u64,
     depth: usize,
@@ -129,8 +195,12 @@ impl<'t> Exec<'t> {
             parse_name,
             tmpl_name: parse_name,
             node: At::None,
+            root: Rv::invalid(),
             vars: Vec::new(),
-            out: String::new(),
+            args: ArgStack::take(),
+            // The text's size is a fair guess at the output's for the short templates
+            // patches use, and saves growing the buffer a few times.
+            out: String::with_capacity(text.len().min(opts.limits.max_output_bytes)),
             steps: 0,
             depth: 0,
             nesting: 0,
@@ -156,7 +226,7 @@ impl<'t> Exec<'t> {
         };
         self.tmpl_name = name;
         let dot = Rv::plain(data);
-        self.vars.push(("$", dot.clone()));
+        self.root = dot.clone();
         match self.walk_list(&dot, root) {
             Ok(()) => Ok(self.out),
             Err(Stop::Fail(e)) => Err(e),
@@ -270,11 +340,15 @@ impl<'t> Exec<'t> {
                 let val = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
                     self.at(At::Node(node));
-                    let s = match &val.v {
-                        Value::Invalid => "<no value>".to_string(),
-                        v => sprint_value(v),
-                    };
-                    self.write(&s)?;
+                    match &val.v {
+                        Value::Invalid => self.write("<no value>")?,
+                        // A string prints as itself: no need for a formatted copy.
+                        Value::Str(s) => self.write(s)?,
+                        v => {
+                            let s = sprint_value(v);
+                            self.write(&s)?;
+                        }
+                    }
                 }
                 Ok(())
             }
@@ -332,6 +406,10 @@ impl<'t> Exec<'t> {
                 return Ok(());
             }
         }
+        if name == "$" {
+            self.root = value;
+            return Ok(());
+        }
         Err(self.errorf(format!("undefined variable: {name}")))
     }
 
@@ -347,6 +425,9 @@ impl<'t> Exec<'t> {
             if *n == name {
                 return Ok(v.clone());
             }
+        }
+        if name == "$" {
+            return Ok(self.root.clone());
         }
         Err(self.errorf(format!("undefined variable: {name}")))
     }
@@ -433,23 +514,23 @@ impl<'t> Exec<'t> {
             }
             Value::Map(m, kind) => {
                 let boxed = *kind == MapKind::Iface;
-                let entries = Value::entries(m);
-                for (k, item) in &entries {
-                    let elem = Rv {
-                        v: item.clone(),
-                        boxed,
-                    };
-                    if !self.range_iteration(
-                        pipe,
-                        list,
-                        mark,
-                        Rv::plain(Value::str(k.as_str())),
-                        elem,
-                    )? {
+                // A sorted snapshot, as Go ranges over; the keys are made values once.
+                let entries: Vec<(Value, Value)> = m
+                    .try_borrow()
+                    .map(|b| {
+                        b.iter()
+                            .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let ran = !entries.is_empty();
+                for (k, item) in entries {
+                    let elem = Rv { v: item, boxed };
+                    if !self.range_iteration(pipe, list, mark, Rv::plain(k), elem)? {
                         break;
                     }
                 }
-                !entries.is_empty()
+                ran
             }
             v @ (Value::Int(_) | Value::Int64(_) | Value::Uint8(_) | Value::Uint64(_)) => {
                 if pipe.decl.len() > 1 {
@@ -514,12 +595,14 @@ impl<'t> Exec<'t> {
             Some(p) => self.eval_pipeline(dot, p)?,
             None => Rv::invalid(),
         };
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$", new_dot.clone())]);
+        let saved_vars = std::mem::take(&mut self.vars);
+        let saved_root = std::mem::replace(&mut self.root, new_dot.clone());
         let saved_name = std::mem::replace(&mut self.tmpl_name, name);
         self.depth += 1;
         let r = self.walk_list(&new_dot, tree);
         self.depth -= 1;
         self.tmpl_name = saved_name;
+        self.root = saved_root;
         self.vars = saved_vars;
         match r {
             Err(Stop::Break | Stop::Continue) => Ok(()),
@@ -566,8 +649,16 @@ impl<'t> Exec<'t> {
             Arg::Chain { node, fields, .. } => {
                 return self.eval_chain_node(dot, first, node, fields, &cmd.args, final_);
             }
-            Arg::Identifier { name, .. } => {
-                return self.eval_function(dot, first, name, At::Cmd(cmd), Some(&cmd.args), final_);
+            Arg::Identifier { name, func, .. } => {
+                return self.eval_function(
+                    dot,
+                    first,
+                    name,
+                    *func,
+                    At::Cmd(cmd),
+                    Some(&cmd.args),
+                    final_,
+                );
             }
             Arg::Pipe(p) => {
                 self.not_a_function(&cmd.args, &final_)?;
@@ -585,7 +676,7 @@ impl<'t> Exec<'t> {
             Arg::Dot { .. } => Ok(dot.clone()),
             Arg::Nil { .. } => Err(self.errorf("nil is not a command")),
             Arg::Number { num, .. } => self.ideal_constant(first, num).map(Rv::plain),
-            Arg::String { text, .. } => Ok(Rv::plain(Value::str(text.as_str()))),
+            Arg::String { text, .. } => Ok(Rv::plain(Value::Str(Str::Literal(Arc::clone(text))))),
             _ => Err(self.errorf(format!(
                 "can't evaluate command {}",
                 quote(&first.to_string())
@@ -686,7 +777,16 @@ impl<'t> Exec<'t> {
             return Ok(receiver);
         };
         for id in init {
-            receiver = self.eval_field(dot, id, node, &[], None, receiver)?;
+            receiver = match map_entry(&receiver, id) {
+                Some(entry) => entry,
+                None => self.eval_field(dot, id, node, &[], None, receiver)?,
+            };
+        }
+        if args.len() <= 1
+            && final_.is_none()
+            && let Some(entry) = map_entry(&receiver, last)
+        {
+            return Ok(entry);
         }
         self.eval_field(dot, last, node, args, final_, receiver)
     }
@@ -719,7 +819,7 @@ impl<'t> Exec<'t> {
             return self.eval_call(
                 dot,
                 m,
-                false,
+                Special::None,
                 At::Arg(node),
                 name,
                 Some(args),
@@ -760,20 +860,19 @@ impl<'t> Exec<'t> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn eval_function(
         &mut self,
         dot: &Rv,
         ident: &'t Arg,
         name: &'t str,
+        func: Func,
         node: At<'t>,
         args: Option<&'t [Arg]>,
         final_: Option<Rv>,
     ) -> R<Rv> {
         self.at(At::Arg(ident));
-        let Some((f, builtin)) = funcs::lookup(name, self.opts.functions) else {
-            return Err(self.errorf(format!("{} is not a defined function", quote(name))));
-        };
-        self.eval_call(dot, f, builtin, node, name, args, final_, None)
+        self.eval_call(dot, func.def, func.special, node, name, args, final_, None)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -781,7 +880,7 @@ impl<'t> Exec<'t> {
         &mut self,
         dot: &Rv,
         f: &FuncDef,
-        builtin: bool,
+        special: Special,
         node: At<'t>,
         name: &str,
         args: Option<&'t [Arg]>,
@@ -807,8 +906,8 @@ impl<'t> Exec<'t> {
                 num_in
             )));
         }
-        if builtin && (name == "and" || name == "or") {
-            let want = name == "or";
+        if let Special::And | Special::Or = special {
+            let want = special == Special::Or;
             let mut v = Value::Invalid;
             for a in args {
                 v = self.eval_arg(dot, Some(Param::Reflect), a)?;
@@ -821,38 +920,28 @@ impl<'t> Exec<'t> {
             }
             return Ok(Rv::plain(v));
         }
-        let mut argv: Vec<Value> = Vec::with_capacity(num_in + 1);
-        if let Some(r) = receiver {
-            argv.push(r);
+        // `call` names its final argument in its error; keep it only then.
+        let callee_value = match (special, &final_) {
+            (Special::Call, Some(fv)) if args.is_empty() => Some(fv.v.clone()),
+            _ => None,
+        };
+        let base = self.args.len();
+        if let Err(e) = self.push_args(dot, f, receiver, args, final_, num_in, num_fixed) {
+            self.args.truncate(base);
+            return Err(e);
         }
-        let mut i = 0;
-        while i < num_fixed && i < args.len() {
-            let t = f.params.get(i).copied();
-            argv.push(self.eval_arg(dot, t, &args[i])?);
-            i += 1;
-        }
-        if let Some(vt) = f.variadic {
-            while i < args.len() {
-                argv.push(self.eval_arg(dot, Some(vt), &args[i])?);
-                i += 1;
-            }
-        }
-        if let Some(fv) = final_ {
-            let t = match f.variadic {
-                Some(vt) if num_in > num_fixed => vt,
-                _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
+        if special == Special::Call {
+            let first = self.args.get(base).cloned();
+            self.args.truncate(base);
+            let callee = match callee_value {
+                Some(v) => v.as_str().unwrap_or("").to_string(),
+                None => args.first().map(|a| a.to_string()).unwrap_or_default(),
             };
-            let fv_str = fv.v.clone();
-            argv.push(self.validate_type(fv, Some(t))?);
-            if builtin && name == "call" && args.is_empty() {
-                return Err(self.call_error(node, name, &argv, fv_str.as_str().unwrap_or("")));
-            }
+            return Err(self.call_error(node, name, first.as_ref(), &callee));
         }
-        if builtin && name == "call" {
-            let callee = args.first().map(|a| a.to_string()).unwrap_or_default();
-            return Err(self.call_error(node, name, &argv, &callee));
-        }
-        match (f.call)(&mut self.ctx, argv) {
+        let result = (f.call)(&mut self.ctx, self.args.get(base..).unwrap_or(&[]));
+        self.args.truncate(base);
+        match result {
             Ok(v) => {
                 self.charge(&v)?;
                 Ok(Rv::plain(v))
@@ -868,9 +957,56 @@ impl<'t> Exec<'t> {
         }
     }
 
+    /// Evaluates a call's arguments onto the argument stack, checking each against
+    /// its parameter's type.
+    #[allow(clippy::too_many_arguments)]
+    fn push_args(
+        &mut self,
+        dot: &Rv,
+        f: &FuncDef,
+        receiver: Option<Value>,
+        args: &'t [Arg],
+        final_: Option<Rv>,
+        num_in: usize,
+        num_fixed: usize,
+    ) -> R<()> {
+        if let Some(r) = receiver {
+            self.args.push(r);
+        }
+        let mut i = 0;
+        while i < num_fixed && i < args.len() {
+            let t = f.params.get(i).copied();
+            let v = self.eval_arg(dot, t, &args[i])?;
+            self.args.push(v);
+            i += 1;
+        }
+        if let Some(vt) = f.variadic {
+            while i < args.len() {
+                let v = self.eval_arg(dot, Some(vt), &args[i])?;
+                self.args.push(v);
+                i += 1;
+            }
+        }
+        if let Some(fv) = final_ {
+            let t = match f.variadic {
+                Some(vt) if num_in > num_fixed => vt,
+                _ => f.params.get(num_in - 1).copied().unwrap_or(Param::Any),
+            };
+            let v = self.validate_type(fv, Some(t))?;
+            self.args.push(v);
+        }
+        Ok(())
+    }
+
     /// `call` on a value that is not a function (there are no function values here).
-    fn call_error(&mut self, node: At<'t>, name: &str, argv: &[Value], callee: &str) -> Stop {
-        let msg = match argv.first() {
+    fn call_error(
+        &mut self,
+        node: At<'t>,
+        name: &str,
+        first: Option<&Value>,
+        callee: &str,
+    ) -> Stop {
+        let msg = match first {
             None | Some(Value::Invalid) | Some(Value::Nil) => "call of nil".to_string(),
             Some(v) => format!("non-function {callee} of type {}", v.type_name()),
         };
@@ -897,13 +1033,12 @@ impl<'t> Exec<'t> {
             Param::Any | Param::Reflect => return Ok(rv.v),
             _ => {}
         }
+        // Go accepts the value when its own type is the parameter's, whether or not
+        // it comes boxed in an interface (nil has no type to match).
+        if typ.is_type_of(&rv.v) {
+            return Ok(rv.v);
+        }
         let want = typ.go_type();
-        if rv.static_type() == want {
-            return Ok(rv.v);
-        }
-        if rv.boxed && !matches!(rv.v, Value::Nil) && rv.v.type_name() == want {
-            return Ok(rv.v);
-        }
         let got = if rv.boxed && matches!(rv.v, Value::Nil) {
             "interface {}"
         } else {
@@ -939,8 +1074,8 @@ impl<'t> Exec<'t> {
                 let v = self.eval_pipeline(dot, p)?;
                 return self.validate_type(v, typ);
             }
-            Arg::Identifier { name, .. } => {
-                let v = self.eval_function(dot, n, name, At::Arg(n), None, None)?;
+            Arg::Identifier { name, func, .. } => {
+                let v = self.eval_function(dot, n, name, *func, At::Arg(n), None, None)?;
                 return self.validate_type(v, typ);
             }
             Arg::Chain { node, fields, .. } => {
@@ -975,7 +1110,7 @@ impl<'t> Exec<'t> {
                 _ => Err(self.errorf(format!("expected unsigned integer; found {n}"))),
             },
             Param::Str => match n {
-                Arg::String { text, .. } => Ok(Value::str(text.as_str())),
+                Arg::String { text, .. } => Ok(Value::Str(Str::Literal(Arc::clone(text)))),
                 _ => Err(self.errorf(format!("expected string; found {n}"))),
             },
             Param::Any | Param::Reflect => self.eval_empty_interface(n),
@@ -991,7 +1126,7 @@ impl<'t> Exec<'t> {
         match n {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
             Arg::Number { num, .. } => self.ideal_constant(n, num),
-            Arg::String { text, .. } => Ok(Value::str(text.as_str())),
+            Arg::String { text, .. } => Ok(Value::Str(Str::Literal(Arc::clone(text)))),
             _ => Err(self.errorf(format!(
                 "can't handle assignment of {n} to empty interface argument"
             ))),

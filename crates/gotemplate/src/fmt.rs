@@ -174,6 +174,12 @@ pub(crate) fn format_float(f: f64, fmt: char, prec: i64) -> String {
 
 /// Go's `%v` of a float64.
 pub(crate) fn float_v(f: f64) -> String {
+    // Whole numbers under 1e6 (replicas, ports, sizes: most numbers in template data)
+    // print as plain integers under %g's rules, so skip finding their shortest digits.
+    // -0 keeps its sign in Go, so it takes the long way.
+    if f.fract() == 0.0 && f.abs() < 1e6 && !(f == 0.0 && f.is_sign_negative()) {
+        return (f as i64).to_string();
+    }
     format_float(f, 'g', -1)
 }
 
@@ -405,7 +411,11 @@ impl Printer {
                 return;
             }
         };
-        let mut num = format_float(f, fmt, prec);
+        let mut num = if fmt == 'g' && prec < 0 {
+            float_v(f)
+        } else {
+            format_float(f, fmt, prec)
+        };
         if self.spec.sharp && !num.contains('.') && !num.contains("Inf") && !num.contains("NaN") {
             // `#` keeps a decimal point.
             if let Some(i) = num.find(['e', 'E']) {
@@ -658,7 +668,7 @@ fn go_syntax(v: &Value, depth: usize) -> String {
             }
         }
         Value::Str(s) => quote(s),
-        Value::Float64(f) => format_float(*f, 'g', -1),
+        Value::Float64(f) => float_v(*f),
         Value::Uint8(b) => format!("0x{b:x}"),
         Value::Uint64(u) => format!("0x{u:x}"),
         Value::List(..) if v.is_nil_list() => format!("{}(nil)", v.type_name()),
@@ -936,6 +946,16 @@ mod tests {
         assert_eq!(float_v(0.0001), "0.0001");
         assert_eq!(float_v(0.00001), "1e-05");
         assert_eq!(float_v(-0.0), "-0");
+        assert_eq!(float_v(0.0), "0");
+        assert_eq!(float_v(-5.0), "-5");
+        assert_eq!(float_v(999999.0), "999999");
+        assert_eq!(float_v(-999999.0), "-999999");
+        assert_eq!(float_v(100000.0), "100000");
+        assert_eq!(float_v(-1e6), "-1e+06");
+        for i in (-2_000_000..2_000_000).step_by(997) {
+            let f = i as f64;
+            assert_eq!(float_v(f), format_float(f, 'g', -1), "{f}");
+        }
         assert_eq!(float_v(1.234567e21), "1.234567e+21");
         assert_eq!(format_float(1.23456, 'f', 2), "1.23");
         assert_eq!(format_float(100.0, 'g', 5), "100");

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use crate::value::Value;
+use crate::value::{ListKind, MapKind, Value};
 use crate::{Functions, Limits};
 
 /// The Go type of a parameter.
@@ -51,6 +51,21 @@ impl Param {
         }
     }
 
+    /// Whether `v`'s Go type is this one, i.e. `v.type_name() == self.go_type()`. It is
+    /// asked for every argument of every call, so it matches variants, not names.
+    pub(crate) fn is_type_of(self, v: &Value) -> bool {
+        matches!(
+            (self, v),
+            (Param::Str, Value::Str(_))
+                | (Param::Int, Value::Int(_))
+                | (Param::Float64, Value::Float64(_))
+                | (Param::Bool, Value::Bool(_))
+                | (Param::MapIface, Value::Map(_, MapKind::Iface))
+                | (Param::ListIface, Value::List(_, ListKind::Iface))
+                | (Param::Version, Value::Version(_))
+        )
+    }
+
     /// Whether Go's `nil` converts to this type.
     pub(crate) fn can_be_nil(self) -> bool {
         matches!(
@@ -89,10 +104,14 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// Whether a result of `n` bytes or elements is within the bounds.
+    pub(crate) fn fits(&self, n: u128) -> bool {
+        n <= (self.limits.max_output_bytes as u128).max(self.limits.max_steps as u128)
+    }
+
     /// Fails when a result of `n` bytes or elements would go over the bounds.
     pub(crate) fn check_size(&self, n: u128) -> Result<(), FnError> {
-        let max = (self.limits.max_output_bytes as u128).max(self.limits.max_steps as u128);
-        if n > max {
+        if !self.fits(n) {
             return Err(FnError::Limit(format!(
                 "result of {n} bytes or elements exceeds the evaluation limit"
             )));
@@ -101,7 +120,7 @@ impl Ctx {
     }
 }
 
-pub(crate) type Native = fn(&mut Ctx, Vec<Value>) -> FnResult;
+pub(crate) type Native = fn(&mut Ctx, &[Value]) -> FnResult;
 
 /// A callable with its Go signature.
 pub(crate) struct FuncDef {
@@ -141,15 +160,53 @@ static SPRIG: LazyLock<Table> = LazyLock::new(|| {
     t
 });
 
+/// The builtins the evaluator handles itself rather than by calling them: `and` and
+/// `or` evaluate their arguments lazily, `call` has no function values to call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Special {
+    None,
+    And,
+    Or,
+    Call,
+}
+
+/// A function name resolved when the template is parsed, so evaluation does not look
+/// names up (the set is fixed by the template's options).
+#[derive(Clone, Copy)]
+pub(crate) struct Func {
+    pub def: &'static FuncDef,
+    pub special: Special,
+}
+
+impl std::fmt::Debug for Func {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Func")
+            .field("params", &self.def.params)
+            .field("variadic", &self.def.variadic)
+            .field("special", &self.special)
+            .finish()
+    }
+}
+
 /// Finds a function; Sprig's names shadow builtins (its `slice`), as Go's
 /// template function map does.
-pub(crate) fn lookup(name: &str, functions: Functions) -> Option<(&'static FuncDef, bool)> {
+pub(crate) fn lookup(name: &str, functions: Functions) -> Option<Func> {
     if functions == Functions::HermeticSprig
-        && let Some(f) = SPRIG.get(name)
+        && let Some(def) = SPRIG.get(name)
     {
-        return Some((f, false));
+        return Some(Func {
+            def,
+            special: Special::None,
+        });
     }
-    BUILTINS.get(name).map(|f| (f, true))
+    let def = BUILTINS.get(name)?;
+    let special = match name {
+        "and" => Special::And,
+        "or" => Special::Or,
+        "call" => Special::Call,
+        _ => Special::None,
+    };
+    Some(Func { def, special })
 }
 
 /// Every function name of a set (for tests and docs).
@@ -161,4 +218,64 @@ pub(crate) fn names(functions: Functions) -> Vec<&'static str> {
     v.sort_unstable();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_checks_agree_with_go_type_names() {
+        use crate::value::ListKind::{Int as LInt, Lists, Str as LStr};
+        let values = [
+            Value::Invalid,
+            Value::Nil,
+            Value::Bool(true),
+            Value::Int(1),
+            Value::Int64(1),
+            Value::Uint8(1),
+            Value::Uint64(1),
+            Value::Float64(1.0),
+            Value::Complex(1.0, 0.0),
+            Value::str("s"),
+            Value::list(Vec::new()),
+            Value::nil_list(LStr),
+            Value::nil_list(LInt),
+            Value::nil_list(Lists),
+            Value::map(Default::default()),
+            Value::Map(Default::default(), MapKind::Str),
+            Value::Version(std::rc::Rc::new(crate::semver::Version {
+                major: 1,
+                minor: 2,
+                patch: 3,
+                pre: String::new(),
+                metadata: String::new(),
+                original: "1.2.3".into(),
+            })),
+        ];
+        let params = [
+            Param::Any,
+            Param::Reflect,
+            Param::Str,
+            Param::Int,
+            Param::Float64,
+            Param::Bool,
+            Param::MapIface,
+            Param::ListIface,
+            Param::Version,
+            Param::Uint32,
+            Param::Cert,
+            Param::Time,
+        ];
+        for p in params {
+            for v in &values {
+                assert_eq!(
+                    p.is_type_of(v),
+                    v.type_name() == p.go_type(),
+                    "{p:?} {}",
+                    v.type_name()
+                );
+            }
+        }
+    }
 }

@@ -171,9 +171,9 @@ impl Template {
     /// Parses `text` as the template `name`.
     pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Error> {
         let functions = options.functions;
-        let has_func = move |f: &str| funcs::lookup(f, functions).is_some();
+        let resolve = move |f: &str| funcs::lookup(f, functions);
         let trees =
-            parse::parse(name, text, &has_func, options.limits.max_depth).map_err(|e| Error {
+            parse::parse(name, text, &resolve, options.limits.max_depth).map_err(|e| Error {
                 kind: if e.limit {
                     ErrorKind::Limit
                 } else {

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use topograph_gocompat::strconv::quote;
 
 use crate::ast::{Arg, BranchKind, Command, Decl, Node, Pipe};
+use crate::funcs::Func;
 use crate::lex::{Item, ItemType, Lexer};
 use crate::literal;
 
@@ -37,7 +38,24 @@ impl Parsed {
 }
 
 /// Trees of one parse, by template name.
-pub(crate) type TreeSet = HashMap<String, Vec<Node>>;
+#[derive(Debug)]
+pub(crate) struct TreeSet {
+    /// The name the text was parsed as.
+    root_name: String,
+    /// Its tree, kept apart so running the template does not hash its name.
+    root: Vec<Node>,
+    /// The templates the text defines, other than the root.
+    defined: HashMap<String, Vec<Node>>,
+}
+
+impl TreeSet {
+    pub(crate) fn get(&self, name: &str) -> Option<&[Node]> {
+        if name == self.root_name {
+            return Some(&self.root);
+        }
+        self.defined.get(name).map(Vec::as_slice)
+    }
+}
 
 struct Parser<'a, 'f> {
     lex: Lexer<'a>,
@@ -49,15 +67,15 @@ struct Parser<'a, 'f> {
     range_depth: usize,
     depth: usize,
     max_depth: usize,
-    has_func: &'f dyn Fn(&str) -> bool,
-    trees: TreeSet,
+    resolve: &'f dyn Fn(&str) -> Option<Func>,
+    trees: HashMap<String, Vec<Node>>,
 }
 
 /// Parses `text` as the template `name` and every template it defines.
 pub(crate) fn parse(
     name: &str,
     text: &str,
-    has_func: &dyn Fn(&str) -> bool,
+    resolve: &dyn Fn(&str) -> Option<Func>,
     max_depth: usize,
 ) -> Result<TreeSet, ParseError> {
     let mut p = Parser {
@@ -70,12 +88,20 @@ pub(crate) fn parse(
         range_depth: 0,
         depth: 0,
         max_depth,
-        has_func,
+        resolve,
         trees: HashMap::new(),
     };
     let root = p.parse_root()?;
     p.add(name, root)?;
-    Ok(p.trees)
+    let mut defined = p.trees;
+    // `add` always leaves a tree under the parse name (the text's, or a non-empty
+    // `define` of the same name).
+    let root = defined.remove(name).unwrap_or_default();
+    Ok(TreeSet {
+        root_name: name.to_string(),
+        root,
+        defined,
+    })
 }
 
 fn eof_item() -> Item {
@@ -590,12 +616,13 @@ impl<'a, 'f> Parser<'a, 'f> {
         let pos = token.pos;
         Ok(Some(match token.typ {
             ItemType::Identifier => {
-                if !(self.has_func)(&token.val) {
+                let Some(func) = (self.resolve)(&token.val) else {
                     return Err(self.errorf(format!("function {} not defined", quote(&token.val))));
-                }
+                };
                 Arg::Identifier {
                     pos,
                     name: token.val,
+                    func,
                 }
             }
             ItemType::Dot => Arg::Dot { pos },
@@ -640,7 +667,7 @@ impl<'a, 'f> Parser<'a, 'f> {
                 Arg::String {
                     pos,
                     quoted: token.val,
-                    text,
+                    text: text.into(),
                 }
             }
             _ => {
@@ -663,8 +690,16 @@ fn is_empty_tree(list: &[Node]) -> bool {
 mod tests {
     use super::*;
 
+    /// Only `f` is defined (as Go's `print`).
+    fn only_f(name: &str) -> Option<Func> {
+        match name {
+            "f" => crate::funcs::lookup("print", crate::Functions::Builtins),
+            _ => None,
+        }
+    }
+
     fn p(s: &str) -> Result<TreeSet, String> {
-        parse("tpl", s, &|n| n == "f", 100).map_err(|e| e.message)
+        parse("tpl", s, &only_f, 100).map_err(|e| e.message)
     }
 
     #[test]
@@ -690,17 +725,17 @@ mod tests {
 
     #[test]
     fn defines_templates() {
-        let t = p("{{ define \"x\" }}X{{ end }}{{ template \"x\" }}").unwrap_or_default();
-        assert!(t.contains_key("x") && t.contains_key("tpl"));
+        let t = p("{{ define \"x\" }}X{{ end }}{{ template \"x\" }}");
+        assert!(t.is_ok_and(|t| t.get("x").is_some() && t.get("tpl").is_some()));
     }
 
     #[test]
     fn nesting_is_bounded() {
-        assert!(parse("tpl", "{{ (1) }}", &|_| false, 3).is_ok());
+        assert!(parse("tpl", "{{ (1) }}", &|_| None, 3).is_ok());
         let e = parse(
             "tpl",
             &format!("{{{{ {}1{} }}}}", "(".repeat(5), ")".repeat(5)),
-            &|_| false,
+            &|_| None,
             3,
         );
         assert!(e.is_err_and(|e| e.limit));

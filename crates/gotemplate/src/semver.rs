@@ -3,8 +3,10 @@
 //! wildcards, `~`/`^` ranges, `a - b` ranges, `,`/space for "and", `||` for "or", and
 //! prereleases matched only by constraints that mention one.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::fmt;
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -384,6 +386,72 @@ pub(crate) fn parse_constraints(c: &str) -> Result<Constraints, String> {
     Ok(Constraints { groups })
 }
 
+/// How many constraint texts, and how many version texts, a thread remembers parsed.
+const REMEMBERED: usize = 16;
+/// Longer texts are parsed each time rather than remembered.
+const REMEMBERED_LEN: usize = 128;
+
+thread_local! {
+    /// Constraints and versions parsed lately on this thread. Patch templates compare
+    /// the same few texts (`semverCompare ">=1.29.0" .builtin.controlPlane.version`)
+    /// for every patch and item, and parsing them (regular expressions) costs more
+    /// than the rest of such a template.
+    static CONSTRAINTS: RefCell<Recent<Result<Rc<Constraints>, String>>> =
+        const { RefCell::new(Recent::new()) };
+    static VERSIONS: RefCell<Recent<Result<Rc<Version>, String>>> =
+        const { RefCell::new(Recent::new()) };
+}
+
+/// A few parse results by text; the oldest makes way when full.
+struct Recent<T> {
+    entries: Vec<(Box<str>, T)>,
+    oldest: usize,
+}
+
+impl<T: Clone> Recent<T> {
+    const fn new() -> Self {
+        Recent {
+            entries: Vec::new(),
+            oldest: 0,
+        }
+    }
+
+    fn get_or_parse(&mut self, text: &str, parse: impl FnOnce(&str) -> T) -> T {
+        if let Some((_, parsed)) = self.entries.iter().find(|(t, _)| **t == *text) {
+            return parsed.clone();
+        }
+        let parsed = parse(text);
+        if text.len() <= REMEMBERED_LEN {
+            let entry = (Box::from(text), parsed.clone());
+            if self.entries.len() < REMEMBERED {
+                self.entries.push(entry);
+            } else if let Some(slot) = self.entries.get_mut(self.oldest) {
+                *slot = entry;
+                self.oldest = (self.oldest + 1) % REMEMBERED;
+            }
+        }
+        parsed
+    }
+}
+
+/// [`parse_constraints`], remembered per thread (parsing is deterministic).
+pub(crate) fn recent_constraints(c: &str) -> Result<Rc<Constraints>, String> {
+    let parse = |c: &str| parse_constraints(c).map(Rc::new);
+    CONSTRAINTS.with(|recent| match recent.try_borrow_mut() {
+        Ok(mut recent) => recent.get_or_parse(c, parse),
+        Err(_) => parse(c),
+    })
+}
+
+/// [`parse_version`], remembered per thread (parsing is deterministic).
+pub(crate) fn recent_version(v: &str) -> Result<Rc<Version>, String> {
+    let parse = |v: &str| parse_version(v).map(Rc::new);
+    VERSIONS.with(|recent| match recent.try_borrow_mut() {
+        Ok(mut recent) => recent.get_or_parse(v, parse),
+        Err(_) => parse(v),
+    })
+}
+
 impl Constraints {
     pub(crate) fn check(&self, v: &Version) -> bool {
         self.groups
@@ -465,27 +533,27 @@ static METHODS: LazyLock<Table> = LazyLock::new(|| {
         ))
     });
     def(&mut t, "LessThan", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Bool(x.compare(y) == Ordering::Less))
     });
     def(&mut t, "LessThanEqual", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Bool(x.compare(y) != Ordering::Greater))
     });
     def(&mut t, "GreaterThan", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Bool(x.compare(y) == Ordering::Greater))
     });
     def(&mut t, "GreaterThanEqual", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Bool(x.compare(y) != Ordering::Less))
     });
     def(&mut t, "Equal", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Bool(x.compare(y) == Ordering::Equal))
     });
     def(&mut t, "Compare", &[V], None, |_, a| {
-        let (x, y) = two(&a)?;
+        let (x, y) = two(a)?;
         Ok(Value::Int(x.compare(y) as i64))
     });
     def(&mut t, "IncPatch", &[], None, |_, a| {
@@ -559,5 +627,30 @@ mod tests {
         assert!(!check(">= 1.2, < 3.0.0 || >= 4.2.3", "3.5.0"));
         assert!(check("1.1 - 1.3", "1.2.5"));
         assert!(parse_constraints("not a constraint").is_err());
+    }
+
+    #[test]
+    fn remembered_parses_agree_with_fresh_ones() {
+        let v = |s: &str| recent_version(s).map(|v| v.to_string());
+        let c = |s: &str, x: &str| {
+            recent_constraints(s).map(|c| parse_version(x).is_ok_and(|x| c.check(&x)))
+        };
+        let fresh = |s: &str, x: &str| {
+            parse_constraints(s).map(|c| parse_version(x).is_ok_and(|x| c.check(&x)))
+        };
+        // More texts than are remembered, twice over, so entries are also replaced.
+        for round in 0..2 {
+            for i in 0..(REMEMBERED as u64 + 5) {
+                let text = format!("1.{i}.{round}");
+                assert_eq!(v(&text), parse_version(&text).map(|v| v.to_string()));
+                let constraint = format!(">= {text}");
+                assert_eq!(c(&constraint, "1.3.0"), fresh(&constraint, "1.3.0"));
+            }
+            assert_eq!(v("nope"), Err("invalid semantic version".to_string()));
+            assert_eq!(
+                c("not a constraint", "1.0.0"),
+                Err("improper constraint: not a constraint".to_string())
+            );
+        }
     }
 }

@@ -8,7 +8,9 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::semver::Version;
 
@@ -45,6 +47,63 @@ thread_local! {
     static NIL_ITEMS: Rc<Vec<Value>> = Rc::new(Vec::new());
 }
 
+/// The text of a Go string. Strings from the data or built during evaluation are
+/// `Rc`s; string literals of the template are the template's own `Arc`s, so passing
+/// `"+"` to a function costs a reference count rather than an allocation (the parsed
+/// template is shared between threads, hence not an `Rc`).
+#[derive(Clone)]
+pub(crate) enum Str {
+    Local(Rc<str>),
+    Literal(Arc<str>),
+}
+
+impl Deref for Str {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Str::Local(s) => s,
+            Str::Literal(s) => s,
+        }
+    }
+}
+
+impl std::fmt::Debug for Str {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl PartialEq for Str {
+    fn eq(&self, other: &Str) -> bool {
+        **self == **other
+    }
+}
+
+impl From<&str> for Str {
+    fn from(s: &str) -> Str {
+        Str::Local(s.into())
+    }
+}
+
+impl From<String> for Str {
+    fn from(s: String) -> Str {
+        Str::Local(s.into())
+    }
+}
+
+impl From<&String> for Str {
+    fn from(s: &String) -> Str {
+        Str::Local(s.as_str().into())
+    }
+}
+
+impl From<Rc<str>> for Str {
+    fn from(s: Rc<str>) -> Str {
+        Str::Local(s)
+    }
+}
+
 /// A Go value.
 #[derive(Clone, Debug)]
 pub(crate) enum Value {
@@ -64,7 +123,7 @@ pub(crate) enum Value {
     Float64(f64),
     /// Go `complex128` (only from literals such as `1i`).
     Complex(f64, f64),
-    Str(Rc<str>),
+    Str(Str),
     List(Rc<Vec<Value>>, ListKind),
     /// Go maps are references: `set`, `unset` and `merge` change them in place,
     /// visibly to every holder.
@@ -74,7 +133,7 @@ pub(crate) enum Value {
 }
 
 impl Value {
-    pub(crate) fn str(s: impl Into<Rc<str>>) -> Value {
+    pub(crate) fn str(s: impl Into<Str>) -> Value {
         Value::Str(s.into())
     }
 

@@ -1,11 +1,12 @@
 //! Replays the differential corpus (`tests/corpus/*.jsonl`, answers recorded from Go's
 //! `text/template` + Sprig) through our engine: rendered output must match exactly,
 //! and failures must match Go's stage and error text. Every mismatch is listed.
+//! Each case also runs over data converted once and reused, which must agree.
 
 use std::path::Path;
 
 use serde_json::Value;
-use topograph_gotemplate::{ErrorKind, Options, Template};
+use topograph_gotemplate::{Data, ErrorKind, Options, Template};
 
 /// Cases whose Go error text we do not reproduce; only the failing stage is compared.
 /// Keyed by template text, each with the reason.
@@ -18,7 +19,20 @@ fn run(op: &str, template: &str, data: &Value) -> Result<String, (ErrorKind, Str
         ("tpl", Options::patch())
     };
     let t = Template::parse(name, template, &options).map_err(|e| (e.kind, e.message))?;
-    t.execute(data).map_err(|e| (e.kind, e.message))
+    let fresh = t.execute(data);
+    // Data converted once and reused (how the patch engine runs templates) must give
+    // the same answer, the second time as well.
+    let converted = Data::new(data);
+    for round in 1..=2 {
+        let reused = t.execute_data(&converted);
+        if reused != fresh {
+            return Err((
+                ErrorKind::Execute,
+                format!("execute_data (round {round}) gave {reused:?}, execute {fresh:?}"),
+            ));
+        }
+    }
+    fresh.map_err(|e| (e.kind, e.message))
 }
 
 #[test]

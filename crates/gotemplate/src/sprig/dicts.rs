@@ -33,30 +33,30 @@ pub(crate) fn register(t: &mut Table) {
         Ok(Value::map(m))
     });
     def(t, "get", &[MapIface, Str], None, |_, a| {
-        let m = map_arg(&a, 0)?;
-        Ok(Value::map_get(&m, arg_str(&a, 1)).unwrap_or_else(|| Value::str("")))
+        let m = map_arg(a, 0)?;
+        Ok(Value::map_get(&m, arg_str(a, 1)).unwrap_or_else(|| Value::str("")))
     });
     def(t, "set", &[MapIface, Str, Any], None, |_, a| {
-        let m = map_arg(&a, 0)?;
+        let m = map_arg(a, 0)?;
         let v = a.get(2).cloned().unwrap_or(Value::Nil);
         m.try_borrow_mut()
             .map_err(|_| busy())?
-            .insert(arg_str(&a, 1).to_string(), v);
+            .insert(arg_str(a, 1).to_string(), v);
         Ok(Value::Map(m, MapKind::Iface))
     });
     def(t, "unset", &[MapIface, Str], None, |_, a| {
-        let m = map_arg(&a, 0)?;
+        let m = map_arg(a, 0)?;
         m.try_borrow_mut()
             .map_err(|_| busy())?
-            .remove(arg_str(&a, 1));
+            .remove(arg_str(a, 1));
         Ok(Value::Map(m, MapKind::Iface))
     });
     def(t, "hasKey", &[MapIface, Str], None, |_, a| {
-        let m = map_arg(&a, 0)?;
-        Ok(Value::Bool(Value::map_get(&m, arg_str(&a, 1)).is_some()))
+        let m = map_arg(a, 0)?;
+        Ok(Value::Bool(Value::map_get(&m, arg_str(a, 1)).is_some()))
     });
     def(t, "pluck", &[Str], Some(MapIface), |_, a| {
-        let key = arg_str(&a, 0);
+        let key = arg_str(a, 0);
         let out = a
             .iter()
             .skip(1)
@@ -69,7 +69,7 @@ pub(crate) fn register(t: &mut Table) {
     });
     def(t, "keys", &[], Some(MapIface), |_, a| {
         let mut out = Vec::new();
-        for d in &a {
+        for d in a {
             if let Value::Map(m, _) = d {
                 out.extend(Value::entries(m).into_iter().map(|(k, _)| k));
             }
@@ -77,13 +77,13 @@ pub(crate) fn register(t: &mut Table) {
         Ok(Value::str_list(out))
     });
     def(t, "values", &[MapIface], None, |_, a| {
-        let m = map_arg(&a, 0)?;
+        let m = map_arg(a, 0)?;
         Ok(list_of(
             Value::entries(&m).into_iter().map(|(_, v)| v).collect(),
         ))
     });
     def(t, "pick", &[MapIface], Some(Str), |_, a| {
-        let m = map_arg(&a, 0)?;
+        let m = map_arg(a, 0)?;
         let mut out = BTreeMap::new();
         for k in a.iter().skip(1).filter_map(Value::as_str) {
             if let Some(v) = Value::map_get(&m, k) {
@@ -93,7 +93,7 @@ pub(crate) fn register(t: &mut Table) {
         Ok(Value::map(out))
     });
     def(t, "omit", &[MapIface], Some(Str), |_, a| {
-        let m = map_arg(&a, 0)?;
+        let m = map_arg(a, 0)?;
         let drop: Vec<&str> = a.iter().skip(1).filter_map(Value::as_str).collect();
         let out = Value::entries(&m)
             .into_iter()
@@ -107,7 +107,7 @@ pub(crate) fn register(t: &mut Table) {
         ("mergeOverwrite", true),
         ("mustMergeOverwrite", true),
     ] {
-        let f: fn(&mut crate::funcs::Ctx, Vec<Value>) -> FnResult = if overwrite {
+        let f: crate::funcs::Native = if overwrite {
             |_, a| merge_all(a, true)
         } else {
             |_, a| merge_all(a, false)
@@ -169,8 +169,8 @@ fn as_dict(v: &Value) -> Result<MapRef, FnError> {
     }
 }
 
-fn merge_all(a: Vec<Value>, overwrite: bool) -> FnResult {
-    let dst = map_arg(&a, 0)?;
+fn merge_all(a: &[Value], overwrite: bool) -> FnResult {
+    let dst = map_arg(a, 0)?;
     for src in a.iter().skip(1) {
         if let Value::Map(s, _) = src {
             merge_into(&dst, s, overwrite, 0)?;

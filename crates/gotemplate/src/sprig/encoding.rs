@@ -14,47 +14,54 @@ const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 pub(crate) fn register(t: &mut Table) {
     def(t, "b64enc", &[Str], None, |c, a| {
-        let s = arg_str(&a, 0);
+        let s = arg_str(a, 0);
         c.check_size(s.len() as u128 * 4 / 3 + 4)?;
         Ok(Value::str(b64_encode(s.as_bytes())))
     });
     def(t, "b64dec", &[Str], None, |_, a| {
-        Ok(Value::str(match b64_decode(arg_str(&a, 0)) {
+        Ok(Value::str(match b64_decode(arg_str(a, 0)) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => e,
         }))
     });
     def(t, "b32enc", &[Str], None, |c, a| {
-        let s = arg_str(&a, 0);
+        let s = arg_str(a, 0);
         c.check_size(s.len() as u128 * 8 / 5 + 8)?;
         Ok(Value::str(b32_encode(s.as_bytes())))
     });
     def(t, "b32dec", &[Str], None, |_, a| {
-        Ok(Value::str(match b32_decode(arg_str(&a, 0)) {
+        Ok(Value::str(match b32_decode(arg_str(a, 0)) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => e,
         }))
     });
     def(t, "sha1sum", &[Str], None, |_, a| {
-        Ok(Value::str(hex(&sha1(arg_str(&a, 0).as_bytes()))))
+        Ok(Value::str(hex(&sha1(arg_str(a, 0).as_bytes()))))
     });
     def(t, "sha256sum", &[Str], None, |_, a| {
         Ok(Value::str(hex(&sha2::Sha256::digest(
-            arg_str(&a, 0).as_bytes(),
+            arg_str(a, 0).as_bytes(),
         ))))
     });
     def(t, "sha512sum", &[Str], None, |_, a| {
         Ok(Value::str(hex(&sha2::Sha512::digest(
-            arg_str(&a, 0).as_bytes(),
+            arg_str(a, 0).as_bytes(),
         ))))
     });
     def(t, "adler32sum", &[Str], None, |_, a| {
-        Ok(Value::str(adler32(arg_str(&a, 0).as_bytes()).to_string()))
+        Ok(Value::str(adler32(arg_str(a, 0).as_bytes()).to_string()))
     });
 }
 
+/// Lower-case hex, two digits a byte (without a formatted string per byte).
 pub(crate) fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    let digit = |d: u8| char::from_digit(u32::from(d), 16).unwrap_or('0');
+    let mut out = String::with_capacity(b.len() * 2);
+    for &x in b {
+        out.push(digit(x >> 4));
+        out.push(digit(x & 0xf));
+    }
+    out
 }
 
 fn b64_encode(b: &[u8]) -> String {
@@ -299,6 +306,7 @@ mod tests {
             hex(&sha1(b"abc")),
             "a9993e364706816aba3e25717850c26c9cd0d89d"
         );
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff, 0x5c]), "000fa0ff5c");
         assert_eq!(adler32(b"Wikipedia"), 300286872);
     }
 }

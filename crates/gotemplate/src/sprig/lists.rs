@@ -26,11 +26,11 @@ fn first_arg(a: &[Value]) -> &Value {
 
 pub(crate) fn register(t: &mut Table) {
     for name in ["list", "tuple"] {
-        def(t, name, &[], Some(Any), |_, a| Ok(list_of(a)));
+        def(t, name, &[], Some(Any), |_, a| Ok(list_of(a.to_vec())));
     }
     for name in ["append", "push", "mustAppend", "mustPush"] {
         def(t, name, &[Any, Any], None, |_, a| {
-            let (l, v) = pair(&a);
+            let (l, v) = pair(a);
             let items = list_items(l, |k| format!("Cannot push on type {k}"))?;
             let mut out = items.as_ref().clone();
             out.push(v.clone());
@@ -39,7 +39,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["prepend", "mustPrepend"] {
         def(t, name, &[Any, Any], None, |_, a| {
-            let (l, v) = pair(&a);
+            let (l, v) = pair(a);
             let items = list_items(l, |k| format!("Cannot prepend on type {k}"))?;
             let mut out = vec![v.clone()];
             out.extend(items.iter().cloned());
@@ -48,19 +48,19 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["first", "mustFirst"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| format!("Cannot find first on type {k}"))?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find first on type {k}"))?;
             Ok(items.first().cloned().unwrap_or(Value::Nil))
         });
     }
     for name in ["last", "mustLast"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| format!("Cannot find last on type {k}"))?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find last on type {k}"))?;
             Ok(items.last().cloned().unwrap_or(Value::Nil))
         });
     }
     for name in ["rest", "mustRest"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| format!("Cannot find rest on type {k}"))?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find rest on type {k}"))?;
             if items.is_empty() {
                 return Ok(Value::nil_list(ListKind::Iface));
             }
@@ -69,9 +69,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["initial", "mustInitial"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| {
-                format!("Cannot find initial on type {k}")
-            })?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find initial on type {k}"))?;
             if items.is_empty() {
                 return Ok(Value::nil_list(ListKind::Iface));
             }
@@ -81,15 +79,13 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["reverse", "mustReverse"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| {
-                format!("Cannot find reverse on type {k}")
-            })?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find reverse on type {k}"))?;
             Ok(list_of(items.iter().rev().cloned().collect()))
         });
     }
     for name in ["compact", "mustCompact"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| format!("Cannot compact on type {k}"))?;
+            let items = list_items(first_arg(a), |k| format!("Cannot compact on type {k}"))?;
             Ok(list_of(
                 items.iter().filter(|v| !empty(v)).cloned().collect(),
             ))
@@ -97,7 +93,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["uniq", "mustUniq"] {
         def(t, name, &[Any], None, |_, a| {
-            let items = list_items(first_arg(&a), |k| format!("Cannot find uniq on type {k}"))?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find uniq on type {k}"))?;
             let mut out: Vec<Value> = Vec::new();
             for v in items.iter() {
                 if !out.iter().any(|o| deep_equal(v, o)) {
@@ -109,9 +105,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["without", "mustWithout"] {
         def(t, name, &[Any], Some(Any), |_, a| {
-            let items = list_items(first_arg(&a), |k| {
-                format!("Cannot find without on type {k}")
-            })?;
+            let items = list_items(first_arg(a), |k| format!("Cannot find without on type {k}"))?;
             let omit = a.get(1..).unwrap_or(&[]);
             Ok(list_of(
                 items
@@ -124,7 +118,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["has", "mustHas"] {
         def(t, name, &[Any, Any], None, |_, a| {
-            let (needle, hay) = pair(&a);
+            let (needle, hay) = pair(a);
             if hay.is_nil() {
                 return Ok(Value::Bool(false));
             }
@@ -134,7 +128,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     for name in ["slice", "mustSlice"] {
         def(t, name, &[Any], Some(Any), |_, a| {
-            let l = first_arg(&a);
+            let l = first_arg(a);
             let (items, kind) = match l {
                 Value::List(items, kind) => (items.clone(), *kind),
                 Value::Nil | Value::Invalid => return Err(NIL_DEREF.into()),
@@ -161,7 +155,7 @@ pub(crate) fn register(t: &mut Table) {
     }
     def(t, "concat", &[], Some(Any), |_, a| {
         let mut out = Vec::new();
-        for l in &a {
+        for l in a {
             match l {
                 Value::List(items, _) => out.extend(items.iter().cloned()),
                 Value::Nil | Value::Invalid => return Err(NIL_DEREF.into()),
@@ -181,7 +175,7 @@ pub(crate) fn register(t: &mut Table) {
     });
     for name in ["chunk", "mustChunk"] {
         def(t, name, &[Int, Any], None, |c, a| {
-            let size = arg_int(&a, 0);
+            let size = arg_int(a, 0);
             let items = list_items(a.get(1).unwrap_or(&NIL), |k| {
                 format!("Cannot chunk type {k}")
             })?;
@@ -197,15 +191,15 @@ pub(crate) fn register(t: &mut Table) {
         });
     }
     def(t, "until", &[Int], None, |c, a| {
-        let n = arg_int(&a, 0);
+        let n = arg_int(a, 0);
         let step = if n < 0 { -1 } else { 1 };
         until_step(c, 0, n, step).map(int_list)
     });
     def(t, "untilStep", &[Int, Int, Int], None, |c, a| {
-        until_step(c, arg_int(&a, 0), arg_int(&a, 1), arg_int(&a, 2)).map(int_list)
+        until_step(c, arg_int(a, 0), arg_int(a, 1), arg_int(a, 2)).map(int_list)
     });
     def(t, "seq", &[], Some(Int), |c, a| {
-        let p: Vec<i64> = (0..a.len()).map(|i| arg_int(&a, i)).collect();
+        let p: Vec<i64> = (0..a.len()).map(|i| arg_int(a, i)).collect();
         let v = match p.as_slice() {
             [end] => {
                 let inc = if *end < 1 { -1 } else { 1 };

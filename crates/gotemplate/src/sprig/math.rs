@@ -26,18 +26,18 @@ pub(crate) fn register(t: &mut Table) {
         ))
     });
     def(t, "sub", &[Any, Any], None, |_, a| {
-        let (x, y) = i2(&a);
+        let (x, y) = i2(a);
         Ok(Value::Int64(x.wrapping_sub(y)))
     });
     def(t, "div", &[Any, Any], None, |_, a| {
-        let (x, y) = i2(&a);
+        let (x, y) = i2(a);
         if y == 0 {
             return Err(DIV_ZERO.into());
         }
         Ok(Value::Int64(x.wrapping_div(y)))
     });
     def(t, "mod", &[Any, Any], None, |_, a| {
-        let (x, y) = i2(&a);
+        let (x, y) = i2(a);
         if y == 0 {
             return Err(DIV_ZERO.into());
         }
@@ -78,7 +78,7 @@ pub(crate) fn register(t: &mut Table) {
             _ => 0.5,
         };
         let val = a.first().map_or(0.0, to_float64);
-        let pow = 10f64.powf(arg_int(&a, 1) as f64);
+        let pow = 10f64.powf(arg_int(a, 1) as f64);
         let digit = pow * val;
         let frac = digit - digit.trunc();
         let r = if frac >= round_on {
@@ -89,7 +89,7 @@ pub(crate) fn register(t: &mut Table) {
         Ok(Value::Float64(r / pow))
     });
     def(t, "randInt", &[Int, Int], None, |_, a| {
-        let (lo, hi) = (arg_int(&a, 0), arg_int(&a, 1));
+        let (lo, hi) = (arg_int(a, 0), arg_int(a, 1));
         if hi <= lo {
             return Err("invalid argument to Intn".into());
         }
@@ -100,7 +100,7 @@ pub(crate) fn register(t: &mut Table) {
     });
     def(t, "atoi", &[Str], None, |_, a| {
         // Sprig drops `strconv.Atoi`'s error and keeps 0.
-        Ok(Value::Int(strconv::atoi(arg_str(&a, 0)).unwrap_or(0)))
+        Ok(Value::Int(strconv::atoi(arg_str(a, 0)).unwrap_or(0)))
     });
     def(t, "int64", &[Any], None, |_, a| {
         Ok(Value::Int64(a.first().map_or(0, to_int64)))
@@ -119,7 +119,7 @@ pub(crate) fn register(t: &mut Table) {
         decimal_op(a.first(), &[Value::Int(1)], Op::Add)
     });
     def(t, "addf", &[], Some(Any), |_, a| {
-        decimal_op(Some(&Value::Float64(0.0)), &a, Op::Add)
+        decimal_op(Some(&Value::Float64(0.0)), a, Op::Add)
     });
     def(t, "subf", &[Any], Some(Any), |_, a| {
         decimal_op(a.first(), a.get(1..).unwrap_or(&[]), Op::Sub)

@@ -2,8 +2,6 @@
 //! semver, paths, durations, and the time and crypto functions this engine does
 //! not evaluate (they stay defined so templates parse as in Go, and fail when run).
 
-use std::rc::Rc;
-
 use super::json::{marshal, unmarshal};
 use super::{arg_str, deep_equal, empty};
 use crate::funcs::{FnError, FnResult, Param, Table, def};
@@ -13,7 +11,7 @@ use Param::{Any, Bool, Cert, Int, ListIface, Str, Time, Uint32};
 
 const UNSUPPORTED: &str = "not supported by this template engine";
 
-fn unsupported(_: &mut crate::funcs::Ctx, _: Vec<Value>) -> FnResult {
+fn unsupported(_: &mut crate::funcs::Ctx, _: &[Value]) -> FnResult {
     Err(FnError::Go(UNSUPPORTED.into()))
 }
 
@@ -23,14 +21,14 @@ fn first(a: &[Value]) -> Value {
 
 pub(crate) fn register(t: &mut Table) {
     def(t, "default", &[Any], Some(Any), |_, a| {
-        let d = first(&a);
+        let d = first(a);
         match a.get(1) {
             Some(g) if !empty(g) => Ok(g.clone()),
             _ => Ok(d),
         }
     });
     def(t, "empty", &[Any], None, |_, a| {
-        Ok(Value::Bool(empty(&first(&a))))
+        Ok(Value::Bool(empty(&first(a))))
     });
     def(t, "coalesce", &[], Some(Any), |_, a| {
         Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil))
@@ -48,62 +46,62 @@ pub(crate) fn register(t: &mut Table) {
             .unwrap_or(Value::Nil))
     });
     def(t, "fail", &[Str], None, |_, a| {
-        Err(FnError::Go(arg_str(&a, 0).to_string()))
+        Err(FnError::Go(arg_str(a, 0).to_string()))
     });
 
     def(t, "toJson", &[Any], None, |c, a| {
-        let s = marshal(&first(&a), true, false).unwrap_or_default();
+        let s = marshal(&first(a), true, false).unwrap_or_default();
         c.check_size(s.len() as u128)?;
         Ok(Value::str(s))
     });
     def(t, "mustToJson", &[Any], None, |c, a| {
-        let s = marshal(&first(&a), true, false)?;
+        let s = marshal(&first(a), true, false)?;
         c.check_size(s.len() as u128)?;
         Ok(Value::str(s))
     });
     def(t, "toPrettyJson", &[Any], None, |c, a| {
-        let s = marshal(&first(&a), true, true).unwrap_or_default();
+        let s = marshal(&first(a), true, true).unwrap_or_default();
         c.check_size(s.len() as u128)?;
         Ok(Value::str(s))
     });
     def(t, "mustToPrettyJson", &[Any], None, |c, a| {
-        let s = marshal(&first(&a), true, true)?;
+        let s = marshal(&first(a), true, true)?;
         c.check_size(s.len() as u128)?;
         Ok(Value::str(s))
     });
     for name in ["toRawJson", "mustToRawJson"] {
         def(t, name, &[Any], None, |c, a| {
-            let s = marshal(&first(&a), false, false)?;
+            let s = marshal(&first(a), false, false)?;
             c.check_size(s.len() as u128)?;
             Ok(Value::str(s))
         });
     }
     def(t, "fromJson", &[Str], None, |_, a| {
-        Ok(unmarshal(arg_str(&a, 0)).unwrap_or(Value::Nil))
+        Ok(unmarshal(arg_str(a, 0)).unwrap_or(Value::Nil))
     });
     def(t, "mustFromJson", &[Str], None, |_, a| {
-        Ok(unmarshal(arg_str(&a, 0))?)
+        Ok(unmarshal(arg_str(a, 0))?)
     });
 
     def(t, "typeOf", &[Any], None, |_, a| {
-        Ok(Value::str(type_of(&first(&a))))
+        Ok(Value::str(type_of(&first(a))))
     });
     def(t, "typeIs", &[Str, Any], None, |_, a| {
         Ok(Value::Bool(
-            arg_str(&a, 0) == type_of(a.get(1).unwrap_or(&Value::Nil)),
+            arg_str(a, 0) == type_of(a.get(1).unwrap_or(&Value::Nil)),
         ))
     });
     def(t, "typeIsLike", &[Str, Any], None, |_, a| {
-        let target = arg_str(&a, 0);
+        let target = arg_str(a, 0);
         let ty = type_of(a.get(1).unwrap_or(&Value::Nil));
         Ok(Value::Bool(target == ty || format!("*{target}") == ty))
     });
     def(t, "kindOf", &[Any], None, |_, a| {
-        Ok(Value::str(first(&a).kind_name()))
+        Ok(Value::str(first(a).kind_name()))
     });
     def(t, "kindIs", &[Str, Any], None, |_, a| {
         Ok(Value::Bool(
-            arg_str(&a, 0) == a.get(1).unwrap_or(&Value::Nil).kind_name(),
+            arg_str(a, 0) == a.get(1).unwrap_or(&Value::Nil).kind_name(),
         ))
     });
     def(t, "deepEqual", &[Any, Any], None, |_, a| {
@@ -114,38 +112,41 @@ pub(crate) fn register(t: &mut Table) {
     });
 
     def(t, "semver", &[Str], None, |_, a| {
-        let v = crate::semver::parse_version(arg_str(&a, 0))?;
-        Ok(Value::Version(Rc::new(v)))
+        // A fresh pointer each call, as in Go: `eq` compares versions by identity.
+        let v = crate::semver::recent_version(arg_str(a, 0))?;
+        Ok(Value::Version(std::rc::Rc::new(
+            crate::semver::Version::clone(&v),
+        )))
     });
     def(t, "semverCompare", &[Str, Str], None, |_, a| {
-        let c = crate::semver::parse_constraints(arg_str(&a, 0))?;
-        let v = crate::semver::parse_version(arg_str(&a, 1))?;
+        let c = crate::semver::recent_constraints(arg_str(a, 0))?;
+        let v = crate::semver::recent_version(arg_str(a, 1))?;
         Ok(Value::Bool(c.check(&v)))
     });
 
     for name in ["base", "osBase"] {
         def(t, name, &[Str], None, |_, a| {
-            Ok(Value::str(path_base(arg_str(&a, 0))))
+            Ok(Value::str(path_base(arg_str(a, 0))))
         });
     }
     for name in ["dir", "osDir"] {
         def(t, name, &[Str], None, |_, a| {
-            Ok(Value::str(path_dir(arg_str(&a, 0))))
+            Ok(Value::str(path_dir(arg_str(a, 0))))
         });
     }
     for name in ["clean", "osClean"] {
         def(t, name, &[Str], None, |_, a| {
-            Ok(Value::str(path_clean(arg_str(&a, 0))))
+            Ok(Value::str(path_clean(arg_str(a, 0))))
         });
     }
     for name in ["ext", "osExt"] {
         def(t, name, &[Str], None, |_, a| {
-            Ok(Value::str(path_ext(arg_str(&a, 0))))
+            Ok(Value::str(path_ext(arg_str(a, 0))))
         });
     }
     for name in ["isAbs", "osIsAbs"] {
         def(t, name, &[Str], None, |_, a| {
-            Ok(Value::Bool(arg_str(&a, 0).starts_with('/')))
+            Ok(Value::Bool(arg_str(a, 0).starts_with('/')))
         });
     }
 

@@ -122,46 +122,42 @@ fn replace(c: &Ctx, r: &Regex, s: &str, repl: &str, literal: bool) -> FnResult {
 pub(crate) fn register(t: &mut Table) {
     def(t, "regexMatch", &[Str, Str], None, |_, a| {
         Ok(Value::Bool(
-            compile(arg_str(&a, 0)).is_ok_and(|r| r.is_match(arg_str(&a, 1))),
+            compile(arg_str(a, 0)).is_ok_and(|r| r.is_match(arg_str(a, 1))),
         ))
     });
     def(t, "mustRegexMatch", &[Str, Str], None, |_, a| {
-        let r = compile(arg_str(&a, 0))?;
-        Ok(Value::Bool(r.is_match(arg_str(&a, 1))))
+        let r = compile(arg_str(a, 0))?;
+        Ok(Value::Bool(r.is_match(arg_str(a, 1))))
     });
     for (name, must) in [("regexFindAll", false), ("mustRegexFindAll", true)] {
         let f: crate::funcs::Native = if must {
             |_, a| {
-                let r = compile(arg_str(&a, 0))?;
-                Ok(find_all_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
+                let r = compile(arg_str(a, 0))?;
+                Ok(find_all_strings(&r, arg_str(a, 1), arg_int(a, 2)))
             }
         } else {
             |_, a| {
-                let r = must_compile(arg_str(&a, 0))?;
-                Ok(find_all_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
+                let r = must_compile(arg_str(a, 0))?;
+                Ok(find_all_strings(&r, arg_str(a, 1), arg_int(a, 2)))
             }
         };
         def(t, name, &[Str, Str, Int], None, f);
     }
     def(t, "regexFind", &[Str, Str], None, |_, a| {
-        let r = must_compile(arg_str(&a, 0))?;
-        Ok(Value::str(
-            r.find(arg_str(&a, 1)).map_or("", |m| m.as_str()),
-        ))
+        let r = must_compile(arg_str(a, 0))?;
+        Ok(Value::str(r.find(arg_str(a, 1)).map_or("", |m| m.as_str())))
     });
     def(t, "mustRegexFind", &[Str, Str], None, |_, a| {
-        let r = compile(arg_str(&a, 0))?;
-        Ok(Value::str(
-            r.find(arg_str(&a, 1)).map_or("", |m| m.as_str()),
-        ))
+        let r = compile(arg_str(a, 0))?;
+        Ok(Value::str(r.find(arg_str(a, 1)).map_or("", |m| m.as_str())))
     });
     def(t, "regexReplaceAll", &[Str, Str, Str], None, |c, a| {
-        let r = must_compile(arg_str(&a, 0))?;
-        replace(c, &r, arg_str(&a, 1), arg_str(&a, 2), false)
+        let r = must_compile(arg_str(a, 0))?;
+        replace(c, &r, arg_str(a, 1), arg_str(a, 2), false)
     });
     def(t, "mustRegexReplaceAll", &[Str, Str, Str], None, |c, a| {
-        let r = compile(arg_str(&a, 0))?;
-        replace(c, &r, arg_str(&a, 1), arg_str(&a, 2), false)
+        let r = compile(arg_str(a, 0))?;
+        replace(c, &r, arg_str(a, 1), arg_str(a, 2), false)
     });
     def(
         t,
@@ -169,8 +165,8 @@ pub(crate) fn register(t: &mut Table) {
         &[Str, Str, Str],
         None,
         |c, a| {
-            let r = must_compile(arg_str(&a, 0))?;
-            replace(c, &r, arg_str(&a, 1), arg_str(&a, 2), true)
+            let r = must_compile(arg_str(a, 0))?;
+            replace(c, &r, arg_str(a, 1), arg_str(a, 2), true)
         },
     );
     def(
@@ -179,21 +175,21 @@ pub(crate) fn register(t: &mut Table) {
         &[Str, Str, Str],
         None,
         |c, a| {
-            let r = compile(arg_str(&a, 0))?;
-            replace(c, &r, arg_str(&a, 1), arg_str(&a, 2), true)
+            let r = compile(arg_str(a, 0))?;
+            replace(c, &r, arg_str(a, 1), arg_str(a, 2), true)
         },
     );
     def(t, "regexSplit", &[Str, Str, Int], None, |_, a| {
-        let r = must_compile(arg_str(&a, 0))?;
-        Ok(split_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
+        let r = must_compile(arg_str(a, 0))?;
+        Ok(split_strings(&r, arg_str(a, 1), arg_int(a, 2)))
     });
     def(t, "mustRegexSplit", &[Str, Str, Int], None, |_, a| {
-        let r = compile(arg_str(&a, 0))?;
-        Ok(split_strings(&r, arg_str(&a, 1), arg_int(&a, 2)))
+        let r = compile(arg_str(a, 0))?;
+        Ok(split_strings(&r, arg_str(a, 1), arg_int(a, 2)))
     });
     def(t, "regexQuoteMeta", &[Str], None, |_, a| {
         let mut out = String::new();
-        for ch in arg_str(&a, 0).chars() {
+        for ch in arg_str(a, 0).chars() {
             if "\\.+*?()|[]{}^$".contains(ch) {
                 out.push('\\');
             }

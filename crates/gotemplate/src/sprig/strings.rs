@@ -12,7 +12,7 @@ use crate::value::{ListKind, MapKind, Value};
 
 use Param::{Any, Int, Str};
 
-fn s(v: impl Into<Rc<str>>) -> FnResult {
+fn s(v: impl Into<crate::value::Str>) -> FnResult {
     Ok(Value::Str(v.into()))
 }
 
@@ -24,23 +24,23 @@ fn sized(c: &Ctx, out: String) -> FnResult {
 pub(crate) fn register(t: &mut Table) {
     def(t, "hello", &[], None, |_, _| s("Hello!"));
     def(t, "abbrev", &[Int, Str], None, |_, a| {
-        let (width, st) = (arg_int(&a, 0), arg_str(&a, 1));
+        let (width, st) = (arg_int(a, 0), arg_str(a, 1));
         if width < 4 {
             return s(st);
         }
         s(abbreviate(st, 0, width))
     });
     def(t, "abbrevboth", &[Int, Int, Str], None, |_, a| {
-        let (left, right) = (arg_int(&a, 0), arg_int(&a, 1));
-        let st = arg_str(&a, 2);
+        let (left, right) = (arg_int(a, 0), arg_int(a, 1));
+        let st = arg_str(a, 2);
         if right < 4 || (left > 0 && right < 7) {
             return s(st);
         }
         s(abbreviate(st, left, right))
     });
     def(t, "trunc", &[Int, Str], None, |_, a| {
-        let c = arg_int(&a, 0);
-        let st = arg_str(&a, 1);
+        let c = arg_int(a, 0);
+        let st = arg_str(a, 1);
         let len = st.len() as i64;
         if c < 0 && len + c > 0 {
             return s(slice_str(st, Some(len + c), None)?);
@@ -51,21 +51,19 @@ pub(crate) fn register(t: &mut Table) {
         s(st)
     });
     def(t, "trim", &[Str], None, |_, a| {
-        s(arg_str(&a, 0).trim_matches(is_go_space))
+        s(arg_str(a, 0).trim_matches(is_go_space))
     });
     def(t, "upper", &[Str], None, |_, a| {
-        s(arg_str(&a, 0).chars().map(go_upper).collect::<String>())
+        s(arg_str(a, 0).chars().map(go_upper).collect::<String>())
     });
     def(t, "lower", &[Str], None, |_, a| {
-        s(arg_str(&a, 0).chars().map(go_lower).collect::<String>())
+        s(arg_str(a, 0).chars().map(go_lower).collect::<String>())
     });
-    def(t, "title", &[Str], None, |_, a| s(title(arg_str(&a, 0))));
-    def(t, "untitle", &[Str], None, |_, a| {
-        s(untitle(arg_str(&a, 0)))
-    });
+    def(t, "title", &[Str], None, |_, a| s(title(arg_str(a, 0))));
+    def(t, "untitle", &[Str], None, |_, a| s(untitle(arg_str(a, 0))));
     def(t, "substr", &[Int, Int, Str], None, |_, a| {
-        let (start, end) = (arg_int(&a, 0), arg_int(&a, 1));
-        let st = arg_str(&a, 2);
+        let (start, end) = (arg_int(a, 0), arg_int(a, 1));
+        let st = arg_str(a, 2);
         if start < 0 {
             return s(slice_str(st, None, Some(end))?);
         }
@@ -75,8 +73,8 @@ pub(crate) fn register(t: &mut Table) {
         s(slice_str(st, Some(start), Some(end))?)
     });
     def(t, "repeat", &[Int, Str], None, |c, a| {
-        let n = arg_int(&a, 0);
-        let st = arg_str(&a, 1);
+        let n = arg_int(a, 0);
+        let st = arg_str(a, 1);
         if n < 0 {
             return Err("strings: negative Repeat count".into());
         }
@@ -85,62 +83,70 @@ pub(crate) fn register(t: &mut Table) {
     });
     for name in ["trimall", "trimAll"] {
         def(t, name, &[Str, Str], None, |_, a| {
-            let cut = arg_str(&a, 0);
-            s(arg_str(&a, 1).trim_matches(|c| cut.contains(c)))
+            let cut = arg_str(a, 0);
+            s(arg_str(a, 1).trim_matches(|c| cut.contains(c)))
         });
     }
     def(t, "trimSuffix", &[Str, Str], None, |_, a| {
-        let (suf, st) = (arg_str(&a, 0), arg_str(&a, 1));
+        let (suf, st) = (arg_str(a, 0), arg_str(a, 1));
         s(st.strip_suffix(suf).unwrap_or(st))
     });
     def(t, "trimPrefix", &[Str, Str], None, |_, a| {
-        let (pre, st) = (arg_str(&a, 0), arg_str(&a, 1));
+        let (pre, st) = (arg_str(a, 0), arg_str(a, 1));
         s(st.strip_prefix(pre).unwrap_or(st))
     });
     def(t, "nospace", &[Str], None, |_, a| {
-        s(delete_white_space(arg_str(&a, 0)))
+        s(delete_white_space(arg_str(a, 0)))
     });
     def(t, "initials", &[Str], None, |_, a| {
-        s(initials(arg_str(&a, 0)))
+        s(initials(arg_str(a, 0)))
     });
     def(t, "swapcase", &[Str], None, |_, a| {
-        s(swap_case(arg_str(&a, 0)))
+        s(swap_case(arg_str(a, 0)))
     });
-    def(t, "shuffle", &[Str], None, |_, a| {
-        s(shuffle(arg_str(&a, 0)))
-    });
+    def(t, "shuffle", &[Str], None, |_, a| s(shuffle(arg_str(a, 0))));
     def(t, "snakecase", &[Str], None, |_, a| {
-        s(to_lower_words(arg_str(&a, 0), '_'))
+        s(to_lower_words(arg_str(a, 0), '_'))
     });
     def(t, "kebabcase", &[Str], None, |_, a| {
-        s(to_lower_words(arg_str(&a, 0), '-'))
+        s(to_lower_words(arg_str(a, 0), '-'))
     });
     def(t, "camelcase", &[Str], None, |_, a| {
-        s(pascal_case(arg_str(&a, 0)))
+        s(pascal_case(arg_str(a, 0)))
     });
     def(t, "wrap", &[Int, Str], None, |_, a| {
-        s(wrap_custom(arg_str(&a, 1), arg_int(&a, 0), "", false))
+        s(wrap_custom(arg_str(a, 1), arg_int(a, 0), "", false))
     });
     def(t, "wrapWith", &[Int, Str, Str], None, |c, a| {
-        let out = wrap_custom(arg_str(&a, 2), arg_int(&a, 0), arg_str(&a, 1), true);
+        let out = wrap_custom(arg_str(a, 2), arg_int(a, 0), arg_str(a, 1), true);
         sized(c, out)
     });
     def(t, "contains", &[Str, Str], None, |_, a| {
-        Ok(Value::Bool(arg_str(&a, 1).contains(arg_str(&a, 0))))
+        Ok(Value::Bool(arg_str(a, 1).contains(arg_str(a, 0))))
     });
     def(t, "hasPrefix", &[Str, Str], None, |_, a| {
-        Ok(Value::Bool(arg_str(&a, 1).starts_with(arg_str(&a, 0))))
+        Ok(Value::Bool(arg_str(a, 1).starts_with(arg_str(a, 0))))
     });
     def(t, "hasSuffix", &[Str, Str], None, |_, a| {
-        Ok(Value::Bool(arg_str(&a, 1).ends_with(arg_str(&a, 0))))
+        Ok(Value::Bool(arg_str(a, 1).ends_with(arg_str(a, 0))))
     });
     def(t, "quote", &[], Some(Any), |_, a| {
-        let parts: Vec<String> = a
-            .iter()
-            .filter(|v| !v.is_nil())
-            .map(|v| quote(&strval(v)))
-            .collect();
-        s(parts.join(" "))
+        // Built in place: `quote` of one string is most calls, and needs no copies of
+        // its argument or list of parts.
+        let mut out = String::new();
+        for (i, v) in a.iter().filter(|v| !v.is_nil()).enumerate() {
+            let quoted = match v {
+                Value::Str(text) => quote(text),
+                other => quote(&strval(other)),
+            };
+            if i == 0 {
+                out = quoted;
+            } else {
+                out.push(' ');
+                out.push_str(&quoted);
+            }
+        }
+        s(out)
     });
     def(t, "squote", &[], Some(Any), |_, a| {
         let parts: Vec<String> = a
@@ -159,44 +165,40 @@ pub(crate) fn register(t: &mut Table) {
         s(parts.join(" "))
     });
     def(t, "indent", &[Int, Str], None, |c, a| {
-        let out = indent(c, arg_int(&a, 0), arg_str(&a, 1))?;
+        let out = indent(c, arg_int(a, 0), arg_str(a, 1))?;
         sized(c, out)
     });
     def(t, "nindent", &[Int, Str], None, |c, a| {
-        let out = format!("\n{}", indent(c, arg_int(&a, 0), arg_str(&a, 1))?);
+        let out = format!("\n{}", indent(c, arg_int(a, 0), arg_str(a, 1))?);
         sized(c, out)
     });
     def(t, "replace", &[Str, Str, Str], None, |c, a| {
-        let (old, new, src) = (arg_str(&a, 0), arg_str(&a, 1), arg_str(&a, 2));
+        let (old, new, src) = (arg_str(a, 0), arg_str(a, 1), arg_str(a, 2));
         let out = go_replace(c, src, old, new)?;
         sized(c, out)
     });
     def(t, "plural", &[Str, Str, Int], None, |_, a| {
-        s(if arg_int(&a, 2) == 1 {
-            arg_str(&a, 0)
+        s(if arg_int(a, 2) == 1 {
+            arg_str(a, 0)
         } else {
-            arg_str(&a, 1)
+            arg_str(a, 1)
         })
     });
     def(t, "toString", &[Any], None, |_, a| {
         s(a.first().map(strval).unwrap_or_default())
     });
     def(t, "split", &[Str, Str], None, |_, a| {
-        Ok(parts_map(go_split(arg_str(&a, 1), arg_str(&a, 0), -1)))
+        Ok(parts_map(go_split(arg_str(a, 1), arg_str(a, 0), -1)))
     });
     def(t, "splitn", &[Str, Int, Str], None, |_, a| {
         Ok(parts_map(go_split(
-            arg_str(&a, 2),
-            arg_str(&a, 0),
-            arg_int(&a, 1),
+            arg_str(a, 2),
+            arg_str(a, 0),
+            arg_int(a, 1),
         )))
     });
     def(t, "splitList", &[Str, Str], None, |_, a| {
-        Ok(Value::str_list(go_split(
-            arg_str(&a, 1),
-            arg_str(&a, 0),
-            -1,
-        )))
+        Ok(Value::str_list(go_split(arg_str(a, 1), arg_str(a, 0), -1)))
     });
     def(t, "toStrings", &[Any], None, |_, a| {
         let v = a.first().unwrap_or(&Value::Nil);
@@ -208,7 +210,7 @@ pub(crate) fn register(t: &mut Table) {
     });
     def(t, "join", &[Str, Any], None, |c, a| {
         let parts = strslice(a.get(1).unwrap_or(&Value::Nil));
-        let out = parts.join(arg_str(&a, 0));
+        let out = parts.join(arg_str(a, 0));
         sized(c, out)
     });
     def(t, "sortAlpha", &[Any], None, |_, a| {
@@ -279,9 +281,27 @@ fn go_replace(c: &Ctx, src: &str, old: &str, new: &str) -> Result<String, FnErro
         }
         return Ok(out);
     }
-    let n = src.matches(old).count() as u128;
-    c.check_size(src.len() as u128 + n * new.len() as u128)?;
-    Ok(src.replace(old, new))
+    // A one-character pattern (the usual `replace "+" "_"`) is searched as a `char`,
+    // which skips setting up a substring searcher; the matches are the same.
+    let mut chars = old.chars();
+    let single = match (chars.next(), chars.next()) {
+        (Some(ch), None) => Some(ch),
+        _ => None,
+    };
+    // Counting the matches only matters when the result might go over the bound (the
+    // error names the size); with as many matches as `src` has room for, it fits.
+    let most = src.len() as u128 + (src.len() / old.len()) as u128 * new.len() as u128;
+    if !c.fits(most) {
+        let n = match single {
+            Some(ch) => src.matches(ch).count(),
+            None => src.matches(old).count(),
+        };
+        c.check_size(src.len() as u128 + n as u128 * new.len() as u128)?;
+    }
+    Ok(match single {
+        Some(ch) => src.replace(ch, new),
+        None => src.replace(old, new),
+    })
 }
 
 fn indent(c: &Ctx, spaces: i64, v: &str) -> Result<String, FnError> {
@@ -749,5 +769,37 @@ mod tests {
             "one\ntwo\nthree"
         );
         assert_eq!(abbreviate("Now is the time", 0, 10), "Now is ...");
+    }
+
+    #[test]
+    fn replace_is_bounded_by_its_counted_size() {
+        let c = Ctx {
+            limits: crate::Limits {
+                max_output_bytes: 20,
+                max_steps: 10,
+                ..Default::default()
+            },
+        };
+        let limit = |r: Result<String, FnError>| match r {
+            Err(FnError::Limit(m)) => m,
+            other => format!("{other:?}"),
+        };
+        // Could grow past 20 but does not: only the real matches count.
+        assert_eq!(
+            go_replace(&c, "axxxxxxxxx", "a", "bbb").ok().as_deref(),
+            Some("bbbxxxxxxxxx")
+        );
+        assert_eq!(
+            go_replace(&c, "abxxxxxxxx", "ab", "cccc").ok().as_deref(),
+            Some("ccccxxxxxxxx")
+        );
+        assert_eq!(
+            limit(go_replace(&c, "aaaaxxxxxx", "a", "bbb")),
+            "result of 22 bytes or elements exceeds the evaluation limit"
+        );
+        assert_eq!(
+            limit(go_replace(&c, "ababxxxxxx", "ab", "ccccccc")),
+            "result of 24 bytes or elements exceeds the evaluation limit"
+        );
     }
 }

@@ -193,7 +193,7 @@ impl Url {
 pub(crate) fn register(t: &mut Table) {
     def(t, "urlParse", &[Str], None, |_, a| {
         let u =
-            parse(arg_str(&a, 0)).map_err(|e| FnError::Go(format!("unable to parse url: {e}")))?;
+            parse(arg_str(a, 0)).map_err(|e| FnError::Go(format!("unable to parse url: {e}")))?;
         let mut m = BTreeMap::new();
         let mut put = |k: &str, v: String| {
             m.insert(k.to_string(), Value::str(v));
