@@ -285,11 +285,11 @@ impl Wire {
 fn decode_class_at(value: Value) -> Result<ClusterClass, ClassProblems> {
     match Wire::of(value.api_version()).map_err(|e| ClassProblems::Fields(vec![e]))? {
         Wire::V1Beta1 => {
-            let wire = decode_at::<v1beta1::ClusterClass>(value).map_err(ClassProblems::Decode)?;
+            let wire = decode_at::<v1beta1::ClusterClass>(&value).map_err(ClassProblems::Decode)?;
             ClusterClass::from_v1beta1(&wire).map_err(ClassProblems::Fields)
         }
         Wire::V1Beta2 => {
-            let wire = decode_at::<v1beta2::ClusterClass>(value).map_err(ClassProblems::Decode)?;
+            let wire = decode_at::<v1beta2::ClusterClass>(&value).map_err(ClassProblems::Decode)?;
             Ok(ClusterClass::from_v1beta2(&wire))
         }
     }
@@ -307,11 +307,11 @@ enum ClassProblems {
 fn decode_cluster_at(value: Value) -> Result<Cluster, (String, String)> {
     match Wire::of(value.api_version()).map_err(|e| (e.path.clone(), e.to_string()))? {
         Wire::V1Beta1 => {
-            let wire = decode_at::<v1beta1::Cluster>(value.clone())?;
+            let wire = decode_at::<v1beta1::Cluster>(&value)?;
             Ok(Cluster::from_v1beta1(&wire, value))
         }
         Wire::V1Beta2 => {
-            let wire = decode_at::<v1beta2::Cluster>(value.clone())?;
+            let wire = decode_at::<v1beta2::Cluster>(&value)?;
             Ok(Cluster::from_v1beta2(&wire, value))
         }
     }
@@ -333,7 +333,9 @@ pub fn decode_cluster_class(value: Value) -> Result<ClusterClass, Vec<String>> {
 }
 
 /// [`decode`], with the failing field's path apart (empty for the document itself).
-fn decode_at<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
+/// Reads `value` as `T` (from a reference: the caller keeps the document, and a
+/// copy of the whole tree first would cost more than the strings `T` copies).
+fn decode_at<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {

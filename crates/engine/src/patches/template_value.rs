@@ -18,12 +18,15 @@ pub struct TemplateCache {
 
 impl TemplateCache {
     fn get(&mut self, text: &str) -> Result<&Template, String> {
+        // Looked up by reference first: the text is copied only when it is new.
+        if !self.parsed.contains_key(text) {
+            let parsed = crate::template_cache::parse("tpl", text, &Options::patch())
+                .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)));
+            self.parsed.insert(text.to_string(), parsed);
+        }
         self.parsed
-            .entry(text.to_string())
-            .or_insert_with(|| {
-                crate::template_cache::parse("tpl", text, &Options::patch())
-                    .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)))
-            })
+            .get(text)
+            .ok_or_else(|| format!("failed to parse template: {}", quote(text)))?
             .as_ref()
             .map_err(Clone::clone)
     }

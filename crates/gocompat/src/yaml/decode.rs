@@ -269,6 +269,14 @@ fn scalar(value: &str, tag: &str, implicit: bool) -> Result<Go, String> {
     Ok(resolved)
 }
 
+/// An untagged plain scalar's value, as [`scalar`] gives it.
+pub(super) fn plain_scalar(text: &str) -> Go {
+    match resolve_text("", text) {
+        (TIMESTAMP, _) => Go::Str(text.to_string()),
+        (_, value) => value,
+    }
+}
+
 /// Go's `base64.StdEncoding`: padding required, stray bits in the last byte allowed.
 const GO_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
     &base64::alphabet::STANDARD,

@@ -38,6 +38,17 @@ pub(super) const MAX_DEPTH: usize = 1000;
 /// Reads rendered output as Kubernetes' YAML reader does: empty output is `null`; the
 /// error is the text `sigs.k8s.io/yaml` gives.
 pub fn yaml_to_json(text: &str) -> Result<Value, String> {
+    // Most template output is one plain word (a version, an image, a number): its
+    // value is the scalar's resolution alone, with no document to compose.
+    if is_simple_plain_scalar(text) {
+        let go = decode::plain_scalar(text);
+        return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
+    }
+    read_json(text)
+}
+
+/// [`yaml_to_json`] by composing the document.
+fn read_json(text: &str) -> Result<Value, String> {
     let read = || -> Result<Value, String> {
         let doc = read_document(text)?;
         let go = match doc.root {
@@ -47,6 +58,34 @@ pub fn yaml_to_json(text: &str) -> Result<Value, String> {
         json::to_json(&go)
     };
     read().map_err(|e| format!("{CONVERTING}{e}"))
+}
+
+/// Whether `text` is a document holding one plain scalar and nothing else, in the
+/// narrowest sense that needs no parser to see: ASCII letters, digits and `._/+=~@,-`,
+/// with `:` only inside a word; no spaces, no line breaks, no indicator that could
+/// start anything else (`-` and `+` only before a digit or `.`).
+fn is_simple_plain_scalar(text: &str) -> bool {
+    let b = text.as_bytes();
+    let Some(&first) = b.first() else {
+        return false;
+    };
+    // `...` ends a document: what follows it is no scalar.
+    if text.starts_with("...") {
+        return false;
+    }
+    let starts_well = first.is_ascii_alphanumeric()
+        || matches!(first, b'.' | b'/' | b'~')
+        || (matches!(first, b'-' | b'+')
+            && b.get(1).is_some_and(|c| c.is_ascii_digit() || *c == b'.'));
+    starts_well
+        && b.iter().enumerate().all(|(i, c)| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'.' | b'_' | b'/' | b'+' | b'=' | b'~' | b'@' | b',' | b'-'
+                )
+                || (*c == b':' && b.get(i + 1).is_some_and(|n| n.is_ascii_alphanumeric()))
+        })
 }
 
 // ---------------------------------------------------------------------------------
@@ -586,5 +625,54 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn simple_scalars_read_as_the_document_reader_reads_them() {
+        for text in [
+            "kindest/node:v1.30.0",
+            "v1.30.0",
+            "1",
+            "-1",
+            "+1",
+            "0x1F",
+            "017",
+            "1_000",
+            "1e3",
+            "1e400",
+            ".5",
+            "-.5",
+            ".inf",
+            "-.Inf",
+            ".nan",
+            "~",
+            "y",
+            "No",
+            "on",
+            "2001-12-14",
+            "2001-12-14t21:59:43.10-05:00",
+            "a,b",
+            "a=b",
+            "a@b",
+            "a:b",
+            "0b101",
+            "-0b1",
+            "abc~",
+            "9223372036854775808",
+            "...",
+            "a_b",
+            "/x/y",
+        ] {
+            assert_eq!(yaml_to_json(text), read_json(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_fast_path_agrees_with_the_document_reader(
+            text in "[-+.~/a-zA-Z0-9_:=@,]{1,12}"
+        ) {
+            proptest::prop_assert_eq!(yaml_to_json(&text), read_json(&text));
+        }
     }
 }
