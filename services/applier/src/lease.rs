@@ -1,6 +1,7 @@
 //! Leases: exactly one holder of a name at a time, until it stops renewing. The
 //! watchers of a management cluster run only in the applier process holding its lease;
-//! a standby takes over when the lease lapses.
+//! a standby takes over when the lease lapses. Holders also say they are alive
+//! ([`Lease::members`]), so each can keep to its share of the leases.
 
 use std::future::Future;
 use std::time::Duration;
@@ -19,6 +20,24 @@ pub trait Lease: Send + Sync + 'static {
 
     /// Gives `name` up if `holder` holds it (a clean shutdown hands over at once).
     fn release(&self, name: &str, holder: &str) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Says `holder` is alive for `ttl` and returns how many holders are (itself
+    /// included): what the watch leases are shared out among. One process alone by
+    /// default.
+    fn members(
+        &self,
+        holder: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<usize, String>> + Send {
+        let _ = (holder, ttl);
+        async { Ok(1) }
+    }
+
+    /// Says `holder` is gone (a clean shutdown), so the others' shares grow at once.
+    fn leave(&self, holder: &str) -> impl Future<Output = Result<(), String>> + Send {
+        let _ = holder;
+        async { Ok(()) }
+    }
 }
 
 /// One process: every lease is always held.
@@ -53,6 +72,21 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
+";
+
+/// Holders alive: a sorted set scored by when each one's word expires (the server's
+/// clock, so holders' clocks need not agree). The set itself never expires: holders
+/// with different times share it, and expired names are dropped on every call.
+const MEMBERS: &str = r"
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZADD', KEYS[1], ms + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ms)
+return redis.call('ZCARD', KEYS[1])
+";
+
+const LEAVE: &str = r"
+return redis.call('ZREM', KEYS[1], ARGV[1])
 ";
 
 /// Leases in Redis (a single server, or a Redis Cluster: each lease is one key).
@@ -101,6 +135,23 @@ impl Lease for RedisLease {
 
     async fn release(&self, name: &str, holder: &str) -> Result<(), String> {
         self.run(RELEASE, name, &[holder.to_string()])
+            .await
+            .map(|_| ())
+    }
+
+    async fn members(&self, holder: &str, ttl: Duration) -> Result<usize, String> {
+        let n = self
+            .run(
+                MEMBERS,
+                "members",
+                &[holder.to_string(), ttl.as_millis().to_string()],
+            )
+            .await?;
+        Ok(usize::try_from(n).unwrap_or(1).max(1))
+    }
+
+    async fn leave(&self, holder: &str) -> Result<(), String> {
+        self.run(LEAVE, "members", &[holder.to_string()])
             .await
             .map(|_| ())
     }

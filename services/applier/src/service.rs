@@ -106,6 +106,7 @@ pub async fn run<Q: Queue, L: Lease>(
             metrics: metrics.clone(),
             config: config.watch.clone(),
             extensions: Some(extensions.clone()),
+            shares: Default::default(),
         }),
         shutdown.clone(),
     ));

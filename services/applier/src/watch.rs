@@ -4,6 +4,11 @@
 //! of every known Cluster. Exactly one process watches a management cluster at a time:
 //! the one holding its lease; the others stand by and take over when it lapses.
 //!
+//! The leases are shared out: each process counts the appliers alive
+//! ([`Lease::members`]) and takes no more than its share of the management clusters
+//! (rounded up); one holding more than its share, as the first applier up does until
+//! the others arrive, gives the extra leases up at its next renewals.
+//!
 //! The holder also acts as Cluster API's ExtensionConfig controller and the part of its
 //! ClusterClass controller that follows ExtensionConfigs: a changed ExtensionConfig is
 //! discovered at once, the classes calling it are reconciled again (their variables
@@ -11,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -77,6 +83,60 @@ pub struct Watchers<Q, L> {
     pub config: WatchConfig,
     /// Runtime SDK: ExtensionConfigs are watched and discovered when they change.
     pub extensions: Option<Arc<RuntimeExtensions>>,
+    /// This process's share of the leases.
+    pub shares: Shares,
+}
+
+/// How many watch leases this process holds, and how many appliers share them.
+#[derive(Debug)]
+pub struct Shares {
+    held: std::sync::atomic::AtomicUsize,
+    members: std::sync::atomic::AtomicUsize,
+}
+
+impl Default for Shares {
+    fn default() -> Self {
+        Shares {
+            held: std::sync::atomic::AtomicUsize::new(0),
+            members: std::sync::atomic::AtomicUsize::new(1),
+        }
+    }
+}
+
+impl Shares {
+    /// How many of `total` leases this process may hold.
+    fn fair(&self, total: usize) -> usize {
+        total.div_ceil(self.members.load(Ordering::Relaxed).max(1))
+    }
+
+    /// How many it holds.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Whether another lease may be taken.
+    fn may_take(&self, total: usize) -> bool {
+        self.held() < self.fair(total)
+    }
+
+    /// Counts one lease given up to keep to the share; false when none is over it.
+    fn shed_one(&self, total: usize) -> bool {
+        let fair = self.fair(total);
+        self.held
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| {
+                (h > fair).then(|| h - 1)
+            })
+            .is_ok()
+    }
+}
+
+/// Why a watch ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// The lease was lost, or the loop stopped: counted off by the caller.
+    Stopped,
+    /// The lease was given up to keep to the share (already counted off).
+    Shed,
 }
 
 /// One management cluster's supervisor, and the switch that stops it.
@@ -95,6 +155,23 @@ pub async fn run<Q: Queue, L: Lease>(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut supervisors: BTreeMap<String, Supervisor> = BTreeMap::new();
+    let heartbeat = {
+        let watchers = watchers.clone();
+        let mut shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let ttl = watchers.config.lease_ttl;
+            loop {
+                match watchers.lease.members(&watchers.holder, ttl).await {
+                    Ok(n) => watchers.shares.members.store(n, Ordering::Relaxed),
+                    Err(e) => tracing::warn!(error = %e, "applier membership not renewed"),
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(ttl / 3) => {}
+                    _ = shutdown.changed() => return,
+                }
+            }
+        })
+    };
     loop {
         let names: BTreeSet<String> = watchers.registry.names().into_iter().collect();
         supervisors.retain(|name, supervisor| {
@@ -123,6 +200,10 @@ pub async fn run<Q: Queue, L: Lease>(
     }
     for supervisor in supervisors.values() {
         let _ = supervisor.stop.send(true);
+    }
+    heartbeat.abort();
+    if let Err(e) = watchers.lease.leave(&watchers.holder).await {
+        tracing::warn!(error = %e, "applier membership not given up");
     }
     // One deadline for all of them, not 5 s per management cluster.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -167,11 +248,33 @@ async fn supervise<Q: Queue, L: Lease>(
             let _ = watchers.lease.release(&name, &watchers.holder).await;
             return;
         }
+        let total = watchers.registry.names().len();
+        if !watchers.shares.may_take(total) {
+            tokio::select! {
+                _ = tokio::time::sleep(ttl / 3) => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
         match watchers.lease.hold(&name, &watchers.holder, ttl).await {
             Ok(true) => {
+                watchers.shares.held.fetch_add(1, Ordering::SeqCst);
                 tracing::info!(%management_cluster, holder = %watchers.holder, "watching");
-                watch_while_held(&watchers, &management_cluster, &mut shutdown).await;
-                tracing::info!(%management_cluster, holder = %watchers.holder, "stopped watching");
+                let ended = watch_while_held(&watchers, &management_cluster, &mut shutdown).await;
+                if ended == Ended::Stopped {
+                    watchers.shares.held.fetch_sub(1, Ordering::SeqCst);
+                }
+                tracing::info!(%management_cluster, holder = %watchers.holder, ?ended, "stopped watching");
+                if ended == Ended::Shed {
+                    let _ = watchers.lease.release(&name, &watchers.holder).await;
+                    // Another applier takes it from here; trying again at once would
+                    // race it for the lease just given up.
+                    tokio::select! {
+                        _ = tokio::time::sleep(ttl) => {}
+                        _ = shutdown.changed() => {}
+                    }
+                    continue;
+                }
                 // The watch loop saw the shutdown and consumed its notification: waiting
                 // for another one below would sleep out the shutdown deadline and leave
                 // the lease held until it expires.
@@ -244,10 +347,11 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     watchers: &Watchers<Q, L>,
     management_cluster: &str,
     shutdown: &mut watch::Receiver<bool>,
-) {
+) -> Ended {
     let Some(api) = watchers.registry.get(management_cluster) else {
-        return;
+        return Ended::Stopped;
     };
+    let mut ended = Ended::Stopped;
     let (tx, mut rx) = mpsc::channel::<Change>(1024);
     let mut tasks = WatchTasks::default();
     let watch_errors = watchers
@@ -377,6 +481,10 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                 }
             }
             _ = renew.tick() => {
+                if watchers.shares.shed_one(watchers.registry.names().len()) {
+                    ended = Ended::Shed;
+                    break;
+                }
                 match watchers.lease.hold(&name, &watchers.holder, ttl).await {
                     Ok(true) => {}
                     Ok(false) => { tracing::warn!(management_cluster, "watch lease lost"); break; }
@@ -393,6 +501,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     let _ = to_queue.send(pending.due(Instant::now(), Duration::ZERO, Duration::ZERO));
     drop(to_queue);
     let _ = enqueuer.await;
+    ended
 }
 
 fn is_extension_config(object: &Value) -> bool {
@@ -737,6 +846,7 @@ mod tests {
                 ..WatchConfig::default()
             },
             extensions: None,
+            shares: Shares::default(),
         });
         let (stop, stopped) = watch::channel(false);
         let running = tokio::spawn(run(watchers, stopped));
@@ -763,6 +873,116 @@ mod tests {
             "still held: {:?}",
             lease.held.lock().unwrap()
         );
+    }
+
+    /// A lease store shared by several appliers in one test: leases by name with their
+    /// holder, and the holders alive.
+    #[derive(Default)]
+    struct SharedLeases {
+        leases: std::sync::Mutex<BTreeMap<String, String>>,
+        members: std::sync::Mutex<BTreeSet<String>>,
+    }
+
+    impl SharedLeases {
+        fn held_by(&self, holder: &str) -> usize {
+            self.leases
+                .lock()
+                .unwrap()
+                .values()
+                .filter(|h| *h == holder)
+                .count()
+        }
+    }
+
+    impl Lease for Arc<SharedLeases> {
+        async fn hold(&self, name: &str, holder: &str, _: Duration) -> Result<bool, String> {
+            let mut leases = self.leases.lock().unwrap();
+            let owner = leases
+                .entry(name.to_string())
+                .or_insert_with(|| holder.to_string());
+            Ok(owner == holder)
+        }
+        async fn release(&self, name: &str, holder: &str) -> Result<(), String> {
+            let mut leases = self.leases.lock().unwrap();
+            if leases.get(name).is_some_and(|h| h == holder) {
+                leases.remove(name);
+            }
+            Ok(())
+        }
+        async fn members(&self, holder: &str, _: Duration) -> Result<usize, String> {
+            let mut members = self.members.lock().unwrap();
+            members.insert(holder.to_string());
+            Ok(members.len())
+        }
+        async fn leave(&self, holder: &str) -> Result<(), String> {
+            self.members.lock().unwrap().remove(holder);
+            Ok(())
+        }
+    }
+
+    /// The first applier up takes every watch lease; a second one arriving gets half of
+    /// them, the first giving up what is over its share.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watch_leases_are_shared_out_among_the_appliers() {
+        let mut clusters = Vec::new();
+        let mut servers = Vec::new();
+        for i in 0..4 {
+            let server = topograph_kube::Server::start(topograph_kube::Config {
+                seed: topograph_management::crds::cluster_api(),
+                ..topograph_kube::Config::default()
+            })
+            .await
+            .unwrap();
+            let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+                .await
+                .unwrap();
+            clusters.push((format!("mgmt-{i}"), Arc::new(api)));
+            servers.push(server);
+        }
+        let registry = Arc::new(Registry::fixed(clusters));
+        let store = Arc::new(SharedLeases::default());
+        let applier = |holder: &str| {
+            Arc::new(Watchers {
+                queue: Arc::new(MemoryQueue::new(QueueConfig::default())),
+                lease: Arc::new(store.clone()),
+                holder: holder.to_string(),
+                registry: registry.clone(),
+                metrics: Arc::new(Metrics::default()),
+                config: WatchConfig {
+                    lease_ttl: Duration::from_millis(900),
+                    ..WatchConfig::default()
+                },
+                extensions: None,
+                shares: Shares::default(),
+            })
+        };
+        let wait = async |what: &str, check: &dyn Fn() -> bool| {
+            let started = Instant::now();
+            while !check() {
+                assert!(started.elapsed() < Duration::from_secs(15), "{what}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        let (stop, stopped) = watch::channel(false);
+        let first = tokio::spawn(run(applier("applier-a"), stopped.clone()));
+        wait("the first applier takes all four", &|| {
+            store.held_by("applier-a") == 4
+        })
+        .await;
+        let second = tokio::spawn(run(applier("applier-b"), stopped));
+        wait("two each", &|| {
+            store.held_by("applier-a") == 2 && store.held_by("applier-b") == 2
+        })
+        .await;
+        // And it stays so.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(store.held_by("applier-a"), 2);
+        assert_eq!(store.held_by("applier-b"), 2);
+        stop.send(true).unwrap();
+        first.await.unwrap();
+        second.await.unwrap();
+        assert!(store.leases.lock().unwrap().is_empty());
+        assert!(store.members.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -18,7 +18,10 @@ struct Redis {
 
 impl Redis {
     fn start() -> Redis {
-        let dir = std::env::temp_dir().join(format!("topograph-lease-{}", std::process::id()));
+        // One server per test: tests of this file run at once in one process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("topograph-lease-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let child = Command::new("redis-server")
             .args(["--port", "0", "--save", "", "--unixsocket"])
@@ -93,4 +96,23 @@ async fn leases_on_the_queue_connection_have_one_holder_until_released_or_expire
         .await
         .expect("GET on the queue's connection");
     assert_eq!(holder.as_deref(), Some("b"));
+}
+
+#[tokio::test]
+async fn appliers_alive_are_counted_until_they_leave_or_stop_saying_so() {
+    let redis = Redis::start();
+    let queue = redis.queue("fleet").await;
+    let lease = RedisLease::new(queue.connection(), "fleet");
+    let ttl = Duration::from_secs(30);
+
+    assert_eq!(lease.members("a", ttl).await, Ok(1));
+    assert_eq!(lease.members("b", ttl).await, Ok(2));
+    assert_eq!(lease.members("a", ttl).await, Ok(2), "a again is still a");
+    // One that stops saying so is not counted after its time.
+    assert_eq!(lease.members("c", Duration::from_millis(100)).await, Ok(3));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(lease.members("a", ttl).await, Ok(2), "c expired");
+    // One that leaves is not counted at once.
+    assert_eq!(lease.leave("b").await, Ok(()));
+    assert_eq!(lease.members("a", ttl).await, Ok(1));
 }
