@@ -98,3 +98,42 @@ fn loadgen_drives_the_render_service_and_the_gateway() {
     }
     drop(lines);
 }
+
+/// `loadgen fleet` starts a whole fleet (redis-server, topograph-kube servers with
+/// simulated providers, the render service, appliers), creates the Clusters and waits
+/// for all of them: a small one here, with the line every field of the report in it.
+#[test]
+fn loadgen_fleet_starts_a_fleet_and_reports_its_convergence() {
+    let report = loadgen(&[
+        "fleet",
+        "-f",
+        "examples/quick-start/clusterclass.yaml",
+        "-f",
+        "examples/quick-start/cluster.yaml",
+        "--management-clusters",
+        "2",
+        "--clusters",
+        "3",
+        "--appliers",
+        "2",
+        "--workers",
+        "2",
+        "--timeout",
+        "120",
+    ]);
+    assert_eq!(report["clusters"], 6, "{report}");
+    assert!(
+        report["clusters_per_second"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    for process in ["redis", "render", "applier-0", "applier-1"] {
+        assert!(
+            report["processes"][process]["peak_rss_mb"]
+                .as_f64()
+                .unwrap()
+                > 0.0,
+            "{report}"
+        );
+    }
+    assert_eq!(report["processes"]["kube"]["processes"], 2, "{report}");
+}

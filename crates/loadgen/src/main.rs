@@ -11,11 +11,17 @@
 //! an annotation that changes every time (so every Apply is admitted, written and
 //! queued); `get` reads the Cluster with its owned objects; `list` lists a page of the
 //! namespace's Clusters.
+//!
+//! `loadgen fleet -f class.yaml -f cluster.yaml --management-clusters 10 --clusters
+//! 1000` starts a whole fleet cold and times it until every Cluster converged
+//! ([`fleet`]).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
+
+mod fleet;
 use serde_json::Value;
 use tonic::transport::{Channel, Endpoint};
 use topograph_api::load::parse_documents;
@@ -36,6 +42,8 @@ enum Command {
     Render(RenderArgs),
     /// Send gateway requests.
     Gateway(GatewayArgs),
+    /// Start a fleet cold and time it until every Cluster converged.
+    Fleet(fleet::FleetArgs),
 }
 
 /// What the gateway clients send.
@@ -459,6 +467,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => runtime.block_on(render(args)),
         Command::Gateway(args) => runtime.block_on(gateway(args)),
+        Command::Fleet(args) => runtime.block_on(fleet::fleet(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

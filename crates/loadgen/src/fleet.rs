@@ -1,0 +1,369 @@
+//! `loadgen fleet`: the whole fleet started cold on this machine and timed until every
+//! Cluster converged. It starts `redis-server`, `--management-clusters` topograph-kube
+//! servers with simulated providers, one render service and `--appliers` appliers of
+//! `--workers` workers (the binaries beside this one), seeds every management cluster
+//! with Cluster API's CRDs and the class of the files, then creates `--clusters` copies
+//! of the files' Cluster in each and waits until all report `TopologyReconciled` True
+//! for their generation. One JSON line: Clusters, seconds, Clusters per second, and per
+//! process its CPU seconds and peak RSS (from `/proc`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::{Value, json};
+use topograph_api::object::ObjectExt;
+use topograph_management::{ManagementCluster, crds};
+
+/// Arguments of `loadgen fleet`.
+#[derive(Args, Debug)]
+pub struct FleetArgs {
+    /// YAML or JSON files with the ClusterClass, its templates and one Cluster.
+    #[arg(short = 'f', long = "filename", required = true)]
+    files: Vec<String>,
+    /// How many management clusters (topograph-kube processes).
+    #[arg(long, default_value_t = 10)]
+    management_clusters: usize,
+    /// Copies of the Cluster in each management cluster.
+    #[arg(long, default_value_t = 1000)]
+    clusters: usize,
+    /// Applier processes.
+    #[arg(long, default_value_t = 2)]
+    appliers: usize,
+    /// Workers per applier.
+    #[arg(long, default_value_t = 8)]
+    workers: usize,
+    /// How long the simulated providers take to react, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    provider_delay_ms: u64,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 1800)]
+    timeout: u64,
+}
+
+/// A child process killed when dropped.
+struct Proc {
+    name: String,
+    child: Child,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Proc {
+    /// CPU seconds (user + system) and peak RSS in MiB, read from `/proc`.
+    fn usage(&self) -> (f64, f64) {
+        let pid = self.child.id();
+        let cpu = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                // Fields after the command name (which may hold spaces) start at ')'.
+                let rest = stat.rsplit_once(')')?.1;
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let utime: f64 = fields.get(11)?.parse().ok()?;
+                let stime: f64 = fields.get(12)?.parse().ok()?;
+                Some((utime + stime) / clock_ticks())
+            })
+            .unwrap_or(0.0);
+        let rss = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|status| {
+                let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+                let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+                Some(kib / 1024.0)
+            })
+            .unwrap_or(0.0);
+        (cpu, rss)
+    }
+}
+
+/// Linux's `USER_HZ`, which `/proc/<pid>/stat` counts in: 100 on every architecture
+/// Linux runs on today.
+fn clock_ticks() -> f64 {
+    100.0
+}
+
+fn sibling(name: &str) -> Result<PathBuf, String> {
+    let me = std::env::current_exe().map_err(|e| format!("locating loadgen: {e}"))?;
+    let path = me
+        .parent()
+        .map(|d| d.join(name))
+        .ok_or_else(|| format!("no directory beside {}", me.display()))?;
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} not found beside loadgen (build it: cargo build --release -p {name})",
+            path.display()
+        ))
+    }
+}
+
+fn spawn(name: &str, command: &mut Command, log: &Path) -> Result<Proc, String> {
+    let log = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("starting {name}: {e}"))?;
+    Ok(Proc {
+        name: name.to_string(),
+        child,
+    })
+}
+
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("finding a free port: {e}"))
+}
+
+async fn wait_for_port(port: u16, what: &str) -> Result<(), String> {
+    let started = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{what} did not listen on {port}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// Starts one topograph-kube; returns it and its management cluster client, its
+/// kubeconfig published in `dir` as `<name>.kubeconfig` for the appliers.
+async fn management_cluster(
+    binary: &Path,
+    dir: &Path,
+    name: &str,
+    provider_delay_ms: u64,
+) -> Result<(Proc, ManagementCluster), String> {
+    use std::io::BufRead;
+    let partial = dir.join(format!("{name}.kubeconfig.tmp"));
+    let mut child = Command::new(binary)
+        .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
+        .args(["--provider-delay-ms", &provider_delay_ms.to_string()])
+        .arg("--kubeconfig-out")
+        .arg(&partial)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("starting topograph-kube: {e}"))?;
+    let mut url = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = std::io::BufReader::new(stdout).read_line(&mut url);
+    }
+    let process = Proc {
+        name: format!("kube-{name}"),
+        child,
+    };
+    let kubeconfig = std::fs::read_to_string(&partial)
+        .map_err(|e| format!("{name}: its kubeconfig ({url:?}): {e}"))?;
+    let api = ManagementCluster::from_kubeconfig_yaml(&kubeconfig)
+        .await
+        .map_err(|e| format!("{name}: {e}"))?;
+    std::fs::rename(&partial, dir.join(format!("{name}.kubeconfig")))
+        .map_err(|e| format!("{name}: {e}"))?;
+    Ok((process, api))
+}
+
+fn converged(cluster: &Value) -> bool {
+    let generation = cluster.at(&["metadata", "generation"]).cloned();
+    cluster
+        .at(&["status", "v1beta2", "conditions"])
+        .or_else(|| cluster.at(&["status", "conditions"]))
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions.iter().any(|c| {
+                c["type"] == "TopologyReconciled"
+                    && c["status"] == "True"
+                    && (c.get("observedGeneration").is_none()
+                        || c.get("observedGeneration").cloned() == generation)
+            })
+        })
+}
+
+/// Runs the fleet and prints its line.
+pub async fn fleet(args: FleetArgs) -> Result<(), String> {
+    let objects = crate::objects(&args.files, "default")?;
+    let (clusters, class): (Vec<Value>, Vec<Value>) =
+        objects.into_iter().partition(|o| o.kind() == "Cluster");
+    let template = clusters
+        .into_iter()
+        .next()
+        .ok_or("the files hold no Cluster")?;
+    let namespace = template.namespace().to_string();
+    let kube = sibling("topograph-kube")?;
+    let render = sibling("topograph-render")?;
+    let applier = sibling("topograph-applier")?;
+    let dir = std::env::temp_dir().join(format!("topograph-fleet-{}", std::process::id()));
+    let kubeconfigs = dir.join("clusters");
+    std::fs::create_dir_all(&kubeconfigs).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut processes: Vec<Proc> = Vec::new();
+
+    let redis_port = free_port()?;
+    processes.push(spawn(
+        "redis",
+        Command::new("redis-server")
+            .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"]),
+        &dir.join("redis.log"),
+    )?);
+    let mut apis = Vec::new();
+    for i in 0..args.management_clusters {
+        let (process, api) = management_cluster(
+            &kube,
+            &kubeconfigs,
+            &format!("mc-{i}"),
+            args.provider_delay_ms,
+        )
+        .await?;
+        processes.push(process);
+        let mut seed = crds::cluster_api();
+        seed.extend(crds::for_objects(&class));
+        seed.push(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        );
+        seed.extend(class.iter().cloned());
+        for object in &seed {
+            let exists = api
+                .get(
+                    object.api_version(),
+                    object.kind(),
+                    object.namespace(),
+                    object.name(),
+                )
+                .await
+                .map_err(|e| format!("seeding mc-{i}: {e}"))?
+                .is_some();
+            if !exists {
+                api.create(object).await.map_err(|e| {
+                    format!("seeding mc-{i}: {} {}: {e}", object.kind(), object.name())
+                })?;
+            }
+        }
+        apis.push(api);
+    }
+    let render_port = free_port()?;
+    processes.push(spawn(
+        "render",
+        Command::new(&render).args(["--listen", &format!("127.0.0.1:{render_port}")]),
+        &dir.join("render.log"),
+    )?);
+    wait_for_port(redis_port, "redis-server").await?;
+    wait_for_port(render_port, "topograph-render").await?;
+    for i in 0..args.appliers {
+        processes.push(spawn(
+            &format!("applier-{i}"),
+            Command::new(&applier)
+                .args(["--redis", &format!("redis://127.0.0.1:{redis_port}")])
+                .args(["--render", &format!("http://127.0.0.1:{render_port}")])
+                .args(["--workers", &args.workers.to_string()])
+                .args(["--name", &format!("applier-{i}")])
+                .arg("--management-clusters")
+                .arg(&kubeconfigs),
+            &dir.join(format!("applier-{i}.log")),
+        )?);
+    }
+
+    // The clock runs from the first create to the last convergence.
+    let started = Instant::now();
+    let mut creators = Vec::new();
+    for api in &apis {
+        let api = api.clone();
+        let template = template.clone();
+        let count = args.clusters;
+        creators.push(tokio::spawn(async move {
+            use futures::StreamExt;
+            futures::stream::iter(0..count)
+                .map(|n| {
+                    let api = api.clone();
+                    let mut cluster = template.clone();
+                    cluster["metadata"]["name"] = json!(format!("c-{n:05}"));
+                    async move { api.create(&cluster).await.map(drop) }
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<_>>()
+                .await
+                .into_iter()
+                .collect::<Result<Vec<()>, _>>()
+                .map_err(|e| e.to_string())
+        }));
+    }
+    for creator in creators {
+        creator
+            .await
+            .map_err(|e| format!("creating Clusters: {e}"))??;
+    }
+    let created = started.elapsed();
+    let total = args.management_clusters * args.clusters;
+    let deadline = started + Duration::from_secs(args.timeout);
+    loop {
+        let mut done = 0;
+        for api in &apis {
+            let listed = api
+                .list("cluster.x-k8s.io/v1beta1", "Cluster", &namespace, &[])
+                .await
+                .map_err(|e| format!("listing Clusters: {e}"))?;
+            done += listed.iter().filter(|c| converged(c)).count();
+        }
+        if done >= total {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{done} of {total} Clusters converged within {} s",
+                args.timeout
+            ));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mut usage = serde_json::Map::new();
+    let mut kube_cpu = 0.0;
+    let mut kube_rss: f64 = 0.0;
+    for process in &processes {
+        let (cpu, rss) = process.usage();
+        if process.name.starts_with("kube-") {
+            kube_cpu += cpu;
+            kube_rss = kube_rss.max(rss);
+        } else {
+            usage.insert(
+                process.name.clone(),
+                json!({"cpu_seconds": round(cpu), "peak_rss_mb": round(rss)}),
+            );
+        }
+    }
+    usage.insert(
+        "kube".into(),
+        json!({"cpu_seconds": round(kube_cpu), "peak_rss_mb_max": round(kube_rss), "processes": args.management_clusters}),
+    );
+    let line = json!({
+        "clusters": total,
+        "management_clusters": args.management_clusters,
+        "appliers": args.appliers,
+        "workers": args.workers,
+        "created_seconds": round(created.as_secs_f64()),
+        "seconds": round(seconds),
+        "clusters_per_second": round(total as f64 / seconds),
+        "processes": usage,
+    });
+    println!("{line}");
+    drop(processes);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
