@@ -103,6 +103,24 @@ pub trait LifecycleHooks: Send + Sync {
     }
 }
 
+/// The labels of `namespace`, which the handlers' namespace selectors match (none for a
+/// namespace that does not exist), as Cluster API's client reads them.
+pub async fn namespace_labels(
+    api: &topograph_management::ManagementCluster,
+    namespace: &str,
+) -> Result<std::collections::BTreeMap<String, String>, HookError> {
+    let object = api
+        .get("v1", "Namespace", "", namespace)
+        .await
+        .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
+    Ok(object
+        .as_ref()
+        .map(|n| n.labels().clone())
+        .unwrap_or_default()
+        .into_iter()
+        .collect())
+}
+
 /// Runtime SDK off: no extensions, no hooks.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoHooks;

@@ -382,17 +382,7 @@ impl RuntimeHooks {
         if let Some(labels) = read {
             return Ok(labels);
         }
-        let object = self
-            .api
-            .get("v1", "Namespace", "", namespace)
-            .await
-            .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
-        let labels: BTreeMap<String, String> = object
-            .as_ref()
-            .map(|n| n.labels().clone())
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+        let labels = topograph_reconcile::hooks::namespace_labels(&self.api, namespace).await?;
         self.entry
             .client
             .registry_mut(|r| r.set_namespace(namespace, labels.clone()));

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand, ValueEnum};
 use topograph_api::load::{self, Bundle, Input, LoadOptions};
-use topograph_api::model::ClusterClass;
+use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::ObjectStore;
 use topograph_engine::admission::Admitted;
 
@@ -50,13 +50,13 @@ pub struct RenderBenchArgs {
     mode: Mode,
 }
 
-/// Renders every Cluster of `bundle` against `store` with the classes admitted once in
-/// `classes`, and encodes the desired objects as JSON; the number rendered, or the first
-/// problem.
-fn render_all_cached(
+/// Hands every Cluster of `bundle` with a topology to `render` with its class, found
+/// among `classes` by `key` (namespace, name); the number rendered, or the first problem.
+fn each_cluster<'c, C>(
     bundle: &Bundle,
-    classes: &[Admitted<ClusterClass>],
-    store: &ObjectStore,
+    classes: &'c [C],
+    key: impl Fn(&C) -> (&str, &str),
+    mut render: impl FnMut(&Cluster, &'c C) -> Result<(), String>,
 ) -> Result<u64, String> {
     let mut n = 0;
     for loaded in &bundle.clusters {
@@ -67,52 +67,51 @@ fn render_all_cached(
         let namespace = topology.class_namespace_or(&cluster.namespace);
         let class = classes
             .iter()
-            .find(|c| c.name == topology.class && c.namespace == namespace)
+            .find(|c| key(c) == (namespace, topology.class.as_str()))
             .ok_or_else(|| {
                 format!(
                     "Cluster {}: its ClusterClass is not among the inputs",
                     cluster.name
                 )
             })?;
-        let rendered = topograph_engine::render_admitting(cluster, class, store)
-            .map_err(|e| format!("Cluster {}: {}", cluster.name, e.messages().join("; ")))?;
-        for object in rendered.desired.objects() {
-            let bytes = serde_json::to_vec(object)
-                .map_err(|e| format!("Cluster {}: encoding: {e}", cluster.name))?;
-            std::hint::black_box(bytes);
-        }
+        render(cluster, class).map_err(|e| format!("Cluster {}: {e}", cluster.name))?;
         n += 1;
     }
     Ok(n)
 }
 
-/// Renders every Cluster of `bundle` against `store`; the number rendered, or the first
-/// problem.
-fn render_all(bundle: &Bundle, store: &ObjectStore) -> Result<u64, String> {
-    let mut n = 0;
-    for loaded in &bundle.clusters {
-        let cluster = &loaded.value;
-        let Some(topology) = &cluster.topology else {
-            continue;
-        };
-        let namespace = topology.class_namespace_or(&cluster.namespace);
-        let class = bundle
-            .cluster_classes
-            .iter()
-            .map(|c| &c.value)
-            .find(|c| c.name == topology.class && c.namespace == namespace)
-            .ok_or_else(|| {
-                format!(
-                    "Cluster {}: its ClusterClass is not among the inputs",
-                    cluster.name
-                )
-            })?;
-        let rendered = topograph_engine::admit_and_render(cluster, class, store)
-            .map_err(|e| format!("Cluster {}: {}", cluster.name, e.messages().join("; ")))?;
-        std::hint::black_box(rendered);
-        n += 1;
+/// Renders every Cluster of `bundle` against `store` with the classes admitted once in
+/// `classes`, and encodes the desired objects as JSON.
+fn render_all_cached(
+    bundle: &Bundle,
+    classes: &[Admitted<ClusterClass>],
+    store: &ObjectStore,
+) -> Result<u64, String> {
+    fn key(c: &Admitted<ClusterClass>) -> (&str, &str) {
+        (&c.namespace, &c.name)
     }
-    Ok(n)
+    each_cluster(bundle, classes, key, |cluster, class| {
+        let rendered = topograph_engine::render_admitting(cluster, class, store)
+            .map_err(|e| e.messages().join("; "))?;
+        for object in rendered.desired.objects() {
+            let bytes = serde_json::to_vec(object).map_err(|e| format!("encoding: {e}"))?;
+            std::hint::black_box(bytes);
+        }
+        Ok(())
+    })
+}
+
+/// Admits each class and renders every Cluster of `bundle` against `store`.
+fn render_all(bundle: &Bundle, store: &ObjectStore) -> Result<u64, String> {
+    fn key(c: &topograph_api::load::Loaded<ClusterClass>) -> (&str, &str) {
+        (&c.value.namespace, &c.value.name)
+    }
+    each_cluster(bundle, &bundle.cluster_classes, key, |cluster, class| {
+        let rendered = topograph_engine::admit_and_render(cluster, &class.value, store)
+            .map_err(|e| e.messages().join("; "))?;
+        std::hint::black_box(rendered);
+        Ok(())
+    })
 }
 
 /// Runs the command.

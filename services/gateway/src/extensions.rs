@@ -22,7 +22,7 @@ use topograph_api::object::ObjectExt;
 use topograph_engine::service::RenderExtensions;
 use topograph_management::ManagementCluster;
 use topograph_reconcile::ReconcileError;
-use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks};
+use topograph_reconcile::hooks::{BoxFuture, Hook, HookAnswer, HookError, LifecycleHooks, NoHooks};
 use topograph_runtime::blocking::BlockingClient;
 use topograph_runtime::client::Client;
 use topograph_runtime::config::ExtensionConfig;
@@ -145,17 +145,22 @@ impl LifecycleHooks for PlanHooks {
         !self.configs.is_empty()
     }
 
-    fn registered<'a>(&'a self, _: Hook, _: &'a Value) -> BoxFuture<'a, Result<bool, HookError>> {
-        Box::pin(async { Ok(false) })
+    // No lifecycle hook is asked: as with Runtime SDK off.
+    fn registered<'a>(
+        &'a self,
+        hook: Hook,
+        cluster: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, HookError>> {
+        NoHooks.registered(hook, cluster)
     }
 
     fn call<'a>(
         &'a self,
-        _: Hook,
-        _: &'a Value,
-        _: Map<String, Value>,
+        hook: Hook,
+        cluster: &'a Value,
+        fields: Map<String, Value>,
     ) -> BoxFuture<'a, Result<HookAnswer, HookError>> {
-        Box::pin(async { Ok(HookAnswer::default()) })
+        NoHooks.call(hook, cluster, fields)
     }
 
     fn render_extensions<'a>(
@@ -168,17 +173,8 @@ impl LifecycleHooks for PlanHooks {
             }
             let mut labels = BTreeMap::new();
             for namespace in namespaces {
-                let object = self
-                    .api
-                    .get("v1", "Namespace", "", namespace)
-                    .await
-                    .map_err(|e| HookError(format!("failed to get Namespace {namespace}: {e}")))?;
-                let found: BTreeMap<String, String> = object
-                    .as_ref()
-                    .map(|n| n.labels().clone())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .collect();
+                let found =
+                    topograph_reconcile::hooks::namespace_labels(&self.api, namespace).await?;
                 self.client
                     .registry_mut(|r| r.set_namespace(namespace, found.clone()));
                 labels.insert(namespace.clone(), found);
