@@ -73,14 +73,21 @@ fn runtime_sdk_gate(error: &FieldError) -> bool {
 /// (its violations carry the rule's text, not the typed errors).
 pub fn with_runtime_sdk(mut verdict: Verdict) -> Verdict {
     verdict.errors.retain(|e| !runtime_sdk_gate(e));
-    let gate = format!(
-        "Forbidden: {}",
-        crate::patches::validate::EXTERNAL_NEEDS_RUNTIME_SDK
-    );
+    verdict.violations.retain(|v| !runtime_sdk_gate_text(v));
     verdict
-        .violations
-        .retain(|v| !v.description.ends_with(&gate));
-    verdict
+}
+
+/// Whether the verdict refuses the class for an external patch: what only Runtime SDK
+/// changes (so a caller asks whether it is on only then).
+pub fn refused_for_runtime_sdk(verdict: &Verdict) -> bool {
+    verdict.violations.iter().any(runtime_sdk_gate_text)
+}
+
+fn runtime_sdk_gate_text(violation: &Violation) -> bool {
+    violation
+        .description
+        .strip_suffix(crate::patches::validate::EXTERNAL_NEEDS_RUNTIME_SDK)
+        .is_some_and(|rest| rest.ends_with("Forbidden: "))
 }
 
 /// One definition of a variable, as a ClusterClass's status lists it.

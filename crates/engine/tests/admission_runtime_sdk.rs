@@ -6,7 +6,9 @@
 
 use serde_json::{Value, json};
 use topograph_api::violation::Violation;
-use topograph_engine::admission::{admit_class_object, admit_cluster_object, with_runtime_sdk};
+use topograph_engine::admission::{
+    admit_class_object, admit_cluster_object, refused_for_runtime_sdk, with_runtime_sdk,
+};
 
 fn class() -> Value {
     json!({
@@ -66,7 +68,10 @@ fn external_patches_are_admitted_with_runtime_sdk_on() {
         .map(|v| v.description.as_str())
         .collect();
     assert_eq!(texts, [GATE]);
-    assert!(with_runtime_sdk(off.clone()).violations.is_empty());
+    assert!(refused_for_runtime_sdk(&off));
+    let on = with_runtime_sdk(off.clone());
+    assert!(on.violations.is_empty());
+    assert!(!refused_for_runtime_sdk(&on));
 
     // A remote engine's verdict has the texts only.
     let mut remote = off;

@@ -815,13 +815,17 @@ mod tests {
         }
     }
 
-    /// A shutdown while watching releases every watch lease at once, well inside the
-    /// shutdown deadline, so another applier can take the watches over immediately.
-    #[tokio::test]
-    async fn a_shutdown_releases_every_watch_lease_at_once() {
+    /// In-memory management clusters serving Cluster API's CRDs, by name, and their
+    /// servers (which stop when dropped).
+    async fn management_clusters(
+        names: &[&str],
+    ) -> (
+        Vec<(String, Arc<ManagementCluster>)>,
+        Vec<topograph_kube::RunningServer>,
+    ) {
         let mut clusters = Vec::new();
         let mut servers = Vec::new();
-        for name in ["mgmt-a", "mgmt-b"] {
+        for name in names {
             let server = topograph_kube::Server::start(topograph_kube::Config {
                 seed: topograph_management::crds::cluster_api(),
                 ..topograph_kube::Config::default()
@@ -834,6 +838,14 @@ mod tests {
             clusters.push((name.to_string(), Arc::new(api)));
             servers.push(server);
         }
+        (clusters, servers)
+    }
+
+    /// A shutdown while watching releases every watch lease at once, well inside the
+    /// shutdown deadline, so another applier can take the watches over immediately.
+    #[tokio::test]
+    async fn a_shutdown_releases_every_watch_lease_at_once() {
+        let (clusters, _servers) = management_clusters(&["mgmt-a", "mgmt-b"]).await;
         let lease = Arc::new(Recorded::default());
         let watchers = Arc::new(Watchers {
             queue: Arc::new(MemoryQueue::new(QueueConfig::default())),
@@ -924,21 +936,8 @@ mod tests {
     /// them, the first giving up what is over its share.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn watch_leases_are_shared_out_among_the_appliers() {
-        let mut clusters = Vec::new();
-        let mut servers = Vec::new();
-        for i in 0..4 {
-            let server = topograph_kube::Server::start(topograph_kube::Config {
-                seed: topograph_management::crds::cluster_api(),
-                ..topograph_kube::Config::default()
-            })
-            .await
-            .unwrap();
-            let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
-                .await
-                .unwrap();
-            clusters.push((format!("mgmt-{i}"), Arc::new(api)));
-            servers.push(server);
-        }
+        let (clusters, _servers) =
+            management_clusters(&["mgmt-0", "mgmt-1", "mgmt-2", "mgmt-3"]).await;
         let registry = Arc::new(Registry::fixed(clusters));
         let store = Arc::new(SharedLeases::default());
         let applier = |holder: &str| {

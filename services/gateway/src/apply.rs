@@ -373,7 +373,7 @@ pub(crate) async fn prepare(
         }
     }
 
-    let (violations, warnings) = admit(state, (mc, &api), &mut items, class_against_users).await?;
+    let (violations, warnings) = admit(state, &api, &mut items, class_against_users).await?;
     if !violations.is_empty() {
         return Err(invalid(violations));
     }
@@ -495,7 +495,7 @@ pub async fn apply(
 /// them, so a class and its Clusters can be applied together.
 async fn admit(
     state: &State,
-    (mc, api): (&str, &std::sync::Arc<ManagementCluster>),
+    api: &ManagementCluster,
     items: &mut [Item],
     class_against_users: bool,
 ) -> Result<(Vec<Violation>, Vec<String>), Status> {
@@ -528,25 +528,25 @@ async fn admit(
                     .admit_class(&item.object, item.stored.as_ref(), &users)
                     .await
                     .map_err(|e| Status::unavailable(format!("admitting {}: {e}", item.field())))?;
-                let lifted = topograph_engine::admission::with_runtime_sdk(verdict.clone());
-                if lifted.violations.len() == verdict.violations.len() {
+                // Only a class refused for an external patch asks whether the
+                // management cluster uses Runtime SDK, once per request.
+                if !topograph_engine::admission::refused_for_runtime_sdk(&verdict) {
                     verdict
                 } else {
-                    // Only a class with external patches asks whether the management
-                    // cluster uses Runtime SDK, once per request.
                     let on = match runtime_sdk {
                         Some(on) => on,
                         None => {
-                            let on = state
-                                .runtime_sdk
-                                .read(mc, api)
+                            let on = crate::extensions::RuntimeSdk::on(api)
                                 .await
-                                .map_err(|e| api_status("reading the ExtensionConfigs", e))?
-                                .on;
+                                .map_err(|e| api_status("reading the ExtensionConfigs", e))?;
                             *runtime_sdk.insert(on)
                         }
                     };
-                    if on { lifted } else { verdict }
+                    if on {
+                        topograph_engine::admission::with_runtime_sdk(verdict)
+                    } else {
+                        verdict
+                    }
                 }
             }
             Role::Cluster => {

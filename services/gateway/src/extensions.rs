@@ -30,7 +30,7 @@ use topograph_runtime::config::ExtensionConfig;
 const API_VERSION: &str = "runtime.cluster.x-k8s.io/v1alpha1";
 const KIND: &str = "ExtensionConfig";
 
-/// The ExtensionConfigs of a management cluster, as the gateway last registered them.
+/// The ExtensionConfigs of each management cluster, as the gateway last registered them.
 #[derive(Default)]
 pub struct RuntimeSdk {
     /// Management cluster → the configs' fingerprint and the client registered from
@@ -42,30 +42,46 @@ pub struct RuntimeSdk {
 /// resourceVersions, the client, and the configs as registered.
 type Registered = (Vec<(String, String)>, Arc<Client>, Arc<Vec<Value>>);
 
-/// What a management cluster's ExtensionConfigs make of a request.
-pub struct Extensions {
-    /// Whether it has any ExtensionConfig (the ClusterClass webhook admits external
-    /// patches then).
-    pub on: bool,
-    /// The hooks a plan reconciles with: render extensions only.
-    pub hooks: PlanHooks,
+/// A registered client and the configs registered in it.
+type Registration = (Arc<Client>, Arc<Vec<Value>>);
+
+/// The ExtensionConfigs of `api`; none when it does not serve the kind.
+async fn extension_configs(api: &ManagementCluster) -> Result<Vec<Value>, ReconcileError> {
+    Ok(if api.serves(API_VERSION, KIND).await? {
+        api.list(API_VERSION, KIND, "", &[]).await?
+    } else {
+        Vec::new()
+    })
 }
 
 impl RuntimeSdk {
-    /// Reads management cluster `name`'s ExtensionConfigs. One that does not serve the
-    /// kind has Runtime SDK off.
-    pub async fn read(
+    /// Whether management cluster `api` uses Runtime SDK: it has an ExtensionConfig
+    /// (the ClusterClass webhook admits external patches then).
+    pub async fn on(api: &ManagementCluster) -> Result<bool, ReconcileError> {
+        Ok(!extension_configs(api).await?.is_empty())
+    }
+
+    /// The hooks a plan of management cluster `name` reconciles with. Its
+    /// ExtensionConfigs are read only if a render asks for extensions (a class with
+    /// external patches), and then once for all the plan's renders.
+    pub fn plan_hooks(self: &Arc<Self>, name: &str, api: &Arc<ManagementCluster>) -> PlanHooks {
+        PlanHooks {
+            sdk: self.clone(),
+            management_cluster: name.to_string(),
+            api: api.clone(),
+            registered: Arc::default(),
+        }
+    }
+
+    /// The client registered from the handlers the appliers recorded in the
+    /// ExtensionConfigs' status, and the configs registered.
+    async fn registered(
         &self,
         name: &str,
-        api: &Arc<ManagementCluster>,
-    ) -> Result<Extensions, ReconcileError> {
-        let objects = if api.serves(API_VERSION, KIND).await? {
-            api.list(API_VERSION, KIND, "", &[]).await?
-        } else {
-            Vec::new()
-        };
-        let on = !objects.is_empty();
-        let discovered: Vec<Value> = objects
+        api: &ManagementCluster,
+    ) -> Result<Registration, ReconcileError> {
+        let discovered: Vec<Value> = extension_configs(api)
+            .await?
             .into_iter()
             .filter(|o| {
                 o.at(&["status", "handlers"])
@@ -90,62 +106,54 @@ impl RuntimeSdk {
             .get(name)
             .filter(|(f, _, _)| *f == fingerprint)
             .map(|(_, client, configs)| (client.clone(), configs.clone()));
-        let (client, configs) = match cached {
-            Some(hit) => hit,
-            None => {
-                let client = Arc::new(Client::new());
-                let mut registered = Vec::new();
-                for object in discovered {
-                    let config = serde_json::from_value::<ExtensionConfig>(object.clone())
-                        .map_err(|e| e.to_string())
-                        .and_then(|c| client.register(&c).map_err(|e| e.to_string()));
-                    match config {
-                        Ok(()) => registered.push(object),
-                        // The appliers report it in the ExtensionConfig's status; here
-                        // it is one extension less, as it is for them.
-                        Err(e) => {
-                            tracing::warn!(extension_config = %object.name(), error = %e, "not registered")
-                        }
-                    }
+        if let Some(hit) = cached {
+            return Ok(hit);
+        }
+        let client = Arc::new(Client::new());
+        let mut registered = Vec::new();
+        for object in discovered {
+            let config = serde_json::from_value::<ExtensionConfig>(object.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|c| client.register(&c).map_err(|e| e.to_string()));
+            match config {
+                Ok(()) => registered.push(object),
+                // The appliers report it in the ExtensionConfig's status; here it is
+                // one extension less, as it is for them.
+                Err(e) => {
+                    tracing::warn!(extension_config = %object.name(), error = %e, "not registered")
                 }
-                let configs = Arc::new(registered);
-                self.clients
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(
-                        name.to_string(),
-                        (fingerprint, client.clone(), configs.clone()),
-                    );
-                (client, configs)
             }
-        };
-        Ok(Extensions {
-            on,
-            hooks: PlanHooks {
-                client,
-                configs,
-                api: api.clone(),
-            },
-        })
+        }
+        let configs = Arc::new(registered);
+        self.clients
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                name.to_string(),
+                (fingerprint, client.clone(), configs.clone()),
+            );
+        Ok((client, configs))
     }
 }
 
 /// Lifecycle hooks for a plan: the management cluster's extensions render (external
-/// patches, ValidateTopology, DiscoverVariables, GenerateUpgradePlan); no lifecycle
-/// hook is called.
+/// patches, ValidateTopology, DiscoverVariables, GenerateUpgradePlan); lifecycle hooks
+/// are off, as with Runtime SDK off, so the plan neither calls them nor records them
+/// pending.
 #[derive(Clone)]
 pub struct PlanHooks {
-    client: Arc<Client>,
-    configs: Arc<Vec<Value>>,
+    sdk: Arc<RuntimeSdk>,
+    management_cluster: String,
     api: Arc<ManagementCluster>,
+    /// The registration, read on the first render that needs it.
+    registered: Arc<tokio::sync::OnceCell<Registration>>,
 }
 
 impl LifecycleHooks for PlanHooks {
     fn enabled(&self) -> bool {
-        !self.configs.is_empty()
+        false
     }
 
-    // No lifecycle hook is asked: as with Runtime SDK off.
     fn registered<'a>(
         &'a self,
         hook: Hook,
@@ -168,23 +176,28 @@ impl LifecycleHooks for PlanHooks {
         namespaces: &'a [String],
     ) -> BoxFuture<'a, Result<Option<RenderExtensions>, HookError>> {
         Box::pin(async move {
-            if !self.enabled() {
+            let (client, configs) = self
+                .registered
+                .get_or_try_init(|| self.sdk.registered(&self.management_cluster, &self.api))
+                .await
+                .map_err(|e| HookError(format!("reading the ExtensionConfigs: {e}")))?;
+            if configs.is_empty() {
                 return Ok(None);
             }
             let mut labels = BTreeMap::new();
             for namespace in namespaces {
                 let found =
                     topograph_reconcile::hooks::namespace_labels(&self.api, namespace).await?;
-                self.client
-                    .registry_mut(|r| r.set_namespace(namespace, found.clone()));
+                client.registry_mut(|r| r.set_namespace(namespace, found.clone()));
                 labels.insert(namespace.clone(), found);
             }
             // Calls run on the gateway's runtime; the engine waits for them off the
             // async workers (`BlockingClient::block_on`).
-            let handle = tokio::runtime::Handle::current();
+            let handle = tokio::runtime::Handle::try_current()
+                .map_err(|e| HookError(format!("no runtime for the Runtime SDK client: {e}")))?;
             Ok(Some(RenderExtensions {
-                extensions: Arc::new(BlockingClient::on(self.client.clone(), handle)),
-                configs: self.configs.clone(),
+                extensions: Arc::new(BlockingClient::on(client.clone(), handle)),
+                configs: configs.clone(),
                 namespaces: labels,
             }))
         })

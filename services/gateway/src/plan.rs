@@ -93,12 +93,7 @@ pub async fn plan(
         let objects = prepared.objects();
         (prepared.api, objects)
     };
-    let hooks = state
-        .runtime_sdk
-        .read(mc, &api)
-        .await
-        .map_err(|e| status("reading the ExtensionConfigs", e))?
-        .hooks;
+    let hooks = state.runtime_sdk.plan_hooks(mc, &api);
     let result = plan::plan_cluster(
         &api,
         state.engine.as_ref(),
@@ -142,12 +137,7 @@ pub async fn impact(
     }
     let api = prepared.api.clone();
     let engine = state.engine.clone();
-    let hooks = state
-        .runtime_sdk
-        .read(mc, &api)
-        .await
-        .map_err(|e| status("reading the ExtensionConfigs", e))?
-        .hooks;
+    let hooks = state.runtime_sdk.plan_hooks(mc, &api);
     // Clusters outside the tenant's namespaces are left out, silently: the tenant did
     // not ask about them by name.
     let namespaces = tenant.namespaces.clone();

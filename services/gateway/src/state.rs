@@ -65,7 +65,7 @@ pub struct State {
     /// Apply installs CRDs for unserved provider kinds (the embedded mode).
     pub install_missing_crds: bool,
     /// The management clusters' runtime extensions, as the appliers discovered them.
-    pub runtime_sdk: crate::extensions::RuntimeSdk,
+    pub runtime_sdk: Arc<crate::extensions::RuntimeSdk>,
     /// Becomes true when the server shuts down: open watches end then, or the server
     /// would wait for them forever.
     pub stopping: tokio::sync::watch::Sender<bool>,
