@@ -10,9 +10,10 @@
 //! Runtime SDK is on for a management cluster, as far as admission goes, once it has
 //! an ExtensionConfig: the ClusterClass webhook then admits external patches (Cluster
 //! API's RuntimeSDK feature gate), and the class's status says whether its extensions
-//! answered. A plan never calls lifecycle hooks: a hook's answer is a decision with
-//! side effects on the extension's side, which a dry run must not cause; the plan
-//! shows the topology as if no hook held it.
+//! answered. Lifecycle hooks are off in a plan: a hook's answer is a decision with side
+//! effects on the extension's side, which a dry run must not cause; the plan shows the
+//! topology as if no hook held it. The ExtensionConfigs are read only when a render of
+//! the plan needs extensions.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
