@@ -960,6 +960,31 @@ fn the_management_cluster_access_builds() {
         .flat_map(|r| strings(&r["apiGroups"]))
         .collect();
     assert!(groups.contains("cluster.x-k8s.io"), "{groups:?}");
+    // The appliers watch ExtensionConfigs and write their status; the gateway lists them.
+    let extension_configs = role["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| {
+            strings(&r["apiGroups"])
+                .iter()
+                .any(|g| g == "runtime.cluster.x-k8s.io")
+        })
+        .unwrap_or_else(|| panic!("no rule for runtime.cluster.x-k8s.io: {role:#}"));
+    let resources = strings(&extension_configs["resources"]);
+    let verbs = strings(&extension_configs["verbs"]);
+    for (needed, among) in [
+        ("extensionconfigs", &resources),
+        ("extensionconfigs/status", &resources),
+        ("list", &verbs),
+        ("watch", &verbs),
+        ("patch", &verbs),
+    ] {
+        assert!(
+            among.iter().any(|x| x == needed),
+            "{needed} in {extension_configs:#}"
+        );
+    }
     let binding = named(&objects, "ClusterRoleBinding", "topograph-fleet")
         .unwrap_or_else(|| panic!("no ClusterRoleBinding"));
     let subject = &binding["subjects"][0];
