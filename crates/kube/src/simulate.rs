@@ -10,15 +10,16 @@
 //! Writes go through the store (events, resourceVersions) but are not client requests.
 
 use crate::selector::Filter;
-use crate::store::{PatchType, Store, Sub};
-use crate::types::ResourceType;
+use crate::store::{Event, EventType, PatchType, Store, Sub};
+use crate::types::{ResourceType, type_key};
 use crate::util::meta_str;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
-use topograph_api::contract::{self, Contract};
+use tokio::sync::{broadcast, watch};
+use topograph_api::contract::{self, Contract, Declared};
 use topograph_api::object::ObjectExt;
 
 const INFRA_GROUP: &str = "infrastructure.cluster.x-k8s.io";
@@ -53,145 +54,285 @@ fn role(rt: &ResourceType) -> Option<Role> {
     }
 }
 
-/// When each object's current generation was first seen: its spec is "done" `delay` later.
+/// An object of a simulated kind: (type key, namespace, name).
+type Key = (String, String, String);
+
+/// What the simulation knows between passes. It follows the store's change events, so
+/// a pass reads only the objects that changed, came due, or depend on one that changed:
+/// a settled fleet costs nothing, and a fleet's cost grows with its changes, not with
+/// its size times the passes.
 pub(crate) struct Simulator {
     store: Arc<Store>,
     delay: Duration,
-    seen: HashMap<(String, String, String), (i64, Instant)>,
+    /// Simulated kinds by type key, and every kind by (group, kind) to resolve
+    /// references; rebuilt when a CRD changes.
+    kinds: HashMap<String, (Arc<ResourceType>, Role)>,
+    by_kind: HashMap<(String, String), Arc<ResourceType>>,
+    /// The contract each kind's CRD declares, read once per CRD change.
+    contracts: HashMap<String, Option<Declared>>,
+    /// Each object's generation and when it was first seen: its spec is "done" `delay` later.
+    seen: HashMap<Key, (i64, Instant)>,
+    /// Objects to look at in the next pass.
+    dirty: HashSet<Key>,
+    /// When objects' delays end, earliest first (stale entries only cost a look).
+    due: BinaryHeap<Reverse<(Instant, Key)>>,
+    /// Objects whose state decides another's: a Cluster's infrastructure and control
+    /// plane, a MachinePool's infrastructure, the Cluster a worker waits for.
+    dependents: Dependents,
+    /// Look at every object again (at start, after missed events, when a CRD changed).
+    resync: bool,
+    /// Objects looked at so far, for tests to see that a settled fleet costs nothing.
+    looked_at: u64,
 }
-
-/// A MachineDeployment or MachinePool with its resource type.
-type Worker = (Arc<ResourceType>, Value);
 
 impl Simulator {
     pub fn new(store: Arc<Store>, delay: Duration) -> Self {
         Simulator {
             store,
             delay,
+            kinds: HashMap::new(),
+            by_kind: HashMap::new(),
+            contracts: HashMap::new(),
             seen: HashMap::new(),
+            dirty: HashSet::new(),
+            due: BinaryHeap::new(),
+            dependents: Dependents::default(),
+            resync: true,
+            looked_at: 0,
         }
     }
 
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let tick = (self.delay / 4).clamp(Duration::from_millis(10), Duration::from_millis(500));
+        let mut events = self.store.subscribe();
+        let mut next = tokio::time::Instant::now();
         loop {
             tokio::select! {
-                _ = tokio::time::sleep(tick) => self.sweep(),
                 _ = shutdown.wait_for(|v| *v) => return,
+                event = events.recv() => match event {
+                    Ok(event) => self.observe(&event),
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.resync = true,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = tokio::time::sleep_until(next) => {
+                    self.pass(&mut events);
+                    next = tokio::time::Instant::now() + tick;
+                }
             }
         }
     }
 
-    /// One pass over all simulated kinds: clusters last, so they see this pass's readiness.
-    pub fn sweep(&mut self) {
+    /// A change in the store: the object and whatever depends on it are looked at in
+    /// the next pass (where a new generation starts its delay, so objects changed
+    /// together come due together).
+    fn observe(&mut self, event: &Event) {
+        if event.type_key == type_key(crate::types::CRD_GROUP, crate::types::CRD_PLURAL) {
+            // A new kind, or a kind's declared contract changed: everything is read again.
+            self.resync = true;
+            return;
+        }
+        if self.resync || !self.kinds.contains_key(&event.type_key) {
+            // Not simulated, or about to be read anew anyway.
+            return;
+        }
+        let key = (
+            event.type_key.clone(),
+            meta_str(&event.object, "namespace").to_string(),
+            meta_str(&event.object, "name").to_string(),
+        );
+        self.dirty.extend(self.dependents.of(&key).cloned());
+        if event.event_type == EventType::Deleted {
+            self.seen.remove(&key);
+            self.dependents.forget(&key);
+            return;
+        }
+        self.dirty.insert(key);
+    }
+
+    /// Starts the delay of a generation not seen before.
+    fn note_generation(&mut self, key: &Key, obj: &Value, now: Instant) -> Instant {
+        let generation = obj
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        match self.seen.get_mut(key) {
+            Some(seen) if seen.0 == generation => return seen.1,
+            Some(seen) => *seen = (generation, now),
+            None => {
+                self.seen.insert(key.clone(), (generation, now));
+            }
+        }
+        self.due.push(Reverse((now + self.delay, key.clone())));
+        now
+    }
+
+    /// Everything the store holds of the simulated kinds, to be looked at.
+    fn resync(&mut self) {
+        self.resync = false;
+        self.kinds.clear();
+        self.by_kind.clear();
+        self.contracts.clear();
+        for rt in self.store.types() {
+            self.by_kind
+                .insert((rt.group.clone(), rt.kind.clone()), rt.clone());
+            if let Some(role) = role(&rt) {
+                self.kinds.insert(rt.key(), (rt, role));
+            }
+        }
         let now = Instant::now();
-        let mut types: Vec<(Arc<ResourceType>, Role)> = self
-            .store
-            .types()
-            .into_iter()
-            .filter_map(|t| role(&t).map(|r| (t, r)))
-            .collect();
-        types.sort_by_key(|(_, r)| *r == Role::Cluster);
-        let mut alive = Vec::new();
-        // MachineDeployments and MachinePools by (namespace, cluster name), gathered as
-        // their pass lists them, so each Cluster finds its own without a list of its
-        // own: a list per Cluster scanned every worker of the store, quadratic in the
-        // fleet's size.
-        let mut workers: HashMap<(String, String), Vec<Worker>> = HashMap::new();
-        for (rt, role) in types {
+        let kinds: Vec<_> = self.kinds.values().map(|(rt, _)| rt.clone()).collect();
+        let mut alive = HashSet::new();
+        for rt in kinds {
             let (objects, _) = self.store.list(&rt, None, &Filter::default());
-            let objects: Vec<Value> = objects
-                .into_iter()
-                .filter_map(|o| self.view(&rt, o))
-                .collect();
             for obj in objects {
-                if matches!(role, Role::MachineDeployment | Role::MachinePool)
-                    && let Some(cluster) = obj
-                        .pointer("/metadata/labels")
-                        .and_then(|l| l.get(CLUSTER_NAME_LABEL))
-                        .and_then(Value::as_str)
-                {
-                    workers
-                        .entry((meta_str(&obj, "namespace").to_string(), cluster.to_string()))
-                        .or_default()
-                        .push((rt.clone(), obj.clone()));
-                }
-                if obj.pointer("/metadata/deletionTimestamp").is_some() {
-                    continue;
-                }
                 let key = (
                     rt.key(),
                     meta_str(&obj, "namespace").to_string(),
                     meta_str(&obj, "name").to_string(),
                 );
-                let generation = obj
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(0);
-                let entry = self.seen.entry(key.clone()).or_insert((generation, now));
-                if entry.0 != generation {
-                    *entry = (generation, now);
-                }
-                let due = now.duration_since(entry.1) >= self.delay;
-                alive.push(key);
-                match role {
-                    Role::InfraCluster if due => self.infra_ready(&rt, &obj),
-                    Role::ControlPlane if due => {
-                        let replicas = obj
-                            .pointer("/spec/replicas")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(1);
-                        let mut status = json!({
-                            "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
-                            "replicas": replicas, "readyReplicas": replicas,
-                            "observedGeneration": generation,
-                            "initialization": {"controlPlaneInitialized": true},
-                        });
-                        match self.contract(&rt, &obj) {
-                            Contract::V1Beta1 => {
-                                status["updatedReplicas"] = json!(replicas);
-                                status["ready"] = json!(true);
-                                status["initialized"] = json!(true);
-                            }
-                            Contract::V1Beta2 => {
-                                status["upToDateReplicas"] = json!(replicas);
-                                status["availableReplicas"] = json!(replicas);
-                            }
-                        }
-                        self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
-                    }
-                    Role::MachineDeployment if due => {
-                        let replicas = obj
-                            .pointer("/spec/replicas")
-                            .and_then(Value::as_i64)
-                            .unwrap_or(1);
-                        self.patch(&rt, &obj, Sub::Status, json!({"status": {
-                            "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
-                            "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
-                        }}));
-                    }
-                    Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
-                    Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
-                    Role::MachinePool if due => self.machine_pool(&rt, &obj, generation),
-                    Role::Cluster => {
-                        let own = workers
-                            .get(&(
-                                meta_str(&obj, "namespace").to_string(),
-                                meta_str(&obj, "name").to_string(),
-                            ))
-                            .map(Vec::as_slice)
-                            .unwrap_or_default();
-                        self.cluster(&rt, &obj, own);
-                    }
-                    _ => {}
-                }
+                self.note_generation(&key, &obj, now);
+                alive.insert(key.clone());
+                self.dirty.insert(key);
             }
         }
-        let alive: std::collections::HashSet<_> = alive.into_iter().collect();
         self.seen.retain(|k, _| alive.contains(k));
     }
 
-    fn infra_ready(&self, rt: &ResourceType, obj: &Value) {
+    /// One pass over the objects that changed or came due: Clusters last, after this
+    /// pass's own changes are in, so they see this pass's readiness.
+    pub fn pass(&mut self, events: &mut broadcast::Receiver<Arc<Event>>) {
+        if self.resync {
+            self.resync();
+        }
+        let now = Instant::now();
+        while let Some(Reverse((at, _))) = self.due.peek() {
+            if *at > now {
+                break;
+            }
+            if let Some(Reverse((_, key))) = self.due.pop() {
+                self.dirty.insert(key);
+            }
+        }
+        let (clusters, others): (Vec<Key>, Vec<Key>) = self
+            .dirty
+            .drain()
+            .partition(|k| self.kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster));
+        for key in others {
+            self.look_at(&key, now);
+        }
+        loop {
+            match events.try_recv() {
+                Ok(event) => self.observe(&event),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => self.resync = true,
+                Err(_) => break,
+            }
+        }
+        let mut clusters: HashSet<Key> = clusters.into_iter().collect();
+        self.dirty.retain(|k| {
+            let is_cluster = self.kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster);
+            if is_cluster {
+                clusters.insert(k.clone());
+            }
+            !is_cluster
+        });
+        for key in clusters {
+            self.look_at(&key, now);
+        }
+    }
+
+    /// Plays the provider (or core controller) of one object.
+    fn look_at(&mut self, key: &Key, now: Instant) {
+        let Some((rt, role)) = self.kinds.get(&key.0).cloned() else {
+            return;
+        };
+        let Ok(stored) = self.store.get(&rt, &key.1, &key.2) else {
+            return;
+        };
+        let Some(obj) = self.view(&rt, stored) else {
+            return;
+        };
+        self.looked_at += 1;
+        if matches!(role, Role::MachineDeployment | Role::MachinePool) {
+            self.owned_by_cluster(key, &rt, &obj);
+        }
+        if obj.pointer("/metadata/deletionTimestamp").is_some() {
+            return;
+        }
+        let since = self.note_generation(key, &obj, now);
+        let generation = obj
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        let due = now.duration_since(since) >= self.delay;
+        match role {
+            Role::InfraCluster if due => self.infra_ready(&rt, &obj),
+            Role::ControlPlane if due => {
+                let replicas = obj
+                    .pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1);
+                let mut status = json!({
+                    "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
+                    "replicas": replicas, "readyReplicas": replicas,
+                    "observedGeneration": generation,
+                    "initialization": {"controlPlaneInitialized": true},
+                });
+                match self.contract(&rt, &obj) {
+                    Contract::V1Beta1 => {
+                        status["updatedReplicas"] = json!(replicas);
+                        status["ready"] = json!(true);
+                        status["initialized"] = json!(true);
+                    }
+                    Contract::V1Beta2 => {
+                        status["upToDateReplicas"] = json!(replicas);
+                        status["availableReplicas"] = json!(replicas);
+                    }
+                }
+                self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
+            }
+            Role::MachineDeployment if due => {
+                let replicas = obj
+                    .pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1);
+                self.patch(&rt, &obj, Sub::Status, json!({"status": {
+                    "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+                    "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
+                }}));
+            }
+            Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
+            Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
+            Role::MachinePool if due => self.machine_pool(key, &rt, &obj, generation),
+            Role::Cluster => self.cluster(key, &rt, &obj),
+            _ => {}
+        }
+    }
+
+    /// Cluster API's MachineDeployment and MachinePool controllers make the Cluster named
+    /// by a worker's label its owner; a worker whose Cluster is not there yet waits for it.
+    fn owned_by_cluster(&mut self, key: &Key, rt: &ResourceType, worker: &Value) {
+        let Some(cluster_name) = worker
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(CLUSTER_NAME_LABEL))
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        let Some(cluster_type) = self
+            .by_kind
+            .get(&(CLUSTER_GROUP.to_string(), "Cluster".to_string()))
+            .cloned()
+        else {
+            return;
+        };
+        let cluster_key = (cluster_type.key(), key.1.clone(), cluster_name.to_string());
+        self.dependents.link(&cluster_key, key);
+        if let Ok(cluster) = self.store.get(&cluster_type, &key.1, cluster_name) {
+            let owner = cluster_owner(&cluster_type, &cluster);
+            self.add_owner(rt, worker, &owner);
+        }
+    }
+    fn infra_ready(&mut self, rt: &ResourceType, obj: &Value) {
         if obj
             .pointer("/spec/controlPlaneEndpoint/host")
             .and_then(Value::as_str)
@@ -210,7 +351,7 @@ impl Simulator {
     }
 
     /// An infrastructure object reports itself provisioned, in its contract's fields.
-    fn provisioned(&self, rt: &ResourceType, obj: &Value) {
+    fn provisioned(&mut self, rt: &ResourceType, obj: &Value) {
         let mut status = json!({"initialization": {"provisioned": true}});
         if self.contract(rt, obj) == Contract::V1Beta1 {
             status["ready"] = json!(true);
@@ -219,7 +360,7 @@ impl Simulator {
     }
 
     /// A bootstrap config reports its data secret (named like itself) created.
-    fn bootstrap_ready(&self, rt: &ResourceType, obj: &Value) {
+    fn bootstrap_ready(&mut self, rt: &ResourceType, obj: &Value) {
         let mut status = json!({
             "initialization": {"dataSecretCreated": true},
             "dataSecretName": meta_str(obj, "name"),
@@ -236,11 +377,11 @@ impl Simulator {
     /// `status.v1beta2` (the top of the status where v1beta2 is stored). Until then the
     /// pool reports nothing new: its observed generation stays behind, which is how the
     /// topology tells a pool still rolling out.
-    fn machine_pool(&self, rt: &ResourceType, obj: &Value, generation: i64) {
+    fn machine_pool(&mut self, key: &Key, rt: &ResourceType, obj: &Value, generation: i64) {
         let ns = meta_str(obj, "namespace");
         let infrastructure_ready = obj
             .pointer("/spec/template/spec/infrastructureRef")
-            .and_then(|r| self.resolve_ref(r, ns))
+            .and_then(|r| self.resolve_ref(r, ns, key))
             .is_some_and(|(infra_type, infra)| {
                 self.provider_ready(&infra_type, &infra, "infrastructureRef")
             });
@@ -270,26 +411,32 @@ impl Simulator {
 
     /// The contract `obj` implements, as its kind's CRD declares it (v1beta1 without a
     /// declaration).
-    fn contract(&self, rt: &ResourceType, obj: &Value) -> Contract {
-        let Some(crds) = self
-            .store
-            .resolve(crate::types::CRD_GROUP, crate::types::CRD_PLURAL)
-        else {
-            return Contract::default();
-        };
-        let api_version = obj.api_version();
-        let version = crate::types::split_api_version(api_version).1;
-        self.store
-            .get(&crds, "", &format!("{}.{}", rt.plural, rt.group))
-            .ok()
-            .and_then(|crd| contract::from_crd(&crd))
-            .map(|(_, _, declared)| declared.for_version(version))
+    fn contract(&mut self, rt: &ResourceType, obj: &Value) -> Contract {
+        let key = rt.key();
+        if !self.contracts.contains_key(&key) {
+            let declared = self
+                .store
+                .resolve(crate::types::CRD_GROUP, crate::types::CRD_PLURAL)
+                .and_then(|crds| {
+                    self.store
+                        .get(&crds, "", &format!("{}.{}", rt.plural, rt.group))
+                        .ok()
+                })
+                .and_then(|crd| contract::from_crd(&crd))
+                .map(|(_, _, declared)| declared);
+            self.contracts.insert(key.clone(), declared);
+        }
+        let version = crate::types::split_api_version(obj.api_version()).1;
+        self.contracts
+            .get(&key)
+            .and_then(Option::as_ref)
+            .map(|declared| declared.for_version(version))
             .unwrap_or_default()
     }
 
     /// Whether a provider object the Cluster references is ready by its contract: the
     /// infrastructure provisioned, the control plane initialized.
-    fn provider_ready(&self, rt: &ResourceType, obj: &Value, field: &str) -> bool {
+    fn provider_ready(&mut self, rt: &ResourceType, obj: &Value, field: &str) -> bool {
         let path = match (self.contract(rt, obj), field) {
             (Contract::V1Beta1, _) => "/status/ready",
             (Contract::V1Beta2, "infrastructureRef") => "/status/initialization/provisioned",
@@ -298,16 +445,11 @@ impl Simulator {
         obj.pointer(path).and_then(Value::as_bool) == Some(true)
     }
 
-    /// Readiness on the Cluster from the objects it references, and the Cluster made an
-    /// owner of those objects and of its `workers` (MachineDeployments and MachinePools
-    /// labelled with its name).
-    fn cluster(&self, rt: &ResourceType, cluster: &Value, workers: &[Worker]) {
+    /// Readiness on the Cluster from the objects it references, and the Cluster made
+    /// an owner of those objects.
+    fn cluster(&mut self, key: &Key, rt: &ResourceType, cluster: &Value) {
         let ns = meta_str(cluster, "namespace");
-        let name = meta_str(cluster, "name");
-        // Cluster API's core controller names the Cluster in its own (the preferred)
-        // version.
-        let owner_version = rt.api_version(rt.versions.first().map_or("v1beta1", String::as_str));
-        let owner = json!({"apiVersion": owner_version, "kind": "Cluster", "name": name, "uid": meta_str(cluster, "uid")});
+        let owner = cluster_owner(rt, cluster);
         let mut status = serde_json::Map::new();
         for (field, ready_field, init_field) in [
             (
@@ -323,7 +465,7 @@ impl Simulator {
         ] {
             let Some((ref_type, referenced)) = cluster
                 .pointer(&format!("/spec/{field}"))
-                .and_then(|r| self.resolve_ref(r, ns))
+                .and_then(|r| self.resolve_ref(r, ns, key))
             else {
                 continue;
             };
@@ -331,7 +473,7 @@ impl Simulator {
             let ready = self.provider_ready(&ref_type, &referenced, field);
             // In the fields of the version the Cluster was read in: a field that
             // version does not have would never read back, and be written again on
-            // every sweep.
+            // every pass.
             if ready && cluster.api_version().ends_with("/v1beta1") {
                 status.insert(ready_field.into(), Value::Bool(true));
             } else if ready {
@@ -342,30 +484,29 @@ impl Simulator {
         if !status.is_empty() {
             self.patch(rt, cluster, Sub::Status, json!({"status": status}));
         }
-        // Cluster API's MachineDeployment and MachinePool controllers make the Cluster
-        // an owner of their objects.
-        for (worker_type, worker) in workers {
-            self.add_owner(worker_type, worker, &owner);
-        }
     }
 
-    /// The object a Cluster reference points to: `apiVersion` (v1beta1) or `apiGroup` (v1beta2).
-    fn resolve_ref(&self, reference: &Value, ns: &str) -> Option<(Arc<ResourceType>, Value)> {
+    /// The object a reference points to (`apiVersion` in v1beta1, `apiGroup` in
+    /// v1beta2), whose changes `dependent` is looked at again for, from now on.
+    fn resolve_ref(
+        &mut self,
+        reference: &Value,
+        ns: &str,
+        dependent: &Key,
+    ) -> Option<(Arc<ResourceType>, Value)> {
         let kind = reference.get("kind").and_then(Value::as_str)?;
         let name = reference.get("name").and_then(Value::as_str)?;
         let group = match reference.get("apiVersion").and_then(Value::as_str) {
-            Some(av) => crate::types::split_api_version(av).0.to_string(),
-            None => reference
-                .get("apiGroup")
-                .and_then(Value::as_str)?
-                .to_string(),
+            Some(av) => crate::types::split_api_version(av).0,
+            None => reference.get("apiGroup").and_then(Value::as_str)?,
         };
         let rt = self
-            .store
-            .types()
-            .into_iter()
-            .find(|t| t.group == group && t.kind == kind)?;
+            .by_kind
+            .get(&(group.to_string(), kind.to_string()))?
+            .clone();
         let ns = if rt.namespaced { ns } else { "" };
+        self.dependents
+            .link(&(rt.key(), ns.to_string(), name.to_string()), dependent);
         let obj = self.store.get(&rt, ns, name).ok()?;
         let obj = self.view(&rt, obj)?;
         Some((rt, obj))
@@ -425,5 +566,225 @@ impl Simulator {
                 meta_str(obj, "name")
             );
         }
+    }
+}
+
+/// The owner reference Cluster API's core controllers give a Cluster's objects, naming
+/// the Cluster in its preferred version.
+fn cluster_owner(rt: &ResourceType, cluster: &Value) -> Value {
+    let version = rt.api_version(rt.versions.first().map_or("v1beta1", String::as_str));
+    json!({"apiVersion": version, "kind": "Cluster", "name": meta_str(cluster, "name"), "uid": meta_str(cluster, "uid")})
+}
+
+/// Which objects are looked at again when another changes, both ways round so a
+/// deleted object's links go with it.
+#[derive(Default)]
+struct Dependents {
+    of: HashMap<Key, HashSet<Key>>,
+    on: HashMap<Key, HashSet<Key>>,
+}
+
+impl Dependents {
+    fn link(&mut self, on: &Key, dependent: &Key) {
+        if self.of.get(on).is_some_and(|d| d.contains(dependent)) {
+            return;
+        }
+        self.of
+            .entry(on.clone())
+            .or_default()
+            .insert(dependent.clone());
+        self.on
+            .entry(dependent.clone())
+            .or_default()
+            .insert(on.clone());
+    }
+
+    fn of<'a>(&'a self, key: &Key) -> impl Iterator<Item = &'a Key> + 'a {
+        self.of.get(key).into_iter().flatten()
+    }
+
+    /// Drops a deleted object's links: what depended on it, and what it depended on.
+    fn forget(&mut self, key: &Key) {
+        if let Some(dependents) = self.of.remove(key) {
+            for d in dependents {
+                if let Some(on) = self.on.get_mut(&d) {
+                    on.remove(key);
+                }
+            }
+        }
+        if let Some(on) = self.on.remove(key) {
+            for o in on {
+                if let Some(of) = self.of.get_mut(&o) {
+                    of.remove(key);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(group: &str, kind: &str) -> Value {
+        let plural = format!("{}s", kind.to_lowercase());
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {
+                "group": group, "scope": "Namespaced",
+                "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind},
+                "versions": [{"name": "v1beta1", "served": true, "storage": true, "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+            }
+        })
+    }
+
+    fn fleet() -> Arc<Store> {
+        let store = Arc::new(Store::new(10_000));
+        for (group, kind) in [
+            (CLUSTER_GROUP, "Cluster"),
+            (CLUSTER_GROUP, "MachineDeployment"),
+            (INFRA_GROUP, "DockerCluster"),
+            (CONTROL_PLANE_GROUP, "KubeadmControlPlane"),
+        ] {
+            store.create_object(crd(group, kind)).expect("CRD");
+        }
+        store
+    }
+
+    fn object(group: &str, kind: &str, name: &str, rest: Value) -> Value {
+        let mut obj = json!({"apiVersion": format!("{group}/v1beta1"), "kind": kind, "metadata": {"name": name}});
+        json_patch::merge(&mut obj, &rest);
+        obj
+    }
+
+    fn cluster(name: &str) -> Value {
+        object(
+            CLUSTER_GROUP,
+            "Cluster",
+            name,
+            json!({"spec": {
+                "infrastructureRef": {"apiVersion": format!("{INFRA_GROUP}/v1beta1"), "kind": "DockerCluster", "name": name},
+                "controlPlaneRef": {"apiVersion": format!("{CONTROL_PLANE_GROUP}/v1beta1"), "kind": "KubeadmControlPlane", "name": name},
+            }}),
+        )
+    }
+
+    /// Passes as the running simulation makes them, with every change seen in between.
+    fn settle(sim: &mut Simulator, events: &mut broadcast::Receiver<Arc<Event>>, passes: usize) {
+        for _ in 0..passes {
+            while let Ok(event) = events.try_recv() {
+                sim.observe(&event);
+            }
+            sim.pass(events);
+        }
+    }
+
+    fn get(store: &Store, group: &str, kind: &str, name: &str) -> Value {
+        store
+            .get_object(&format!("{group}/v1beta1"), kind, "default", name)
+            .expect("object exists")
+    }
+
+    #[test]
+    fn a_settled_fleet_reads_nothing_and_a_change_reads_only_what_it_touches() {
+        let store = fleet();
+        let mut sim = Simulator::new(store.clone(), Duration::ZERO);
+        let mut events = store.subscribe();
+        for name in ["a", "b", "c"] {
+            store.create_object(cluster(name)).expect("Cluster");
+            store
+                .create_object(object(INFRA_GROUP, "DockerCluster", name, json!({})))
+                .expect("infra");
+            store
+                .create_object(object(
+                    CONTROL_PLANE_GROUP,
+                    "KubeadmControlPlane",
+                    name,
+                    json!({"spec": {"version": "v1.33.0"}}),
+                ))
+                .expect("control plane");
+        }
+        settle(&mut sim, &mut events, 6);
+        for name in ["a", "b", "c"] {
+            let c = get(&store, CLUSTER_GROUP, "Cluster", name);
+            assert_eq!(c["status"]["infrastructureReady"], true, "{c}");
+            assert_eq!(c["status"]["controlPlaneReady"], true, "{c}");
+        }
+
+        let settled = sim.looked_at;
+        settle(&mut sim, &mut events, 3);
+        assert_eq!(sim.looked_at, settled, "a settled fleet is not read again");
+
+        // An upgrade of one control plane: the control plane, then its Cluster, and
+        // nothing of the other Clusters.
+        store
+            .merge_patch_object(
+                &format!("{CONTROL_PLANE_GROUP}/v1beta1"),
+                "KubeadmControlPlane",
+                "default",
+                "b",
+                &json!({"spec": {"version": "v1.34.0"}}),
+                Sub::Main,
+            )
+            .expect("upgrade");
+        settle(&mut sim, &mut events, 4);
+        let cp = get(&store, CONTROL_PLANE_GROUP, "KubeadmControlPlane", "b");
+        assert_eq!(cp["status"]["version"], "v1.34.0");
+        let read = sim.looked_at - settled;
+        assert!(
+            (2..=6).contains(&read),
+            "an upgrade of one control plane read {read} objects"
+        );
+    }
+
+    #[test]
+    fn objects_created_in_any_order_find_each_other() {
+        let store = fleet();
+        let mut sim = Simulator::new(store.clone(), Duration::ZERO);
+        let mut events = store.subscribe();
+        // The worker before its Cluster, the Cluster before what it references.
+        store
+            .create_object(object(
+                CLUSTER_GROUP,
+                "MachineDeployment",
+                "md",
+                json!({
+                "metadata": {"labels": {CLUSTER_NAME_LABEL: "late"}}, "spec": {"replicas": 2}}),
+            ))
+            .expect("worker");
+        settle(&mut sim, &mut events, 2);
+        let created = store.create_object(cluster("late")).expect("Cluster");
+        settle(&mut sim, &mut events, 2);
+        store
+            .create_object(object(INFRA_GROUP, "DockerCluster", "late", json!({})))
+            .expect("infra");
+        store
+            .create_object(object(
+                CONTROL_PLANE_GROUP,
+                "KubeadmControlPlane",
+                "late",
+                json!({}),
+            ))
+            .expect("control plane");
+        settle(&mut sim, &mut events, 6);
+
+        let uid = meta_str(&created, "uid");
+        for (group, kind, name) in [
+            (CLUSTER_GROUP, "MachineDeployment", "md"),
+            (INFRA_GROUP, "DockerCluster", "late"),
+            (CONTROL_PLANE_GROUP, "KubeadmControlPlane", "late"),
+        ] {
+            let obj = get(&store, group, kind, name);
+            assert_eq!(
+                obj["metadata"]["ownerReferences"][0]["uid"], uid,
+                "{kind}: {obj}"
+            );
+        }
+        let c = get(&store, CLUSTER_GROUP, "Cluster", "late");
+        assert_eq!(c["status"]["infrastructureReady"], true, "{c}");
+        assert_eq!(c["status"]["controlPlaneReady"], true, "{c}");
     }
 }

@@ -354,6 +354,11 @@ impl Store {
             .collect()
     }
 
+    /// Every change from now on, of every kind (a watch without its start).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.lock().tx.subscribe()
+    }
+
     /// Subscribes a watch: from now (current objects first) when `since` is None, else
     /// replaying the history after `since`; 410 when the history no longer reaches back.
     pub fn watch_start(
