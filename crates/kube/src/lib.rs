@@ -14,6 +14,7 @@ mod gc;
 mod jsonpath;
 pub mod kubeconfig;
 pub mod media;
+mod objects;
 pub mod patch;
 pub mod protobuf;
 mod routes;

@@ -45,7 +45,8 @@ pub struct Event {
     pub event_type: EventType,
     /// The object after the change (for DELETED: as it was removed), in its stored version.
     pub object: Value,
-    /// For MODIFIED: the object before, so selector watches can turn it into ADDED/DELETED.
+    /// For MODIFIED: what selectors read of the object before (see `Inner::selectable`),
+    /// so selector watches can turn the change into ADDED/DELETED.
     pub old: Option<Value>,
 }
 
@@ -69,12 +70,12 @@ pub struct DeleteOptions {
     pub precondition_rv: Option<String>,
 }
 
-type ObjKey = (String, String);
+use crate::objects::{ObjKey, Objects};
 
 struct Inner {
     rv: u64,
     types: BTreeMap<String, Arc<ResourceType>>,
-    objects: HashMap<String, BTreeMap<ObjKey, Value>>,
+    objects: Objects,
     uids: HashSet<String>,
     history: VecDeque<Arc<Event>>,
     history_limit: usize,
@@ -123,7 +124,7 @@ impl Store {
         let mut inner = Inner {
             rv: 0,
             types: BTreeMap::new(),
-            objects: HashMap::new(),
+            objects: Objects::default(),
             uids: HashSet::new(),
             history: VecDeque::new(),
             history_limit: history_limit.max(1),
@@ -495,7 +496,7 @@ impl Store {
     /// Every object, CRDs first and namespaces next, so loading them back in order works.
     pub fn snapshot(&self) -> Vec<Value> {
         let inner = self.lock();
-        let mut keys: Vec<&String> = inner.objects.keys().collect();
+        let mut keys: Vec<&String> = inner.objects.collections().map(|(k, _)| k).collect();
         keys.sort_by_key(|k| {
             let rank = match inner.types.get(*k) {
                 Some(t) if t.is_crd() => 0,
@@ -505,7 +506,13 @@ impl Store {
             (rank, (*k).clone())
         });
         keys.into_iter()
-            .flat_map(|k| inner.objects[k].values().cloned())
+            .flat_map(|k| {
+                inner
+                    .objects
+                    .collection(k)
+                    .into_iter()
+                    .flat_map(|c| c.values().cloned())
+            })
             .collect()
     }
 
@@ -526,20 +533,12 @@ impl Store {
                 .unwrap_or(0);
             inner.rv = inner.rv.max(rv);
             let uid = meta_str(&obj, "uid").to_string();
-            if let Some(old) = inner
-                .objects
-                .get(&rt.key())
-                .and_then(|c| c.get(&(ns.clone(), name.clone())))
-            {
+            if let Some(old) = inner.objects.get(&rt.key(), &(ns.clone(), name.clone())) {
                 let old_uid = meta_str(old, "uid").to_string();
                 inner.uids.remove(&old_uid);
             }
             inner.uids.insert(uid);
-            inner
-                .objects
-                .entry(rt.key())
-                .or_default()
-                .insert((ns, name), obj.clone());
+            inner.objects.insert(&rt.key(), (ns, name), obj.clone());
             inner.emit(&rt.key(), EventType::Added, obj, None);
             n += 1;
         }
@@ -663,23 +662,20 @@ impl Inner {
 
     fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<&Value, ApiError> {
         self.objects
-            .get(&rt.key())
-            .and_then(|c| c.get(&(ns.to_string(), name.to_string())))
+            .get(&rt.key(), &(ns.to_string(), name.to_string()))
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
     }
 
     fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> Vec<Value> {
-        let Some(coll) = self.objects.get(&rt.key()) else {
-            return vec![];
-        };
-        coll.iter()
-            .filter(|((n, _), _)| ns.is_none_or(|ns| ns == n))
-            .filter(|(_, o)| filter.matches(o))
-            .map(|(_, o)| o.clone())
+        self.objects
+            .candidates(&rt.key(), ns, &filter.labels)
+            .filter(|o| filter.matches(o))
+            .cloned()
             .collect()
     }
 
     fn emit(&mut self, type_key: &str, event_type: EventType, object: Value, old: Option<Value>) {
+        let old = old.map(|old| self.selectable(type_key, old));
         let event = Arc::new(Event {
             rv: self.rv,
             type_key: type_key.to_string(),
@@ -695,6 +691,31 @@ impl Inner {
         }
         // No receivers is fine: nobody watches.
         let _ = self.tx.send(event);
+    }
+
+    /// What selectors read of an object: its name, namespace and labels, and the whole
+    /// object for the built-in kinds with field labels of their own. The history holds
+    /// thousands of events, and the objects before a change were most of its memory.
+    fn selectable(&self, type_key: &str, object: Value) -> Value {
+        if self
+            .types
+            .get(type_key)
+            .is_none_or(|rt| !crate::selector::fields_of(&rt.group, &rt.kind).is_empty())
+        {
+            return object;
+        }
+        let Value::Object(mut map) = object else {
+            return object;
+        };
+        let mut selected = serde_json::Map::new();
+        if let Some(Value::Object(mut meta)) = map.remove("metadata") {
+            for field in ["name", "namespace", "labels"] {
+                if let Some(v) = meta.remove(field) {
+                    selected.insert(field.to_string(), v);
+                }
+            }
+        }
+        serde_json::json!({"metadata": selected})
     }
 
     fn next_rv(&mut self) -> u64 {
@@ -753,10 +774,10 @@ impl Inner {
     /// The schema objects of `rt` merge by in `version` (see [`fields::schema_of`]).
     fn schema_for(&mut self, rt: &ResourceType, version: &str) -> Arc<Schema> {
         let crd_name = format!("{}.{}", rt.plural, rt.group);
-        let crd = self
-            .objects
-            .get(&type_key(crate::types::CRD_GROUP, crate::types::CRD_PLURAL))
-            .and_then(|c| c.get(&(String::new(), crd_name)));
+        let crd = self.objects.get(
+            &type_key(crate::types::CRD_GROUP, crate::types::CRD_PLURAL),
+            &(String::new(), crd_name),
+        );
         let Some(crd) = crd else {
             return Arc::new(Schema::unknown());
         };
@@ -794,8 +815,7 @@ impl Inner {
             let ns_type = type_key("", "namespaces");
             if !self
                 .objects
-                .get(&ns_type)
-                .is_some_and(|c| c.contains_key(&(String::new(), ns.to_string())))
+                .contains(&ns_type, &(String::new(), ns.to_string()))
             {
                 return Err(ApiError::namespace_not_found(ns));
             }
@@ -881,9 +901,7 @@ impl Inner {
         }
         self.uids.insert(uid);
         self.objects
-            .entry(rt.key())
-            .or_default()
-            .insert((ns.to_string(), name), stored.clone());
+            .insert(&rt.key(), (ns.to_string(), name), stored.clone());
         self.emit(&rt.key(), EventType::Added, stored.clone(), None);
         // Answered as a read in the request's version would give it.
         self.view(rt, stored, body.api_version())
@@ -1041,8 +1059,8 @@ impl Inner {
         let key = (ns.to_string(), name.to_string());
         let old = Some(stored_form);
         if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
-            if let Some(c) = self.objects.get_mut(&rt.key()) {
-                c.insert(key.clone(), storage);
+            if self.objects.contains(&rt.key(), &key) {
+                self.objects.insert(&rt.key(), key.clone(), storage);
             }
             let removed = self.remove(rt, &key, false, false);
             let api_version = new.api_version().to_string();
@@ -1051,10 +1069,7 @@ impl Inner {
         if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
         }
-        self.objects
-            .entry(rt.key())
-            .or_default()
-            .insert(key, storage.clone());
+        self.objects.insert(&rt.key(), key, storage.clone());
         self.emit(&rt.key(), EventType::Modified, storage.clone(), old);
         // Answered as a read in the request's version would give it.
         self.view(rt, storage, new.api_version())
@@ -1215,12 +1230,7 @@ impl Inner {
     /// Deletion after preconditions: finalizers hold the object with a deletionTimestamp,
     /// otherwise it is removed now.
     fn delete_key(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool) -> Value {
-        let Some(stored) = self
-            .objects
-            .get(&rt.key())
-            .and_then(|c| c.get(key))
-            .cloned()
-        else {
+        let Some(stored) = self.objects.get(&rt.key(), key).cloned() else {
             return Value::Null;
         };
         if finalizers(&stored) == 0 {
@@ -1239,10 +1249,7 @@ impl Inner {
             .unwrap_or(0);
         set_meta(&mut new, "generation", Value::from(generation + 1));
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
-        self.objects
-            .entry(rt.key())
-            .or_default()
-            .insert(key.clone(), new.clone());
+        self.objects.insert(&rt.key(), key.clone(), new.clone());
         self.emit(&rt.key(), EventType::Modified, new.clone(), Some(stored));
         new
     }
@@ -1250,7 +1257,7 @@ impl Inner {
     /// Removes an object now and cascades: a namespace's contents, a CRD's objects, and
     /// (unless orphaning) dependents through owner references.
     fn remove(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool, bump_rv: bool) -> Value {
-        let Some(mut obj) = self.objects.get_mut(&rt.key()).and_then(|c| c.remove(key)) else {
+        let Some(mut obj) = self.objects.remove(&rt.key(), key) else {
             return Value::Null;
         };
         if bump_rv {
@@ -1271,7 +1278,7 @@ impl Inner {
             for t in types {
                 let keys: Vec<ObjKey> = self
                     .objects
-                    .get(&t.key())
+                    .collection(&t.key())
                     .map(|c| c.keys().filter(|(n, _)| *n == ns).cloned().collect())
                     .unwrap_or_default();
                 for k in keys {
@@ -1284,14 +1291,14 @@ impl Inner {
         {
             let keys: Vec<ObjKey> = self
                 .objects
-                .get(&t.key())
+                .collection(&t.key())
                 .map(|c| c.keys().cloned().collect())
                 .unwrap_or_default();
             for k in keys {
                 self.remove(&t, &k, false, true);
             }
             self.types.remove(&t.key());
-            self.objects.remove(&t.key());
+            self.objects.remove_collection(&t.key());
         }
         if !orphan {
             crate::gc::collect(self, &uid);
@@ -1311,25 +1318,15 @@ pub(crate) trait GcStore {
 
 impl GcStore for Inner {
     fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, Value)> {
-        let mut out = Vec::new();
-        for (tk, coll) in &self.objects {
-            let Some(rt) = self.types.get(tk) else {
-                continue;
-            };
-            for (k, o) in coll {
-                let owned = o
-                    .pointer("/metadata/ownerReferences")
-                    .and_then(Value::as_array)
-                    .is_some_and(|refs| {
-                        refs.iter()
-                            .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
-                    });
-                if owned {
-                    out.push((rt.clone(), k.clone(), o.clone()));
-                }
-            }
-        }
-        out
+        self.objects
+            .owned_by(uid)
+            .into_iter()
+            .filter_map(|(tk, key)| {
+                let rt = self.types.get(&tk)?.clone();
+                let obj = self.objects.get(&tk, &key)?.clone();
+                Some((rt, key, obj))
+            })
+            .collect()
     }
 
     fn uid_exists(&self, uid: &str) -> bool {
@@ -1341,12 +1338,7 @@ impl GcStore for Inner {
     }
 
     fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str) {
-        let Some(stored) = self
-            .objects
-            .get(&rt.key())
-            .and_then(|c| c.get(key))
-            .cloned()
-        else {
+        let Some(stored) = self.objects.get(&rt.key(), key).cloned() else {
             return;
         };
         let mut new = stored.clone();
