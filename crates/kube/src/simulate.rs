@@ -522,11 +522,14 @@ impl Simulator {
             return;
         }
         refs.push(owner.clone());
-        self.patch(
+        // Metadata reads the same in every version: written in the storage version,
+        // the write converts nothing.
+        self.write(
             rt,
             obj,
+            &rt.storage_version,
             Sub::Main,
-            json!({"metadata": {"ownerReferences": refs}}),
+            &json!({"metadata": {"ownerReferences": refs}}),
         );
     }
 
@@ -542,22 +545,23 @@ impl Simulator {
     }
 
     fn patch(&self, rt: &ResourceType, obj: &Value, sub: Sub, patch: Value) {
-        // Most sweeps find nothing to do: check on our copy instead of taking the lock.
-        let mut merged = obj.clone();
-        json_patch::merge(&mut merged, &patch);
-        if merged == *obj {
+        // Most passes find nothing to do: checked on the object read, without a write.
+        if !changes(obj, &patch) {
             return;
         }
         // In the version the object was read in, so the patch means what it says.
-        let api_version = obj.api_version();
-        let version = crate::types::split_api_version(api_version).1;
+        let version = crate::types::split_api_version(obj.api_version()).1;
+        self.write(rt, obj, version, sub, &patch);
+    }
+
+    fn write(&self, rt: &ResourceType, obj: &Value, version: &str, sub: Sub, patch: &Value) {
         let result = self.store.patch(
             rt,
             version,
             meta_str(obj, "namespace"),
             meta_str(obj, "name"),
             PatchType::Merge,
-            &patch,
+            patch,
             sub,
         );
         if let Err(e) = result {
@@ -567,6 +571,24 @@ impl Simulator {
             );
         }
     }
+}
+
+/// Whether merging `patch` (RFC 7386) into `target` changes it.
+fn changes(target: &Value, patch: &Value) -> bool {
+    let Some(patch) = patch.as_object() else {
+        return target != patch;
+    };
+    let Some(target) = target.as_object() else {
+        return true;
+    };
+    patch
+        .iter()
+        .any(|(key, value)| match (target.get(key), value) {
+            (None, Value::Null) => false,
+            (None, _) | (Some(_), Value::Null) => true,
+            (Some(current), Value::Object(_)) => changes(current, value),
+            (Some(current), value) => current != value,
+        })
 }
 
 /// The owner reference Cluster API's core controllers give a Cluster's objects, naming
@@ -686,6 +708,27 @@ mod tests {
         store
             .get_object(&format!("{group}/v1beta1"), kind, "default", name)
             .expect("object exists")
+    }
+
+    #[test]
+    fn a_patch_changes_what_merging_it_would_change() {
+        let target = json!({"status": {"ready": true, "replicas": 3}, "spec": {"a": [1]}});
+        for (patch, expected) in [
+            (json!({"status": {"ready": true}}), false),
+            (json!({"status": {"ready": false}}), true),
+            (json!({"status": {"gone": null}}), false),
+            (json!({"status": {"replicas": null}}), true),
+            (json!({"status": {"new": {"x": 1}}}), true),
+            (json!({"spec": {"a": [1]}}), false),
+            (json!({"spec": {"a": [1, 2]}}), true),
+            (json!({"spec": {"a": {"b": 1}}}), true),
+            (json!({}), false),
+        ] {
+            let mut merged = target.clone();
+            json_patch::merge(&mut merged, &patch);
+            assert_eq!(merged != target, expected, "{patch}");
+            assert_eq!(changes(&target, &patch), expected, "{patch}");
+        }
     }
 
     #[test]
