@@ -4,8 +4,10 @@
 //! `--workers` workers (the binaries beside this one), seeds every management cluster
 //! with Cluster API's CRDs and the class of the files, then creates `--clusters` copies
 //! of the files' Cluster in each and waits until all report `TopologyReconciled` True
-//! for their generation. One JSON line: Clusters, seconds, Clusters per second, and per
-//! process its CPU seconds and peak RSS (from `/proc`).
+//! for their generation. One JSON line: Clusters, seconds, Clusters per second, per
+//! process its CPU seconds and peak RSS (from `/proc`), and per Cluster the reconciles
+//! the appliers ran (their metrics) and the API requests the management clusters
+//! served by verb (their request counters, without loadgen's own).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -139,14 +141,49 @@ async fn wait_for_port(port: u16, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts one topograph-kube; returns it and its management cluster client, its
-/// kubeconfig published in `dir` as `<name>.kubeconfig` for the appliers.
+/// The body of `GET path` on a local HTTP server (the appliers' metrics, topograph-kube's
+/// request counters): plain HTTP/1.0, so no client library is needed for two reads.
+async fn http_get(addr: &str, path: &str) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("{addr}: {e}"))?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .map_err(|e| format!("{addr}{path}: {e}"))?;
+    let mut answer = Vec::new();
+    stream
+        .read_to_end(&mut answer)
+        .await
+        .map_err(|e| format!("{addr}{path}: {e}"))?;
+    let answer = String::from_utf8_lossy(&answer);
+    answer
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .ok_or_else(|| format!("{addr}{path}: no HTTP answer"))
+}
+
+/// The sum of a Prometheus text exposition's samples of `metric` (all label sets).
+fn metric_sum(exposition: &str, metric: &str) -> f64 {
+    exposition
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(metric)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Starts one topograph-kube; returns it, its address and its management cluster
+/// client, its kubeconfig published in `dir` as `<name>.kubeconfig` for the appliers.
 async fn management_cluster(
     binary: &Path,
     dir: &Path,
     name: &str,
     provider_delay_ms: u64,
-) -> Result<(Proc, ManagementCluster), String> {
+) -> Result<(Proc, String, ManagementCluster), String> {
     use std::io::BufRead;
     let partial = dir.join(format!("{name}.kubeconfig.tmp"));
     let mut child = Command::new(binary)
@@ -174,7 +211,8 @@ async fn management_cluster(
         .map_err(|e| format!("{name}: {e}"))?;
     std::fs::rename(&partial, dir.join(format!("{name}.kubeconfig")))
         .map_err(|e| format!("{name}: {e}"))?;
-    Ok((process, api))
+    let addr = url.trim().trim_start_matches("http://").to_string();
+    Ok((process, addr, api))
 }
 
 fn converged(cluster: &Value) -> bool {
@@ -220,8 +258,9 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         &dir.join("redis.log"),
     )?);
     let mut apis = Vec::new();
+    let mut kube_addrs = Vec::new();
     for i in 0..args.management_clusters {
-        let (process, api) = management_cluster(
+        let (process, addr, api) = management_cluster(
             &kube,
             &kubeconfigs,
             &format!("mc-{i}"),
@@ -229,6 +268,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         )
         .await?;
         processes.push(process);
+        kube_addrs.push(addr);
         let mut seed = crds::cluster_api();
         seed.extend(crds::for_objects(&class));
         seed.push(
@@ -262,7 +302,10 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     )?);
     wait_for_port(redis_port, "redis-server").await?;
     wait_for_port(render_port, "topograph-render").await?;
+    let mut metrics_addrs = Vec::new();
     for i in 0..args.appliers {
+        let metrics = format!("127.0.0.1:{}", free_port()?);
+        metrics_addrs.push(metrics.clone());
         processes.push(spawn(
             &format!("applier-{i}"),
             Command::new(&applier)
@@ -270,12 +313,17 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
                 .args(["--render", &format!("http://127.0.0.1:{render_port}")])
                 .args(["--workers", &args.workers.to_string()])
                 .args(["--name", &format!("applier-{i}")])
+                .args(["--metrics-listen", &metrics])
                 .arg("--management-clusters")
                 .arg(&kubeconfigs),
             &dir.join(format!("applier-{i}.log")),
         )?);
     }
 
+    let mut requests_before = Vec::new();
+    for addr in &kube_addrs {
+        requests_before.push(requests(addr).await?);
+    }
     // The clock runs from the first create to the last convergence.
     let started = Instant::now();
     let mut creators = Vec::new();
@@ -308,12 +356,15 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     let created = started.elapsed();
     let total = args.management_clusters * args.clusters;
     let deadline = started + Duration::from_secs(args.timeout);
+    let mut polls = 0;
     loop {
         let mut done = 0;
+        polls += 1;
         for (i, api) in apis.iter().enumerate() {
             // A busy server may drop a large list: counted as not done, asked again.
+            // Listed in the storage version, which costs the server no conversion.
             match api
-                .list("cluster.x-k8s.io/v1beta1", "Cluster", &namespace, &[])
+                .list("cluster.x-k8s.io/v1beta2", "Cluster", &namespace, &[])
                 .await
             {
                 Ok(listed) => done += listed.iter().filter(|c| converged(c)).count(),
@@ -332,6 +383,35 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     let seconds = started.elapsed().as_secs_f64();
+    let per_cluster = |x: f64| (x / total as f64 * 100.0).round() / 100.0;
+    let mut reconciles = 0.0;
+    for addr in &metrics_addrs {
+        let exposition = http_get(addr, "/metrics").await?;
+        reconciles += metric_sum(&exposition, "topograph_applier_reconciles_total");
+    }
+    let mut served = serde_json::Map::new();
+    for (addr, before) in kube_addrs.iter().zip(&requests_before) {
+        let after = requests(addr).await?;
+        for (verb, count) in after.as_object().into_iter().flatten() {
+            let delta = count.as_f64().unwrap_or(0.0) - before[verb].as_f64().unwrap_or(0.0);
+            let entry = served.entry(verb.clone()).or_insert(json!(0.0));
+            *entry = json!(entry.as_f64().unwrap_or(0.0) + delta);
+        }
+    }
+    // Without loadgen's own requests: the creates and the convergence polls (the
+    // counters' own reads are not counted).
+    let own = |verb: &str| match verb {
+        "create" => total as f64,
+        "list" => (polls * args.management_clusters) as f64,
+        _ => 0.0,
+    };
+    let requests_per_cluster: serde_json::Map<String, Value> = served
+        .into_iter()
+        .map(|(verb, count)| {
+            let count = count.as_f64().unwrap_or(0.0) - own(&verb);
+            (verb, json!(per_cluster(count.max(0.0))))
+        })
+        .collect();
     let mut usage = serde_json::Map::new();
     let mut kube_cpu = 0.0;
     let mut kube_rss: f64 = 0.0;
@@ -359,12 +439,20 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         "created_seconds": round(created.as_secs_f64()),
         "seconds": round(seconds),
         "clusters_per_second": round(total as f64 / seconds),
+        "reconciles_per_cluster": per_cluster(reconciles),
+        "requests_per_cluster": requests_per_cluster,
         "processes": usage,
     });
     println!("{line}");
     drop(processes);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// A management cluster's request counters (topograph-kube's `/_topograph/requests`).
+async fn requests(addr: &str) -> Result<Value, String> {
+    let body = http_get(addr, "/_topograph/requests").await?;
+    serde_json::from_str(&body).map_err(|e| format!("{addr}: request counters: {e}"))
 }
 
 fn round(x: f64) -> f64 {
