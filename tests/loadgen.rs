@@ -101,7 +101,7 @@ fn loadgen_drives_the_render_service_and_the_gateway() {
 
 /// `loadgen fleet` starts a whole fleet (redis-server, topograph-kube servers with
 /// simulated providers, the render service, appliers), creates the Clusters and waits
-/// for all of them: a small one here, with the line every field of the report in it.
+/// for all of them: a small one here, with every field of the report in its line.
 #[test]
 fn loadgen_fleet_starts_a_fleet_and_reports_its_convergence() {
     let report = loadgen(&[
@@ -136,4 +136,18 @@ fn loadgen_fleet_starts_a_fleet_and_reports_its_convergence() {
         );
     }
     assert_eq!(report["processes"]["kube"]["processes"], 2, "{report}");
+    // Every Cluster took at least one reconcile, which created its topology's objects
+    // (loadgen's own creates of the Clusters are not counted).
+    assert!(
+        report["reconciles_per_cluster"].as_f64().unwrap() >= 1.0,
+        "{report}"
+    );
+    assert!(
+        report["requests_per_cluster"]["create"].as_f64().unwrap() >= 5.0,
+        "{report}"
+    );
+    assert!(
+        report["requests_per_cluster"]["get"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
 }
