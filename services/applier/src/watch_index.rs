@@ -3,10 +3,16 @@
 //! affects that Cluster; a ClusterClass change, or a change of a template a class
 //! references, affects every Cluster of the class.
 //!
+//! A Cluster change only in what a reconcile reports on it (its `TopologyReconciled`
+//! condition, observed generation, phase) affects nothing: the reconcile that wrote it
+//! had already seen the rest, so a new Cluster converges without a reconcile more for
+//! its own report.
+//!
 //! The index is built from the watch streams themselves (Clusters say which class they
 //! use, classes say which templates they reference), so it needs no extra reads.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 use topograph_api::object::{ObjectExt, ObjectKey};
@@ -20,6 +26,9 @@ pub type Name = (String, String);
 #[derive(Debug, Default)]
 pub struct WatchIndex {
     cluster_class: HashMap<Name, Name>,
+    /// A hash of each Cluster without its reported status (see
+    /// [`topograph_reconcile::cluster::without_report`]), as last seen.
+    seen: HashMap<Name, u64>,
     /// The templates each class references.
     class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
     /// `(apiVersion, kind)` of every template kind classes reference.
@@ -31,9 +40,16 @@ fn name_of(object: &Value) -> Name {
 }
 
 impl WatchIndex {
-    /// A Cluster was added or changed: it is affected.
+    /// A Cluster was added or changed: it is affected, unless only its reported status
+    /// changed.
     pub fn cluster_applied(&mut self, cluster: &Value) -> Vec<Name> {
         let name = name_of(cluster);
+        let mut hasher = DefaultHasher::new();
+        topograph_reconcile::cluster::without_report(cluster)
+            .to_string()
+            .hash(&mut hasher);
+        let unreported = hasher.finish();
+        let unchanged = self.seen.insert(name.clone(), unreported) == Some(unreported);
         if let Some(class) = cluster
             .at(&["spec", "topology", "class"])
             .and_then(Value::as_str)
@@ -48,12 +64,13 @@ impl WatchIndex {
         } else {
             self.cluster_class.remove(&name);
         }
-        vec![name]
+        if unchanged { Vec::new() } else { vec![name] }
     }
 
     /// A Cluster was deleted: nothing to reconcile (its objects go with it).
     pub fn cluster_deleted(&mut self, cluster: &Value) {
         self.cluster_class.remove(&name_of(cluster));
+        self.seen.remove(&name_of(cluster));
     }
 
     /// A ClusterClass was added or changed: every Cluster of it is affected. Returns
@@ -183,6 +200,45 @@ mod tests {
         index.cluster_deleted(&cluster("a"));
         assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
         assert_eq!(index.class_deleted(&class()), [("ns".into(), "b".into())]);
+    }
+
+    #[test]
+    fn a_cluster_changed_only_in_its_reported_status_affects_nothing() {
+        let mut index = WatchIndex::default();
+        let mut c = cluster("a");
+        assert_eq!(index.cluster_applied(&c).len(), 1);
+        // A new Cluster's first report, where there was no status at all.
+        c["status"] = json!({"observedGeneration": 1, "conditions": [{"type": "TopologyReconciled", "status": "False"}]});
+        assert!(index.cluster_applied(&c).is_empty(), "{c}");
+        c["status"] = json!({"infrastructureReady": false, "conditions": [{"type": "Ready", "status": "False"}]});
+        assert_eq!(index.cluster_applied(&c).len(), 1);
+        // The same again (a resync's re-list): nothing new.
+        assert!(index.cluster_applied(&c).is_empty());
+        // A reconcile's report, in both condition lists, and a new resourceVersion.
+        c["metadata"]["resourceVersion"] = json!("7");
+        c["status"]["observedGeneration"] = json!(1);
+        c["status"]["phase"] = json!("Provisioned");
+        c["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}, {"type": "TopologyReconciled", "status": "True"}]);
+        c["status"]["v1beta2"] = json!({"conditions": [{"type": "TopologyReconciled", "status": "True", "observedGeneration": 1}]});
+        assert!(index.cluster_applied(&c).is_empty(), "{c}");
+        // Anything else: the Cluster is affected.
+        let changes: [(&str, Value); 4] = [
+            ("/status/infrastructureReady", json!(true)),
+            ("/status/conditions/0/status", json!("True")),
+            ("/spec/topology/version", json!("v1.31.0")),
+            ("/metadata/name", json!("a")),
+        ];
+        for (path, value) in changes {
+            if path == "/metadata/name" {
+                c["metadata"]["annotations"] = json!({"x": "y"});
+            } else if let Some(field) = c.pointer_mut(path) {
+                *field = value;
+            }
+            assert_eq!(index.cluster_applied(&c).len(), 1, "{path}");
+        }
+        // Deleted and created again: affected.
+        index.cluster_deleted(&c);
+        assert_eq!(index.cluster_applied(&c).len(), 1);
     }
 
     #[test]

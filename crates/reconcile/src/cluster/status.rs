@@ -143,6 +143,52 @@ fn condition(progress: &Result<Progress, ReconcileError>) -> Condition {
     }
 }
 
+/// The Cluster without what a reconcile reports on it (the `TopologyReconciled`
+/// condition in each of its condition lists, `status.observedGeneration`,
+/// `status.phase`) and without what every write changes (`resourceVersion`,
+/// `managedFields`). Two versions of a Cluster equal in this differ only in a
+/// reconcile's own report, which no reconcile reads to decide anything: the watchers
+/// queue no reconcile for such a change.
+pub fn without_report(cluster: &Value) -> Value {
+    let mut rest = cluster.clone();
+    if let Some(meta) = rest.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        meta.remove("managedFields");
+    }
+    if let Some(status) = rest.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("observedGeneration");
+        status.remove("phase");
+    }
+    // v1beta1 keeps the v1beta2 conditions under `v1beta2`, v1beta2 the v1beta1 ones
+    // under `deprecated.v1beta1`.
+    for path in [
+        "/status/conditions",
+        "/status/v1beta2/conditions",
+        "/status/deprecated/v1beta1/conditions",
+    ] {
+        if let Some(list) = rest.pointer_mut(path).and_then(Value::as_array_mut) {
+            list.retain(|c| c.get("type").and_then(Value::as_str) != Some(TOPOLOGY_RECONCILED));
+        }
+        // A list (and the objects holding it) left empty is as if never written: the
+        // first report creates them.
+        let mut at = path;
+        while let Some((parent, field)) = at.rsplit_once('/') {
+            let empty = rest.pointer(at).is_none_or(|v| {
+                v.as_array().is_some_and(Vec::is_empty)
+                    || v.as_object().is_some_and(|o| o.is_empty())
+            });
+            if !empty {
+                break;
+            }
+            if let Some(holder) = rest.pointer_mut(parent).and_then(Value::as_object_mut) {
+                holder.remove(field);
+            }
+            at = parent;
+        }
+    }
+    rest
+}
+
 /// Writes the outcome on the Cluster's status, when it differs from what is there.
 pub(crate) async fn report(
     api: &ManagementCluster,
