@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use futures::future::try_join_all;
+
 use serde_json::Value;
 use topograph_api::contract::{Contract, Declared};
 use topograph_api::model::{Cluster, ClusterClass, ObjectRef};
@@ -122,6 +124,16 @@ async fn get_ref(
         .await?)
 }
 
+/// The object `object` references at `path` (a contract reference), if any.
+async fn referenced(
+    cluster: &ManagementCluster,
+    object: &Value,
+    path: &[&str],
+    namespace: &str,
+) -> Result<Option<Value>, ReconcileError> {
+    get_ref(cluster, read_ref(object, path).as_ref(), namespace).await
+}
+
 async fn health_check(
     cluster: &ManagementCluster,
     target: Option<&Value>,
@@ -143,15 +155,22 @@ pub(crate) async fn read(
     let ns = c.namespace.as_str();
     let mut current = Current::default();
     let mut inputs = Vec::new();
+    // Reads that do not depend on each other go out together: a reconcile's time is
+    // mostly round trips to the API server.
     // Templates live in the class's namespace; a missing one is left to the engine,
     // which reports every missing template with Cluster API's texts.
-    for r in template_refs(class) {
-        if let Some(t) = get_ref(cluster, Some(&r), &class.namespace).await? {
-            inputs.push(t);
-        }
-    }
-    current.infrastructure_cluster = get_ref(cluster, c.infrastructure_ref.as_ref(), ns).await?;
-    current.control_plane = get_ref(cluster, c.control_plane_ref.as_ref(), ns).await?;
+    let refs = template_refs(class);
+    let (templates, infrastructure_cluster, control_plane) = futures::try_join!(
+        try_join_all(
+            refs.iter()
+                .map(|r| get_ref(cluster, Some(r), &class.namespace))
+        ),
+        get_ref(cluster, c.infrastructure_ref.as_ref(), ns),
+        get_ref(cluster, c.control_plane_ref.as_ref(), ns),
+    )?;
+    inputs.extend(templates.into_iter().flatten());
+    current.infrastructure_cluster = infrastructure_cluster;
+    current.control_plane = control_plane;
 
     // The contracts of the provider kinds whose contract fields the topology writes or
     // reads: as the class stamps them out, and as they exist.
@@ -198,24 +217,34 @@ pub(crate) async fn read(
         (labels::CLUSTER_NAME, c.name.as_str()),
         (labels::TOPOLOGY_OWNED, ""),
     ];
-    for md in cluster
-        .list(API_VERSION, "MachineDeployment", ns, &owned)
-        .await?
+    let of_cluster = [(labels::CLUSTER_NAME, c.name.as_str())];
+    let (machine_deployments, machines, machine_sets) = futures::try_join!(
+        cluster.list(API_VERSION, "MachineDeployment", ns, &owned),
+        cluster.list(API_VERSION, "Machine", ns, &of_cluster),
+        cluster.list(API_VERSION, "MachineSet", ns, &of_cluster),
+    )?;
+    let belongings = try_join_all(machine_deployments.iter().map(|md| async move {
+        futures::try_join!(
+            referenced(
+                cluster,
+                md,
+                &["spec", "template", "spec", "bootstrap", "configRef"],
+                ns
+            ),
+            referenced(
+                cluster,
+                md,
+                &["spec", "template", "spec", "infrastructureRef"],
+                ns
+            ),
+            health_check(cluster, Some(md)),
+        )
+    }))
+    .await?;
+    for (md, (bootstrap_template, infrastructure_template, health_check)) in
+        machine_deployments.into_iter().zip(belongings)
     {
         let topology_name = md.labels().get(labels::DEPLOYMENT_NAME).cloned();
-        let bootstrap_template = get_ref(
-            cluster,
-            read_ref(&md, &["spec", "template", "spec", "bootstrap", "configRef"]).as_ref(),
-            ns,
-        )
-        .await?;
-        let infrastructure_template = get_ref(
-            cluster,
-            read_ref(&md, &["spec", "template", "spec", "infrastructureRef"]).as_ref(),
-            ns,
-        )
-        .await?;
-        let health_check = health_check(cluster, Some(&md)).await?;
         inputs.extend(bootstrap_template.iter().cloned());
         inputs.extend(infrastructure_template.iter().cloned());
         inputs.push(md.clone());
@@ -233,15 +262,8 @@ pub(crate) async fn read(
         }
     }
     read_machine_pools(cluster, ns, &owned, &mut current, &mut inputs).await?;
-    let of_cluster = [(labels::CLUSTER_NAME, c.name.as_str())];
-    inputs.extend(
-        cluster
-            .list(API_VERSION, "Machine", ns, &of_cluster)
-            .await?,
-    );
-    current.machine_sets = cluster
-        .list(API_VERSION, "MachineSet", ns, &of_cluster)
-        .await?;
+    inputs.extend(machines);
+    current.machine_sets = machine_sets;
     inputs.extend(current.infrastructure_cluster.iter().cloned());
     inputs.extend(current.control_plane.iter().cloned());
     inputs.extend(current.control_plane_template.iter().cloned());
@@ -258,19 +280,25 @@ async fn read_machine_pools(
     current: &mut Current,
     inputs: &mut Vec<Value>,
 ) -> Result<(), ReconcileError> {
-    for mp in cluster.list(API_VERSION, "MachinePool", ns, owned).await? {
-        let bootstrap_object = get_ref(
-            cluster,
-            read_ref(&mp, &["spec", "template", "spec", "bootstrap", "configRef"]).as_ref(),
-            ns,
+    let pools = cluster.list(API_VERSION, "MachinePool", ns, owned).await?;
+    let referenced = try_join_all(pools.iter().map(|mp| async move {
+        futures::try_join!(
+            referenced(
+                cluster,
+                mp,
+                &["spec", "template", "spec", "bootstrap", "configRef"],
+                ns
+            ),
+            referenced(
+                cluster,
+                mp,
+                &["spec", "template", "spec", "infrastructureRef"],
+                ns
+            ),
         )
-        .await?;
-        let infrastructure_object = get_ref(
-            cluster,
-            read_ref(&mp, &["spec", "template", "spec", "infrastructureRef"]).as_ref(),
-            ns,
-        )
-        .await?;
+    }))
+    .await?;
+    for (mp, (bootstrap_object, infrastructure_object)) in pools.into_iter().zip(referenced) {
         inputs.extend(bootstrap_object.iter().cloned());
         inputs.extend(infrastructure_object.iter().cloned());
         inputs.push(mp.clone());
