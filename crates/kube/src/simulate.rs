@@ -295,10 +295,22 @@ impl Simulator {
                     .pointer("/spec/replicas")
                     .and_then(Value::as_i64)
                     .unwrap_or(1);
-                self.patch(&rt, &obj, Sub::Status, json!({"status": {
-                    "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
-                    "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
-                }}));
+                let status = if obj.api_version().ends_with("/v1beta1") {
+                    json!({
+                        "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
+                        "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
+                    })
+                } else {
+                    json!({
+                        "replicas": replicas, "readyReplicas": replicas, "upToDateReplicas": replicas,
+                        "availableReplicas": replicas, "observedGeneration": generation, "phase": "Running",
+                        "deprecated": {"v1beta1": {
+                            "readyReplicas": replicas, "updatedReplicas": replicas,
+                            "availableReplicas": replicas, "unavailableReplicas": 0,
+                        }},
+                    })
+                };
+                self.patch(&rt, &obj, Sub::Status, json!({ "status": status }));
             }
             Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
             Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
@@ -373,8 +385,9 @@ impl Simulator {
 
     /// What Cluster API's MachinePool controller reports once the pool's infrastructure
     /// is provisioned: every replica ready, available and up to date for the generation
-    /// it observed, phase `Running`. Read in v1beta1, so the v1beta2 counters go in
-    /// `status.v1beta2` (the top of the status where v1beta2 is stored). Until then the
+    /// it observed, phase `Running`, in the fields of the version the pool was read in
+    /// (v1beta1 keeps the v1beta2 counters under `status.v1beta2`, v1beta2 the v1beta1
+    /// ones under `status.deprecated.v1beta1`). Until then the
     /// pool reports nothing new: its observed generation stays behind, which is how the
     /// topology tells a pool still rolling out.
     fn machine_pool(&mut self, key: &Key, rt: &ResourceType, obj: &Value, generation: i64) {
@@ -392,11 +405,8 @@ impl Simulator {
             .pointer("/spec/replicas")
             .and_then(Value::as_i64)
             .unwrap_or(1);
-        self.patch(
-            rt,
-            obj,
-            Sub::Status,
-            json!({"status": {
+        let status = if obj.api_version().ends_with("/v1beta1") {
+            json!({
                 "replicas": replicas, "readyReplicas": replicas,
                 "availableReplicas": replicas, "unavailableReplicas": 0,
                 "observedGeneration": generation, "phase": "Running",
@@ -405,8 +415,20 @@ impl Simulator {
                     "readyReplicas": replicas, "availableReplicas": replicas,
                     "upToDateReplicas": replicas,
                 },
-            }}),
-        );
+            })
+        } else {
+            json!({
+                "replicas": replicas, "readyReplicas": replicas,
+                "availableReplicas": replicas, "upToDateReplicas": replicas,
+                "observedGeneration": generation, "phase": "Running",
+                "initialization": {"bootstrapDataSecretCreated": true, "infrastructureProvisioned": true},
+                "deprecated": {"v1beta1": {
+                    "readyReplicas": replicas, "availableReplicas": replicas,
+                    "unavailableReplicas": 0,
+                }},
+            })
+        };
+        self.patch(rt, obj, Sub::Status, json!({ "status": status }));
     }
 
     /// The contract `obj` implements, as its kind's CRD declares it (v1beta1 without a
@@ -533,9 +555,14 @@ impl Simulator {
         );
     }
 
-    /// A stored object as the simulated providers read it: in v1beta1 where the kind
-    /// serves it (they play providers of the v1beta1 contract), else as stored.
+    /// A stored object as the simulation reads it: Cluster API's own kinds as stored
+    /// (its controllers work in the newest version, which the storage version is, so
+    /// nothing is converted), providers' kinds in v1beta1 where the kind serves it
+    /// (they play providers of the v1beta1 contract), else as stored.
     fn view(&self, rt: &ResourceType, obj: Value) -> Option<Value> {
+        if rt.group == CLUSTER_GROUP {
+            return Some(obj);
+        }
         let version = if rt.serves("v1beta1") {
             "v1beta1"
         } else {
@@ -649,7 +676,18 @@ mod tests {
     use super::*;
 
     fn crd(group: &str, kind: &str) -> Value {
+        crd_in(group, kind, &["v1beta1"])
+    }
+
+    /// A CRD serving `versions`, the first stored.
+    fn crd_in(group: &str, kind: &str, versions: &[&str]) -> Value {
         let plural = format!("{}s", kind.to_lowercase());
+        let versions: Vec<Value> = versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| json!({"name": v, "served": true, "storage": i == 0, "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}))
+            .collect();
         json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
@@ -657,8 +695,7 @@ mod tests {
             "spec": {
                 "group": group, "scope": "Namespaced",
                 "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind},
-                "versions": [{"name": "v1beta1", "served": true, "storage": true, "subresources": {"status": {}},
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+                "versions": versions,
             }
         })
     }
@@ -781,6 +818,95 @@ mod tests {
             (2..=6).contains(&read),
             "an upgrade of one control plane read {read} objects"
         );
+    }
+
+    #[test]
+    fn cluster_api_kinds_stored_in_v1beta2_get_v1beta2_status() {
+        let store = Arc::new(Store::new(10_000));
+        for kind in ["Cluster", "MachineDeployment", "MachinePool"] {
+            store
+                .create_object(crd_in(CLUSTER_GROUP, kind, &["v1beta2", "v1beta1"]))
+                .expect("CRD");
+        }
+        for (group, kind) in [
+            (INFRA_GROUP, "DockerCluster"),
+            (INFRA_GROUP, "DockerMachinePool"),
+            (CONTROL_PLANE_GROUP, "KubeadmControlPlane"),
+        ] {
+            store.create_object(crd(group, kind)).expect("CRD");
+        }
+        let mut sim = Simulator::new(store.clone(), Duration::ZERO);
+        let mut events = store.subscribe();
+        let v1beta2 = |kind: &str, name: &str, rest: Value| {
+            let mut obj = json!({"apiVersion": format!("{CLUSTER_GROUP}/v1beta2"), "kind": kind, "metadata": {"name": name}});
+            json_patch::merge(&mut obj, &rest);
+            obj
+        };
+        store
+            .create_object(v1beta2("Cluster", "c", json!({"spec": {
+                "infrastructureRef": {"apiGroup": INFRA_GROUP, "kind": "DockerCluster", "name": "c"},
+                "controlPlaneRef": {"apiGroup": CONTROL_PLANE_GROUP, "kind": "KubeadmControlPlane", "name": "c"},
+            }})))
+            .expect("Cluster");
+        store
+            .create_object(object(INFRA_GROUP, "DockerCluster", "c", json!({})))
+            .expect("infra");
+        store
+            .create_object(object(
+                CONTROL_PLANE_GROUP,
+                "KubeadmControlPlane",
+                "c",
+                json!({}),
+            ))
+            .expect("control plane");
+        store
+            .create_object(v1beta2(
+                "MachineDeployment",
+                "md",
+                json!({
+                "metadata": {"labels": {CLUSTER_NAME_LABEL: "c"}}, "spec": {"replicas": 2}}),
+            ))
+            .expect("MachineDeployment");
+        store
+            .create_object(object(INFRA_GROUP, "DockerMachinePool", "mp", json!({})))
+            .expect("infra machine pool");
+        store
+            .create_object(v1beta2("MachinePool", "mp", json!({
+                "metadata": {"labels": {CLUSTER_NAME_LABEL: "c"}},
+                "spec": {"replicas": 3, "template": {"spec": {"infrastructureRef": {"apiGroup": INFRA_GROUP, "kind": "DockerMachinePool", "name": "mp"}}}}})))
+            .expect("MachinePool");
+        settle(&mut sim, &mut events, 6);
+
+        let get2 = |kind: &str, name: &str| {
+            store
+                .get_object(&format!("{CLUSTER_GROUP}/v1beta2"), kind, "default", name)
+                .expect("object exists")
+        };
+        let c = get2("Cluster", "c");
+        assert_eq!(
+            c["status"]["initialization"],
+            json!({"infrastructureProvisioned": true, "controlPlaneInitialized": true}),
+            "{c}"
+        );
+        let md = get2("MachineDeployment", "md");
+        assert_eq!(md["status"]["upToDateReplicas"], 2, "{md}");
+        assert_eq!(md["status"]["readyReplicas"], 2, "{md}");
+        assert_eq!(
+            md["status"]["deprecated"]["v1beta1"]["updatedReplicas"], 2,
+            "{md}"
+        );
+        let mp = get2("MachinePool", "mp");
+        assert_eq!(mp["status"]["upToDateReplicas"], 3, "{mp}");
+        assert_eq!(
+            mp["status"]["initialization"]["infrastructureProvisioned"], true,
+            "{mp}"
+        );
+        for owned in [&md, &mp] {
+            assert_eq!(
+                owned["metadata"]["ownerReferences"][0]["uid"], c["metadata"]["uid"],
+                "{owned}"
+            );
+        }
     }
 
     #[test]
