@@ -59,8 +59,10 @@ struct Args {
     /// Parsed ClusterClasses kept in memory.
     #[arg(long, env = "TOPOGRAPH_RENDER_CLASS_CACHE", default_value_t = 256)]
     class_cache: usize,
-    /// Megabytes of Render responses kept for requests seen before (0: off).
-    #[arg(long, env = "TOPOGRAPH_RENDER_RESPONSE_CACHE_MB", default_value_t = 64)]
+    /// Megabytes of Render responses kept for requests seen before (0: off). Small by
+    /// default: a fleet larger than the cache cycles through it without a hit, and a
+    /// render costs well under a millisecond.
+    #[arg(long, env = "TOPOGRAPH_RENDER_RESPONSE_CACHE_MB", default_value_t = 8)]
     response_cache_mb: usize,
 }
 
