@@ -8,6 +8,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 use topograph_kube::{Config, Server};
 
+/// The store is a heap of small JSON values, written and copied on every request;
+/// mimalloc keeps both its time and its memory lower than the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     version,
@@ -29,6 +34,10 @@ struct Args {
     /// How long simulated providers take to react to a change, in milliseconds.
     #[arg(long, env = "TOPOGRAPH_KUBE_PROVIDER_DELAY_MS", default_value_t = 2000)]
     provider_delay_ms: u64,
+    /// How many changes watches can resume from (older resourceVersions get 410 Gone
+    /// and the client lists again, as with an API server's watch cache).
+    #[arg(long, env = "TOPOGRAPH_KUBE_WATCH_HISTORY", default_value_t = 10_000)]
+    watch_history: usize,
     /// Interval of watch bookmarks, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     bookmark_interval_ms: u64,
@@ -51,6 +60,7 @@ async fn main() -> anyhow::Result<()> {
     let config = Config {
         listen: args.listen,
         bookmark_interval: Duration::from_millis(args.bookmark_interval_ms),
+        history_limit: args.watch_history,
         simulate_providers: args
             .simulate_providers
             .then(|| Duration::from_millis(args.provider_delay_ms)),
