@@ -9,6 +9,7 @@ mod answer;
 pub mod conversion;
 pub mod counts;
 pub mod discovery;
+mod event_ttl;
 pub mod fields;
 mod gc;
 mod jsonpath;
@@ -52,6 +53,8 @@ pub struct Config {
     pub bookmark_interval: Duration,
     /// How many events watches can resume from.
     pub history_limit: usize,
+    /// How long Events live after their last write (kube-apiserver's `--event-ttl`).
+    pub event_ttl: Duration,
     /// Simulated providers with this delay, or none.
     pub simulate_providers: Option<Duration>,
     /// Snapshot file: loaded at start when present, written when changed and at shutdown.
@@ -74,6 +77,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             bookmark_interval: Duration::from_secs(1),
             history_limit: 10_000,
+            event_ttl: Duration::from_secs(3600),
             simulate_providers: None,
             snapshot: None,
             snapshot_interval: Duration::from_secs(3),
@@ -137,6 +141,11 @@ impl Server {
             let sim = simulate::Simulator::new(store.clone(), delay);
             background.push(tokio::spawn(sim.run(shutdown_rx.clone())));
         }
+        background.push(tokio::spawn(event_ttl::run(
+            store.clone(),
+            config.event_ttl,
+            shutdown_rx.clone(),
+        )));
         if let Some(path) = config.snapshot.clone() {
             background.push(tokio::spawn(snapshot::run(
                 store.clone(),

@@ -38,6 +38,10 @@ struct Args {
     /// and the client lists again, as with an API server's watch cache).
     #[arg(long, env = "TOPOGRAPH_KUBE_WATCH_HISTORY", default_value_t = 10_000)]
     watch_history: usize,
+    /// How long Events live after their last write, in seconds (kube-apiserver's
+    /// `--event-ttl`).
+    #[arg(long, env = "TOPOGRAPH_KUBE_EVENT_TTL_SECONDS", default_value_t = 3600)]
+    event_ttl_seconds: u64,
     /// Interval of watch bookmarks, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     bookmark_interval_ms: u64,
@@ -61,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
         listen: args.listen,
         bookmark_interval: Duration::from_millis(args.bookmark_interval_ms),
         history_limit: args.watch_history,
+        event_ttl: Duration::from_secs(args.event_ttl_seconds),
         simulate_providers: args
             .simulate_providers
             .then(|| Duration::from_millis(args.provider_delay_ms)),
