@@ -2,19 +2,22 @@
 //! to stay cheap as a management cluster grows: objects by label (a list by label
 //! selector reads only the objects carrying one of its labels, not the whole
 //! collection) and dependents by owner uid (garbage collection finds an owner's
-//! dependents without scanning every object of every kind).
+//! dependents without scanning every object of every kind). Objects are shared
+//! (`Arc`) with the change events that carry them, so a watch history of thousands of
+//! changes holds only the versions that have since been replaced.
 
 use crate::selector::{LabelSelector, Op};
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// (namespace, name).
 pub(crate) type ObjKey = (String, String);
 
 #[derive(Default)]
 pub(crate) struct Objects {
-    by_type: HashMap<String, BTreeMap<ObjKey, Value>>,
+    by_type: HashMap<String, BTreeMap<ObjKey, Arc<Value>>>,
     /// (type key, label key, label value) → the objects carrying that label.
     labelled: HashMap<(String, String, String), BTreeSet<ObjKey>>,
     /// Owner uid → (type key, object) of each object naming it in `ownerReferences`.
@@ -22,12 +25,15 @@ pub(crate) struct Objects {
 }
 
 impl Objects {
-    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<ObjKey, Value>> {
+    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<ObjKey, Arc<Value>>> {
         self.by_type.get(type_key)
     }
 
     pub fn get(&self, type_key: &str, key: &ObjKey) -> Option<&Value> {
-        self.by_type.get(type_key).and_then(|c| c.get(key))
+        self.by_type
+            .get(type_key)
+            .and_then(|c| c.get(key))
+            .map(|o| &**o)
     }
 
     pub fn contains(&self, type_key: &str, key: &ObjKey) -> bool {
@@ -35,28 +41,32 @@ impl Objects {
     }
 
     /// Every collection, in no particular order.
-    pub fn collections(&self) -> impl Iterator<Item = (&String, &BTreeMap<ObjKey, Value>)> {
+    pub fn collections(&self) -> impl Iterator<Item = (&String, &BTreeMap<ObjKey, Arc<Value>>)> {
         self.by_type.iter()
     }
 
-    /// Stores `obj` under `key`, returning what it replaced.
-    pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: Value) -> Option<Value> {
+    /// Stores `obj` under `key`, returning it as stored (to share with the change
+    /// event).
+    pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: Value) -> Arc<Value> {
         self.index(type_key, &key, &obj, true);
+        let obj = Arc::new(obj);
         let old = self
             .by_type
             .entry(type_key.to_string())
             .or_default()
-            .insert(key.clone(), obj);
+            .insert(key.clone(), obj.clone());
         if let Some(old) = &old {
             self.index_replaced(type_key, &key, old);
         }
-        old
+        obj
     }
 
+    /// Takes `key`'s object out: the store's own copy, unless a change event still
+    /// holds it.
     pub fn remove(&mut self, type_key: &str, key: &ObjKey) -> Option<Value> {
         let old = self.by_type.get_mut(type_key)?.remove(key)?;
         self.index(type_key, key, &old, false);
-        Some(old)
+        Some(Arc::unwrap_or_clone(old))
     }
 
     /// Drops a whole (emptied) collection, as when its CRD goes.
@@ -99,12 +109,12 @@ impl Objects {
                     .into_iter()
                     .flatten()
                     .filter(move |(n, _)| ns.is_none_or(|ns| ns == n));
-                Box::new(keys.filter_map(|k| coll.get(k)))
+                Box::new(keys.filter_map(|k| coll.get(k)).map(|o| &**o))
             }
             None => Box::new(
                 coll.iter()
                     .filter(move |((n, _), _)| ns.is_none_or(|ns| ns == n))
-                    .map(|(_, o)| o),
+                    .map(|(_, o)| &**o),
             ),
         }
     }

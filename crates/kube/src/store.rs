@@ -43,8 +43,9 @@ pub struct Event {
     pub rv: u64,
     pub type_key: String,
     pub event_type: EventType,
-    /// The object after the change (for DELETED: as it was removed), in its stored version.
-    pub object: Value,
+    /// The object after the change (for DELETED: as it was removed), in its stored
+    /// version; shared with the store while it is the current version.
+    pub object: Arc<Value>,
     /// For MODIFIED: what selectors read of the object before (see `Inner::selectable`),
     /// so selector watches can turn the change into ADDED/DELETED.
     pub old: Option<Value>,
@@ -511,7 +512,7 @@ impl Store {
                     .objects
                     .collection(k)
                     .into_iter()
-                    .flat_map(|c| c.values().cloned())
+                    .flat_map(|c| c.values().map(|o| (**o).clone()))
             })
             .collect()
     }
@@ -538,8 +539,8 @@ impl Store {
                 inner.uids.remove(&old_uid);
             }
             inner.uids.insert(uid);
-            inner.objects.insert(&rt.key(), (ns, name), obj.clone());
-            inner.emit(&rt.key(), EventType::Added, obj, None);
+            let stored = inner.objects.insert(&rt.key(), (ns, name), obj);
+            inner.emit(&rt.key(), EventType::Added, stored, None);
             n += 1;
         }
         Ok(n)
@@ -674,7 +675,13 @@ impl Inner {
             .collect()
     }
 
-    fn emit(&mut self, type_key: &str, event_type: EventType, object: Value, old: Option<Value>) {
+    fn emit(
+        &mut self,
+        type_key: &str,
+        event_type: EventType,
+        object: Arc<Value>,
+        old: Option<Value>,
+    ) {
         let old = old.map(|old| self.selectable(type_key, old));
         let event = Arc::new(Event {
             rv: self.rv,
@@ -900,9 +907,10 @@ impl Inner {
             self.types.insert(t.key(), Arc::new(t));
         }
         self.uids.insert(uid);
-        self.objects
+        let shared = self
+            .objects
             .insert(&rt.key(), (ns.to_string(), name), stored.clone());
-        self.emit(&rt.key(), EventType::Added, stored.clone(), None);
+        self.emit(&rt.key(), EventType::Added, shared, None);
         // Answered as a read in the request's version would give it.
         self.view(rt, stored, body.api_version())
     }
@@ -1069,8 +1077,8 @@ impl Inner {
         if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
         }
-        self.objects.insert(&rt.key(), key, storage.clone());
-        self.emit(&rt.key(), EventType::Modified, storage.clone(), old);
+        let shared = self.objects.insert(&rt.key(), key, storage.clone());
+        self.emit(&rt.key(), EventType::Modified, shared, old);
         // Answered as a read in the request's version would give it.
         self.view(rt, storage, new.api_version())
     }
@@ -1249,8 +1257,8 @@ impl Inner {
             .unwrap_or(0);
         set_meta(&mut new, "generation", Value::from(generation + 1));
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
-        self.objects.insert(&rt.key(), key.clone(), new.clone());
-        self.emit(&rt.key(), EventType::Modified, new.clone(), Some(stored));
+        let shared = self.objects.insert(&rt.key(), key.clone(), new.clone());
+        self.emit(&rt.key(), EventType::Modified, shared, Some(stored));
         new
     }
 
@@ -1266,7 +1274,7 @@ impl Inner {
         }
         let uid = meta_str(&obj, "uid").to_string();
         self.uids.remove(&uid);
-        self.emit(&rt.key(), EventType::Deleted, obj.clone(), None);
+        self.emit(&rt.key(), EventType::Deleted, Arc::new(obj.clone()), None);
         if rt.is_namespace() {
             let ns = meta_str(&obj, "name").to_string();
             let types: Vec<Arc<ResourceType>> = self

@@ -296,7 +296,7 @@ pub fn translate(ev: &Event, params: &WatchParams) -> Option<Value> {
         }
         _ => return None,
     };
-    Some(json!({"type": event_type.as_str(), "object": ev.object.clone()}))
+    Some(json!({"type": event_type.as_str(), "object": (*ev.object).clone()}))
 }
 
 #[cfg(test)]
@@ -325,7 +325,7 @@ mod tests {
             rv: 2,
             type_key: "/configmaps".into(),
             event_type: t,
-            object: new,
+            object: Arc::new(new),
             old,
         };
         let kind = |v: Option<Value>| v.map(|v| v["type"].as_str().unwrap_or_default().to_string());
