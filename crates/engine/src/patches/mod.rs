@@ -142,6 +142,28 @@ fn copy_back(item: &mut Item, patched: &Value) {
     }
 }
 
+/// The variables each item sees, global ones (user and builtin) merged with its own.
+fn merged_variables(globals: &serde_json::Map<String, Value>, items: &[Item]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|item| Value::Object(request::merge(globals, &item.variables)))
+        .collect()
+}
+
+/// The variables every template of the patch request sees, in request order: the
+/// stage of [`apply`] before any patch runs, exposed for the stage benchmarks.
+#[doc(hidden)]
+pub fn request_variables(
+    cluster: &Cluster,
+    topology: &Topology,
+    blueprint: &Blueprint<'_>,
+    desired: &DesiredState,
+    values: &Values<'_>,
+) -> Vec<Value> {
+    let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
+    merged_variables(&globals, &items)
+}
+
 /// Runs every patch of the class over `desired`, returning what changed where;
 /// external patches and validations go through `extensions`.
 pub fn apply(
@@ -159,10 +181,7 @@ pub fn apply(
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
     // What each item sees does not change from one patch to the next.
-    let merged: Vec<Value> = items
-        .iter()
-        .map(|item| Value::Object(request::merge(&globals, &item.variables)))
-        .collect();
+    let merged = merged_variables(&globals, &items);
     let empty = serde_json::Map::new();
     // The global variables are most of every item's data: convert them once.
     let globals_json = Value::Object(globals.clone());
