@@ -106,27 +106,54 @@ fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
 }
 
 /// Applies JSON patch operations to an item; only `spec`, labels and annotations of
-/// the result are kept (a field the result lacks leaves the item's alone).
+/// the result are kept (a field the result lacks leaves the item's alone). The
+/// operations' values are moved into the item.
 fn apply_to_item(
     item: &mut Item,
-    operations: &[json_patch::Operation],
+    operations: &mut [json_patch::Operation],
     external: bool,
 ) -> Result<(), String> {
-    let patched = if external {
-        json_patch::apply_document(&item.object, operations)
+    let applied = if operations.iter().all(stays_in_kept_fields) {
+        // Patching the item itself keeps exactly what the copy would have given back,
+        // without copying the template twice per patch.
+        json_patch::apply_in_place(&mut item.object, operations, external)
     } else {
-        json_patch::apply(&item.object, operations)
+        let patched = if external {
+            json_patch::apply_document(&item.object, operations)
+        } else {
+            json_patch::apply(&item.object, operations)
+        };
+        patched.map(|patched| copy_back(item, &patched))
     };
-    let patched = patched.map_err(|e| match e {
+    applied.map_err(|e| match e {
         json_patch::PatchError::Decode(m) => {
             format!("failed to apply patch: error decoding json patch (RFC6902): {m}")
         }
         json_patch::PatchError::Apply(m) => {
             format!("failed to apply patch: error applying json patch (RFC6902): {m}")
         }
-    })?;
-    copy_back(item, &patched);
-    Ok(())
+    })
+}
+
+/// Whether `operation` changes nothing but what [`copy_back`] keeps, and removes none of
+/// the kept fields as a whole (the copy would then leave the item's in place).
+fn stays_in_kept_fields(operation: &json_patch::Operation) -> bool {
+    if !matches!(operation.op.as_str(), "add" | "replace" | "remove")
+        || !operation.path.starts_with('/')
+    {
+        return false;
+    }
+    let tokens = json_patch::tokens(&operation.path);
+    let kept_depth = match tokens.as_slice() {
+        [first, ..] if *first == "spec" => 1,
+        [first, second, ..]
+            if *first == "metadata" && (*second == "labels" || *second == "annotations") =>
+        {
+            2
+        }
+        _ => return false,
+    };
+    operation.op != "remove" || tokens.len() > kept_depth
 }
 
 /// Keeps `spec`, labels and annotations of `patched` in the item.
@@ -220,8 +247,8 @@ pub fn apply(
                     external::decode(&generated.patch_type, &generated.patch, &item.object)
                         .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
                 match applied {
-                    external::Applied::Operations(operations) => {
-                        apply_to_item(item, &operations, true).map_err(|e| {
+                    external::Applied::Operations(mut operations) => {
+                        apply_to_item(item, &mut operations, true).map_err(|e| {
                             format!("failed to apply patches for patch {name}: {e}")
                         })?;
                         explanation
@@ -284,8 +311,8 @@ pub fn apply(
                     template,
                     object,
                 }),
-                Outcome::Operations(_, operations) => {
-                    apply_to_item(item, &operations, false)
+                Outcome::Operations(_, mut operations) => {
+                    apply_to_item(item, &mut operations, false)
                         .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
                     explanation
                         .changes
@@ -323,7 +350,7 @@ pub fn apply(
                 })?;
         }
     }
-    update::apply(&items, desired)
+    update::apply(items, desired)
         .map_err(|e| format!("failed to apply patches to desired state: {e}"))?;
     Ok(explanation)
 }
