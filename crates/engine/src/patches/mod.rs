@@ -169,15 +169,33 @@ fn copy_back(item: &mut Item, patched: &Value) {
     }
 }
 
-/// The variables each item sees, global ones (user and builtin) merged with its own.
-fn merged_variables(globals: &serde_json::Map<String, Value>, items: &[Item]) -> Vec<Value> {
-    items
-        .iter()
-        .map(|item| Value::Object(request::merge(globals, &item.variables)))
-        .collect()
+/// What the items see: the distinct variable sets (global ones, user and builtin,
+/// merged with an item's own), and for each item the index of its set. Items of one
+/// holder (a MachineDeployment's two templates) see the same set, merged once.
+fn merged_variables(
+    globals: &serde_json::Map<String, Value>,
+    items: &[Item],
+) -> (Vec<Value>, Vec<usize>) {
+    let mut distinct: Vec<(&serde_json::Map<String, Value>, Value)> = Vec::new();
+    let mut of_item = Vec::with_capacity(items.len());
+    for item in items {
+        let index = match distinct.iter().position(|(own, _)| **own == item.variables) {
+            Some(index) => index,
+            None => {
+                let merged = Value::Object(request::merge(globals, &item.variables));
+                distinct.push((&item.variables, merged));
+                distinct.len() - 1
+            }
+        };
+        of_item.push(index);
+    }
+    (
+        distinct.into_iter().map(|(_, merged)| merged).collect(),
+        of_item,
+    )
 }
 
-/// The variables every template of the patch request sees, in request order: the
+/// The variables the templates of the patch request see ([`merged_variables`]): the
 /// stage of [`apply`] before any patch runs, exposed for the stage benchmarks.
 #[doc(hidden)]
 pub fn request_variables(
@@ -186,7 +204,7 @@ pub fn request_variables(
     blueprint: &Blueprint<'_>,
     desired: &DesiredState,
     values: &Values<'_>,
-) -> Vec<Value> {
+) -> (Vec<Value>, Vec<usize>) {
     let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
     merged_variables(&globals, &items)
 }
@@ -208,18 +226,22 @@ pub fn apply(
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
     // What each item sees does not change from one patch to the next.
-    let merged = merged_variables(&globals, &items);
+    let (merged, of_item) = merged_variables(&globals, &items);
     let empty = serde_json::Map::new();
     // The global variables are most of every item's data: convert them once.
-    let globals_json = Value::Object(globals.clone());
+    let globals_json = Value::Object(globals);
+    let globals = globals_json.as_object().unwrap_or(&empty);
     let globals_data = topograph_gotemplate::Data::new(&globals_json);
-    let variables: Vec<inline::ItemVariables<'_>> = merged
+    let distinct: Vec<inline::ItemVariables<'_>> = merged
         .iter()
         .map(|value| inline::ItemVariables {
             map: value.as_object().unwrap_or(&empty),
             data: topograph_gotemplate::Data::sharing(value, &globals_data),
         })
         .collect();
+    // Items of one set share its converted data too.
+    let variables: Vec<&inline::ItemVariables<'_>> =
+        of_item.iter().map(|index| &distinct[*index]).collect();
     let mut templates = TemplateCache::default();
     for patch in patches {
         let name = quote(&patch.name);
@@ -230,7 +252,7 @@ pub fn apply(
         if patch.definitions.as_ref().is_none_or(Vec::is_empty)
             && let (Some(handler), Some(extensions)) = (generate_extension, extensions)
         {
-            let request = external::generate_request(cluster, &globals, &items, patch);
+            let request = external::generate_request(cluster, globals, &items, patch);
             let response = external::generate(extensions, handler, cluster, &request)
                 .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
             for generated in response.items {
@@ -338,7 +360,7 @@ pub fn apply(
             else {
                 continue;
             };
-            let request = external::validate_request(cluster, &globals, &items, patch);
+            let request = external::validate_request(cluster, globals, &items, patch);
             extensions
                 .validate_topology(handler, &cluster.namespace, &cluster.name, &request)
                 .map_err(|e| {
