@@ -14,9 +14,6 @@ use topograph_gocompat::yaml::yaml_to_json;
 #[derive(Default)]
 pub struct TemplateCache {
     parsed: HashMap<String, Result<Template, String>>,
-    /// Outputs read as YAML, by output: many items render the same text (a version, a
-    /// boolean), and reading is a pure function of the text.
-    read: HashMap<String, Result<Value, String>>,
 }
 
 impl TemplateCache {
@@ -40,17 +37,12 @@ impl TemplateCache {
         let rendered = template
             .execute_data(data)
             .map_err(|e| format!("failed to render template: {}: {e}", quote(text)))?;
-        if let Some(read) = self.read.get(&rendered) {
-            return read.clone();
-        }
-        let read = yaml_to_json(&rendered).map_err(|e| {
+        yaml_to_json(&rendered).map_err(|e| {
             format!(
                 "failed to unmarshal rendered template: {}: {e}",
                 quote(&rendered)
             )
-        });
-        self.read.insert(rendered, read.clone());
-        read
+        })
     }
 }
 
