@@ -36,7 +36,8 @@ pub mod store;
 mod template_cache;
 pub mod upgrade;
 pub mod validate;
-mod variables;
+#[doc(hidden)]
+pub mod variables;
 pub mod wire;
 
 use topograph_api::model::{Cluster, ClusterClass};

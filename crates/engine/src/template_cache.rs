@@ -10,24 +10,18 @@ use topograph_gotemplate::{Error, Options, Template};
 /// How many templates a thread keeps.
 const CAPACITY: usize = 256;
 
-/// The options a cached template was parsed with, as a comparable key.
-fn options_key(options: &Options) -> String {
-    format!("{options:?}")
-}
-
 thread_local! {
-    static PARSED: RefCell<Vec<(String, String, String, Template)>> =
+    static PARSED: RefCell<Vec<(String, String, Options, Template)>> =
         const { RefCell::new(Vec::new()) };
 }
 
 /// `text` parsed as the template `name` with `options`, from the cache when possible.
 pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Error> {
-    let key = options_key(options);
     let cached = PARSED.with(|cache| {
         let mut cache = cache.borrow_mut();
         let position = cache
             .iter()
-            .position(|(n, t, k, _)| n == name && t == text && *k == key)?;
+            .position(|(n, t, o, _)| n == name && t == text && o == options)?;
         let entry = cache.remove(position);
         let template = entry.3.clone();
         cache.push(entry);
@@ -42,7 +36,12 @@ pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Erro
         if cache.len() >= CAPACITY {
             cache.remove(0);
         }
-        cache.push((name.to_string(), text.to_string(), key, template.clone()));
+        cache.push((
+            name.to_string(),
+            text.to_string(),
+            options.clone(),
+            template.clone(),
+        ));
     });
     Ok(template)
 }

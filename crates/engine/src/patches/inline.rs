@@ -140,7 +140,7 @@ pub struct ItemVariables<'a> {
 pub fn generate(
     patch: &Patch,
     items: &[Item],
-    variables: &[ItemVariables<'_>],
+    variables: &[&ItemVariables<'_>],
     templates: &mut TemplateCache,
 ) -> Result<Vec<Outcome>, String> {
     let definitions = patch.definitions.as_deref().unwrap_or_default();
@@ -154,10 +154,11 @@ pub fn generate(
         if matching.is_empty() {
             continue;
         }
-        let kind = quote(item.object.kind());
-        let Some(ItemVariables {
+        // Only errors name the kind.
+        let kind = || quote(item.object.kind());
+        let Some(&&ItemVariables {
             map: variables,
-            data,
+            ref data,
         }) = variables.get(index)
         else {
             continue;
@@ -165,7 +166,8 @@ pub fn generate(
         match enabled(patch.enabled_if.as_deref(), data, templates) {
             Err(e) => {
                 errors.push(format!(
-                    "failed to calculate if patch is enabled for {kind}: {e}"
+                    "failed to calculate if patch is enabled for {}: {e}",
+                    kind()
                 ));
                 continue;
             }
@@ -194,7 +196,10 @@ pub fn generate(
                 .collect();
             match operations {
                 Ok(operations) => outcomes.push(Outcome::Operations(index, operations)),
-                Err(e) => errors.push(format!("failed to generate JSON patches for {kind}: {e}")),
+                Err(e) => errors.push(format!(
+                    "failed to generate JSON patches for {}: {e}",
+                    kind()
+                )),
             }
         }
     }

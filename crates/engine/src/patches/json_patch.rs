@@ -8,6 +8,8 @@
 //! as the library refuses an unknown operation. [`merge_patch`] applies RFC 7386 merge
 //! patches, the other kind extensions answer with.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 use topograph_gocompat::strconv;
 
@@ -84,6 +86,30 @@ fn apply_operations(
     Ok(out)
 }
 
+/// [`apply`] or [`apply_document`] to `doc` itself, moving the operations' values in
+/// rather than copying them (the operations keep their `op` and `path`). No copy is
+/// made to fall back on: on error `doc` may be partly patched, so this is for a caller
+/// that drops `doc` when the patch fails.
+pub fn apply_in_place(
+    doc: &mut Value,
+    operations: &mut [Operation],
+    every_operation: bool,
+) -> Result<(), PatchError> {
+    for operation in operations.iter() {
+        decode(operation, every_operation)?;
+    }
+    for operation in operations.iter_mut() {
+        match operation.op.as_str() {
+            "add" | "replace" | "remove" => {
+                let value = operation.value.take();
+                apply_value(doc, &operation.op, &operation.path, value)?;
+            }
+            _ => apply_one(doc, operation)?,
+        }
+    }
+    Ok(())
+}
+
 fn decode(operation: &Operation, every_operation: bool) -> Result<(), PatchError> {
     let invalid =
         |why: &str| PatchError::Decode(format!("invalid operation {}: {why}", operation.to_json()));
@@ -100,20 +126,27 @@ fn decode(operation: &Operation, every_operation: bool) -> Result<(), PatchError
     }
 }
 
-/// The reference tokens of a pointer, unescaped (`~1` is `/`, `~0` is `~`).
-fn tokens(path: &str) -> Vec<String> {
+/// The reference tokens of a pointer, unescaped (`~1` is `/`, `~0` is `~`); most
+/// tokens have no escape and are borrowed.
+pub(crate) fn tokens(path: &str) -> Vec<Cow<'_, str>> {
     path.split('/')
         .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .map(|t| {
+            if t.contains('~') {
+                Cow::Owned(t.replace("~1", "/").replace("~0", "~"))
+            } else {
+                Cow::Borrowed(t)
+            }
+        })
         .collect()
 }
 
 /// The container holding the last token of `path`, if every step exists.
-fn parent_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Option<&'a mut Value> {
+fn parent_mut<'a>(doc: &'a mut Value, tokens: &[Cow<'_, str>]) -> Option<&'a mut Value> {
     let mut current = doc;
     for token in tokens {
         current = match current {
-            Value::Object(map) => map.get_mut(token)?,
+            Value::Object(map) => map.get_mut(token.as_ref())?,
             Value::Array(items) => {
                 let index = strconv::atoi(token).ok()?;
                 let len = items.len() as i64;
@@ -249,11 +282,19 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
         }
         _ => {}
     }
-    let op = operation.op.as_str();
-    let path = operation.path.as_str();
+    apply_value(doc, &operation.op, &operation.path, operation.value.clone())
+}
+
+/// `add`, `replace` or `remove` of `value` at `path`.
+fn apply_value(
+    doc: &mut Value,
+    op: &str,
+    path: &str,
+    value: Option<Value>,
+) -> Result<(), PatchError> {
     let tokens = tokens(path);
-    let q_path = strconv::quote(path);
     let missing_path = || {
+        let q_path = strconv::quote(path);
         PatchError::Apply(match op {
             "replace" => format!(
                 "replace operation does not apply: doc is missing path: {path}: missing value"
@@ -269,11 +310,12 @@ fn apply_one(doc: &mut Value, operation: &Operation) -> Result<(), PatchError> {
     let Some(parent) = parent_mut(doc, parents) else {
         return Err(missing_path());
     };
-    let value = operation.value.clone().unwrap_or(Value::Null);
+    let value = value.unwrap_or(Value::Null);
+    let last = last.as_ref();
     match parent {
         Value::Object(map) => match op {
             "add" => {
-                map.insert(last.clone(), value);
+                map.insert(last.to_string(), value);
             }
             "replace" => match map.get_mut(last) {
                 Some(slot) => *slot = value,

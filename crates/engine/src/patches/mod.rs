@@ -106,27 +106,54 @@ fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
 }
 
 /// Applies JSON patch operations to an item; only `spec`, labels and annotations of
-/// the result are kept (a field the result lacks leaves the item's alone).
+/// the result are kept (a field the result lacks leaves the item's alone). The
+/// operations' values are moved into the item.
 fn apply_to_item(
     item: &mut Item,
-    operations: &[json_patch::Operation],
+    operations: &mut [json_patch::Operation],
     external: bool,
 ) -> Result<(), String> {
-    let patched = if external {
-        json_patch::apply_document(&item.object, operations)
+    let applied = if operations.iter().all(stays_in_kept_fields) {
+        // Patching the item itself keeps exactly what the copy would have given back,
+        // without copying the template twice per patch.
+        json_patch::apply_in_place(&mut item.object, operations, external)
     } else {
-        json_patch::apply(&item.object, operations)
+        let patched = if external {
+            json_patch::apply_document(&item.object, operations)
+        } else {
+            json_patch::apply(&item.object, operations)
+        };
+        patched.map(|patched| copy_back(item, &patched))
     };
-    let patched = patched.map_err(|e| match e {
+    applied.map_err(|e| match e {
         json_patch::PatchError::Decode(m) => {
             format!("failed to apply patch: error decoding json patch (RFC6902): {m}")
         }
         json_patch::PatchError::Apply(m) => {
             format!("failed to apply patch: error applying json patch (RFC6902): {m}")
         }
-    })?;
-    copy_back(item, &patched);
-    Ok(())
+    })
+}
+
+/// Whether `operation` changes nothing but what [`copy_back`] keeps, and removes none of
+/// the kept fields as a whole (the copy would then leave the item's in place).
+fn stays_in_kept_fields(operation: &json_patch::Operation) -> bool {
+    if !matches!(operation.op.as_str(), "add" | "replace" | "remove")
+        || !operation.path.starts_with('/')
+    {
+        return false;
+    }
+    let tokens = json_patch::tokens(&operation.path);
+    let kept_depth = match tokens.as_slice() {
+        [first, ..] if *first == "spec" => 1,
+        [first, second, ..]
+            if *first == "metadata" && (*second == "labels" || *second == "annotations") =>
+        {
+            2
+        }
+        _ => return false,
+    };
+    operation.op != "remove" || tokens.len() > kept_depth
 }
 
 /// Keeps `spec`, labels and annotations of `patched` in the item.
@@ -140,6 +167,46 @@ fn copy_back(item: &mut Item, patched: &Value) {
             set_at(&mut item.object, path, value.clone());
         }
     }
+}
+
+/// What the items see: the distinct variable sets (global ones, user and builtin,
+/// merged with an item's own), and for each item the index of its set. Items of one
+/// holder (a MachineDeployment's two templates) see the same set, merged once.
+fn merged_variables(
+    globals: &serde_json::Map<String, Value>,
+    items: &[Item],
+) -> (Vec<Value>, Vec<usize>) {
+    let mut distinct: Vec<(&serde_json::Map<String, Value>, Value)> = Vec::new();
+    let mut of_item = Vec::with_capacity(items.len());
+    for item in items {
+        let index = match distinct.iter().position(|(own, _)| **own == item.variables) {
+            Some(index) => index,
+            None => {
+                let merged = Value::Object(request::merge(globals, &item.variables));
+                distinct.push((&item.variables, merged));
+                distinct.len() - 1
+            }
+        };
+        of_item.push(index);
+    }
+    (
+        distinct.into_iter().map(|(_, merged)| merged).collect(),
+        of_item,
+    )
+}
+
+/// The variables the templates of the patch request see ([`merged_variables`]): the
+/// stage of [`apply`] before any patch runs, exposed for the stage benchmarks.
+#[doc(hidden)]
+pub fn request_variables(
+    cluster: &Cluster,
+    topology: &Topology,
+    blueprint: &Blueprint<'_>,
+    desired: &DesiredState,
+    values: &Values<'_>,
+) -> (Vec<Value>, Vec<usize>) {
+    let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
+    merged_variables(&globals, &items)
 }
 
 /// Runs every patch of the class over `desired`, returning what changed where;
@@ -159,21 +226,22 @@ pub fn apply(
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
     // What each item sees does not change from one patch to the next.
-    let merged: Vec<Value> = items
-        .iter()
-        .map(|item| Value::Object(request::merge(&globals, &item.variables)))
-        .collect();
+    let (merged, of_item) = merged_variables(&globals, &items);
     let empty = serde_json::Map::new();
     // The global variables are most of every item's data: convert them once.
-    let globals_json = Value::Object(globals.clone());
+    let globals_json = Value::Object(globals);
+    let globals = globals_json.as_object().unwrap_or(&empty);
     let globals_data = topograph_gotemplate::Data::new(&globals_json);
-    let variables: Vec<inline::ItemVariables<'_>> = merged
+    let distinct: Vec<inline::ItemVariables<'_>> = merged
         .iter()
         .map(|value| inline::ItemVariables {
             map: value.as_object().unwrap_or(&empty),
             data: topograph_gotemplate::Data::sharing(value, &globals_data),
         })
         .collect();
+    // Items of one set share its converted data too.
+    let variables: Vec<&inline::ItemVariables<'_>> =
+        of_item.iter().map(|index| &distinct[*index]).collect();
     let mut templates = TemplateCache::default();
     for patch in patches {
         let name = quote(&patch.name);
@@ -184,7 +252,7 @@ pub fn apply(
         if patch.definitions.as_ref().is_none_or(Vec::is_empty)
             && let (Some(handler), Some(extensions)) = (generate_extension, extensions)
         {
-            let request = external::generate_request(cluster, &globals, &items, patch);
+            let request = external::generate_request(cluster, globals, &items, patch);
             let response = external::generate(extensions, handler, cluster, &request)
                 .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
             for generated in response.items {
@@ -201,8 +269,8 @@ pub fn apply(
                     external::decode(&generated.patch_type, &generated.patch, &item.object)
                         .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
                 match applied {
-                    external::Applied::Operations(operations) => {
-                        apply_to_item(item, &operations, true).map_err(|e| {
+                    external::Applied::Operations(mut operations) => {
+                        apply_to_item(item, &mut operations, true).map_err(|e| {
                             format!("failed to apply patches for patch {name}: {e}")
                         })?;
                         explanation
@@ -265,8 +333,8 @@ pub fn apply(
                     template,
                     object,
                 }),
-                Outcome::Operations(_, operations) => {
-                    apply_to_item(item, &operations, false)
+                Outcome::Operations(_, mut operations) => {
+                    apply_to_item(item, &mut operations, false)
                         .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
                     explanation
                         .changes
@@ -292,7 +360,7 @@ pub fn apply(
             else {
                 continue;
             };
-            let request = external::validate_request(cluster, &globals, &items, patch);
+            let request = external::validate_request(cluster, globals, &items, patch);
             extensions
                 .validate_topology(handler, &cluster.namespace, &cluster.name, &request)
                 .map_err(|e| {
@@ -304,7 +372,7 @@ pub fn apply(
                 })?;
         }
     }
-    update::apply(&items, desired)
+    update::apply(items, desired)
         .map_err(|e| format!("failed to apply patches to desired state: {e}"))?;
     Ok(explanation)
 }

@@ -97,24 +97,26 @@ pub mod field_path {
 /// Annotations that never reach a patch.
 const STRIPPED_ANNOTATIONS: &[&str] = &[labels::LAST_APPLIED, "cluster.x-k8s.io/conversion-data"];
 
-/// Sets `labels` and `annotations` under `at` of `item` from `from`'s metadata.
+/// Sets `labels` and `annotations` under `at` of `item` from `from`'s metadata (their
+/// string entries, as the object's accessors read them).
 fn sync_metadata(item: &mut Value, at: &[&str], from: &Value) {
-    for (field, map) in [
-        ("labels", from.labels()),
-        ("annotations", from.annotations()),
-    ] {
-        let mut map = map;
-        if field == "annotations" {
-            for key in STRIPPED_ANNOTATIONS {
-                map.remove(*key);
-            }
-        }
+    for (field, stripped) in [("labels", &[][..]), ("annotations", STRIPPED_ANNOTATIONS)] {
+        let map: Map<String, Value> = from
+            .at(&["metadata", field])
+            .and_then(Value::as_object)
+            .map(|map| {
+                map.iter()
+                    .filter(|(key, value)| value.is_string() && !stripped.contains(&key.as_str()))
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut path = at.to_vec();
         path.push(field);
         if map.is_empty() {
             remove_at(item, &path);
         } else {
-            set_at(item, &path, topograph_api::object::string_map_value(&map));
+            set_at(item, &path, Value::Object(map));
         }
     }
 }

@@ -5,7 +5,7 @@
 //! the desired object; a patch may still add one the topology left unset.
 
 use serde_json::Value;
-use topograph_api::object::{ObjectExt, set_at};
+use topograph_api::object::{ObjectExt, remove_at, set_at};
 
 use super::request::{Item, Target};
 use crate::desired::DesiredState;
@@ -61,21 +61,12 @@ pub const CONTROL_PLANE_PRESERVED: &[&[&str]] = &[
     &["spec", "rolloutAfter"],
 ];
 
-/// `metadata.labels`, `metadata.annotations` as paths under `base`.
-fn metadata_paths(base: &[&'static str]) -> [Vec<&'static str>; 2] {
-    let mut labels = base.to_vec();
-    labels.push("labels");
-    let mut annotations = base.to_vec();
-    annotations.push("annotations");
-    [labels, annotations]
-}
-
-/// Copies `from` (a path of `item`) to `to` (a path of `object`); a missing source is
+/// Moves `from` (a path of `item`) to `to` (a path of `object`); a missing source is
 /// an error for `spec`, and leaves the destination alone for metadata.
-fn copy(item: &Value, from: &[&str], object: &mut Value, to: &[&str]) -> bool {
-    match item.at(from) {
+fn copy(item: &mut Value, from: &[&str], object: &mut Value, to: &[&str]) -> bool {
+    match remove_at(item, from) {
         Some(value) => {
-            set_at(object, to, value.clone());
+            set_at(object, to, value);
             true
         }
         None => false,
@@ -86,11 +77,61 @@ fn key(object: &Value) -> String {
     format!("{}/{}", object.namespace(), object.name())
 }
 
+/// The string values of `keys` in `metadata.<field>` of `object`.
+fn saved_strings(
+    object: &Value,
+    field: &str,
+    keys: &[&'static str],
+) -> Vec<(&'static str, String)> {
+    let Some(map) = object.at(&["metadata", field]).and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    keys.iter()
+        .filter_map(|key| Some((*key, map.get(*key)?.as_str()?.to_string())))
+        .collect()
+}
+
+/// Leaves `metadata.<field>` a map of strings (other values dropped) with the `saved`
+/// entries put back, or no field when that map is empty.
+fn restore_strings(object: &mut Value, field: &str, saved: Vec<(&'static str, String)>) {
+    let path = ["metadata", field];
+    match object
+        .as_object_mut()
+        .and_then(|o| o.get_mut("metadata"))
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.get_mut(field))
+    {
+        Some(Value::Object(map)) => {
+            map.retain(|_, value| value.is_string());
+            for (key, value) in saved {
+                map.insert(key.to_string(), Value::String(value));
+            }
+            if map.is_empty() {
+                remove_at(object, &path);
+            }
+        }
+        present => {
+            if saved.is_empty() {
+                if present.is_some() {
+                    remove_at(object, &path);
+                }
+            } else {
+                let map = saved
+                    .into_iter()
+                    .map(|(key, value)| (key.to_string(), Value::String(value)))
+                    .collect();
+                set_at(object, &path, Value::Object(map));
+            }
+        }
+    }
+}
+
 /// Overwrites `object` from `item` (spec from `spec_from`, metadata from the
-/// `metadata_from` pairs), then restores the preserved fields.
+/// `metadata_from` pairs), then restores the preserved fields. What is copied is moved
+/// out of `item`.
 fn patch_object(
     object: &mut Value,
-    item: &Value,
+    item: &mut Value,
     spec: (&[&str], &[&str]),
     metadata: &[(&[&'static str], &[&'static str])],
     preserved: &[&[&str]],
@@ -99,8 +140,8 @@ fn patch_object(
         .iter()
         .filter_map(|path| object.at(path).map(|v| (*path, v.clone())))
         .collect();
-    let saved_labels = object.labels();
-    let saved_annotations = object.annotations();
+    let saved_labels = saved_strings(object, "labels", PRESERVED_LABELS);
+    let saved_annotations = saved_strings(object, "annotations", PRESERVED_ANNOTATIONS);
     let (spec_from, spec_to) = spec;
     if !copy(item, spec_from, object, spec_to) {
         return Err(format!(
@@ -111,34 +152,17 @@ fn patch_object(
         ));
     }
     for (from_base, to_base) in metadata {
-        for (from, to) in metadata_paths(from_base)
-            .iter()
-            .zip(metadata_paths(to_base))
-        {
-            copy(item, from, object, &to);
+        for field in ["labels", "annotations"] {
+            let from = [from_base, &[field][..]].concat();
+            let to = [to_base, &[field][..]].concat();
+            copy(item, &from, object, &to);
         }
     }
     for (path, value) in saved {
         set_at(object, path, value);
     }
-    let mut current = object.labels();
-    for key in PRESERVED_LABELS {
-        if let Some(value) = saved_labels.get(*key) {
-            current.insert(key.to_string(), value.clone());
-        }
-    }
-    if object.at(&["metadata", "labels"]).is_some() || !current.is_empty() {
-        topograph_api::object::set_labels(object, &current);
-    }
-    let mut current = object.annotations();
-    for key in PRESERVED_ANNOTATIONS {
-        if let Some(value) = saved_annotations.get(*key) {
-            current.insert(key.to_string(), value.clone());
-        }
-    }
-    if object.at(&["metadata", "annotations"]).is_some() || !current.is_empty() {
-        topograph_api::object::set_annotations(object, &current);
-    }
+    restore_strings(object, "labels", saved_labels);
+    restore_strings(object, "annotations", saved_annotations);
     Ok(())
 }
 
@@ -155,10 +179,10 @@ const TEMPLATE_METADATA: &[(&[&str], &[&str])] = &[
     ),
 ];
 
-/// Copies every patched item into the desired object it feeds.
-pub fn apply(items: &[Item], desired: &mut DesiredState) -> Result<(), String> {
-    for item in items {
-        let patched = &item.object;
+/// Moves every patched item into the desired object it feeds.
+pub fn apply(items: Vec<Item>, desired: &mut DesiredState) -> Result<(), String> {
+    for mut item in items {
+        let patched = &mut item.object;
         match item.target {
             Target::InfrastructureCluster => {
                 if let Some(object) = desired.infrastructure_cluster.as_mut() {
