@@ -267,10 +267,7 @@ impl Simulator {
         match role {
             Role::InfraCluster if due => self.infra_ready(&rt, &obj),
             Role::ControlPlane if due => {
-                let replicas = obj
-                    .pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
+                let replicas = replicas(&obj);
                 let mut status = json!({
                     "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
                     "replicas": replicas, "readyReplicas": replicas,
@@ -291,10 +288,7 @@ impl Simulator {
                 self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
             }
             Role::MachineDeployment if due => {
-                let replicas = obj
-                    .pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
+                let replicas = replicas(&obj);
                 let status = if obj.api_version().ends_with("/v1beta1") {
                     json!({
                         "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
@@ -401,10 +395,7 @@ impl Simulator {
         if !infrastructure_ready {
             return;
         }
-        let replicas = obj
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
+        let replicas = replicas(&obj);
         let status = if obj.api_version().ends_with("/v1beta1") {
             json!({
                 "replicas": replicas, "readyReplicas": replicas,
@@ -616,6 +607,14 @@ fn changes(target: &Value, patch: &Value) -> bool {
             (Some(current), Value::Object(_)) => changes(current, value),
             (Some(current), value) => current != value,
         })
+}
+
+/// The replicas an object's spec asks for (one when it names none, as the providers
+/// default it).
+fn replicas(obj: &Value) -> i64 {
+    obj.pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
 }
 
 /// The owner reference Cluster API's core controllers give a Cluster's objects, naming

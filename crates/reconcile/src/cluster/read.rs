@@ -134,6 +134,29 @@ async fn referenced(
     get_ref(cluster, read_ref(object, path).as_ref(), namespace).await
 }
 
+/// What a MachineDeployment or MachinePool's template references: its bootstrap config
+/// (template) and its infrastructure machine (template or pool), read together.
+async fn templates_of(
+    cluster: &ManagementCluster,
+    worker: &Value,
+    namespace: &str,
+) -> Result<(Option<Value>, Option<Value>), ReconcileError> {
+    futures::try_join!(
+        referenced(
+            cluster,
+            worker,
+            &["spec", "template", "spec", "bootstrap", "configRef"],
+            namespace
+        ),
+        referenced(
+            cluster,
+            worker,
+            &["spec", "template", "spec", "infrastructureRef"],
+            namespace
+        ),
+    )
+}
+
 async fn health_check(
     cluster: &ManagementCluster,
     target: Option<&Value>,
@@ -225,23 +248,12 @@ pub(crate) async fn read(
     )?;
     let belongings = try_join_all(machine_deployments.iter().map(|md| async move {
         futures::try_join!(
-            referenced(
-                cluster,
-                md,
-                &["spec", "template", "spec", "bootstrap", "configRef"],
-                ns
-            ),
-            referenced(
-                cluster,
-                md,
-                &["spec", "template", "spec", "infrastructureRef"],
-                ns
-            ),
-            health_check(cluster, Some(md)),
+            templates_of(cluster, md, ns),
+            health_check(cluster, Some(md))
         )
     }))
     .await?;
-    for (md, (bootstrap_template, infrastructure_template, health_check)) in
+    for (md, ((bootstrap_template, infrastructure_template), health_check)) in
         machine_deployments.into_iter().zip(belongings)
     {
         let topology_name = md.labels().get(labels::DEPLOYMENT_NAME).cloned();
@@ -281,23 +293,7 @@ async fn read_machine_pools(
     inputs: &mut Vec<Value>,
 ) -> Result<(), ReconcileError> {
     let pools = cluster.list(API_VERSION, "MachinePool", ns, owned).await?;
-    let referenced = try_join_all(pools.iter().map(|mp| async move {
-        futures::try_join!(
-            referenced(
-                cluster,
-                mp,
-                &["spec", "template", "spec", "bootstrap", "configRef"],
-                ns
-            ),
-            referenced(
-                cluster,
-                mp,
-                &["spec", "template", "spec", "infrastructureRef"],
-                ns
-            ),
-        )
-    }))
-    .await?;
+    let referenced = try_join_all(pools.iter().map(|mp| templates_of(cluster, mp, ns))).await?;
     for (mp, (bootstrap_object, infrastructure_object)) in pools.into_iter().zip(referenced) {
         inputs.extend(bootstrap_object.iter().cloned());
         inputs.extend(infrastructure_object.iter().cloned());
