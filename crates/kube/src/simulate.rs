@@ -395,7 +395,7 @@ impl Simulator {
         if !infrastructure_ready {
             return;
         }
-        let replicas = replicas(&obj);
+        let replicas = replicas(obj);
         let status = if obj.api_version().ends_with("/v1beta1") {
             json!({
                 "replicas": replicas, "readyReplicas": replicas,
