@@ -48,7 +48,6 @@ impl Objects {
     /// Stores `obj` under `key`, returning it as stored (to share with the change
     /// event).
     pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: Value) -> Arc<Value> {
-        self.index(type_key, &key, &obj, true);
         let obj = Arc::new(obj);
         let old = self
             .by_type
@@ -56,8 +55,9 @@ impl Objects {
             .or_default()
             .insert(key.clone(), obj.clone());
         if let Some(old) = &old {
-            self.index_replaced(type_key, &key, old);
+            self.index(type_key, &key, old, false);
         }
+        self.index(type_key, &key, &obj, true);
         obj
     }
 
@@ -148,43 +148,6 @@ impl Objects {
                 owned.remove(&entry);
                 if owned.is_empty() {
                     self.owned.remove(uid);
-                }
-            }
-        }
-    }
-
-    /// Removes the entries of a replaced version that the new one (already indexed)
-    /// does not have.
-    fn index_replaced(&mut self, type_key: &str, key: &ObjKey, old: &Value) {
-        let Some(new) = self.get(type_key, key) else {
-            return;
-        };
-        let new_labels: Vec<(String, String)> = labels(new)
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let new_owners: Vec<String> = owner_uids(new).map(str::to_string).collect();
-        let stale_labels: Vec<(String, String)> = labels(old)
-            .filter(|(k, v)| !new_labels.iter().any(|(nk, nv)| nk == k && nv == v))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let stale_owners: Vec<String> = owner_uids(old)
-            .filter(|uid| !new_owners.iter().any(|n| n == uid))
-            .map(str::to_string)
-            .collect();
-        for (label, value) in stale_labels {
-            let entry = (type_key.to_string(), label, value);
-            if let Some(keys) = self.labelled.get_mut(&entry) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.labelled.remove(&entry);
-                }
-            }
-        }
-        for uid in stale_owners {
-            if let Some(owned) = self.owned.get_mut(&uid) {
-                owned.remove(&(type_key.to_string(), key.clone()));
-                if owned.is_empty() {
-                    self.owned.remove(&uid);
                 }
             }
         }

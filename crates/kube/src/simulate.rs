@@ -213,11 +213,7 @@ impl Simulator {
                 self.dirty.insert(key);
             }
         }
-        let (clusters, others): (Vec<Key>, Vec<Key>) = self
-            .dirty
-            .drain()
-            .partition(|k| self.kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster));
-        for key in others {
+        for key in self.take_dirty(false) {
             self.look_at(&key, now);
         }
         loop {
@@ -227,17 +223,19 @@ impl Simulator {
                 Err(_) => break,
             }
         }
-        let mut clusters: HashSet<Key> = clusters.into_iter().collect();
-        self.dirty.retain(|k| {
-            let is_cluster = self.kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster);
-            if is_cluster {
-                clusters.insert(k.clone());
-            }
-            !is_cluster
-        });
-        for key in clusters {
+        for key in self.take_dirty(true) {
             self.look_at(&key, now);
         }
+    }
+
+    /// Takes the dirty Clusters out (or everything else), leaving the rest dirty.
+    fn take_dirty(&mut self, clusters: bool) -> Vec<Key> {
+        let kinds = &self.kinds;
+        let (taken, left): (HashSet<Key>, HashSet<Key>) = std::mem::take(&mut self.dirty)
+            .into_iter()
+            .partition(|k| (kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster)) == clusters);
+        self.dirty = left;
+        taken.into_iter().collect()
     }
 
     /// Plays the provider (or core controller) of one object.
