@@ -48,6 +48,11 @@ impl Answer {
         self.encoded(code, object, protobuf::write_object)
     }
 
+    /// JSON text written already (objects as stored), when the request takes JSON.
+    pub fn json_text(&self, code: StatusCode, body: Vec<u8>) -> Option<Response> {
+        (self.format() == Format::Json).then(|| bytes_response(code, "application/json", body))
+    }
+
     pub fn list(&self, list: &Value) -> Response {
         self.encoded(StatusCode::OK, list, protobuf::write_list)
     }

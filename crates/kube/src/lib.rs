@@ -24,6 +24,7 @@ mod simulate;
 pub mod snapshot;
 pub mod status;
 pub mod store;
+pub mod stored;
 pub mod table;
 pub mod types;
 pub mod util;

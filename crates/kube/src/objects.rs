@@ -2,11 +2,12 @@
 //! to stay cheap as a management cluster grows: objects by label (a list by label
 //! selector reads only the objects carrying one of its labels, not the whole
 //! collection) and dependents by owner uid (garbage collection finds an owner's
-//! dependents without scanning every object of every kind). Objects are shared
-//! (`Arc`) with the change events that carry them, so a watch history of thousands of
-//! changes holds only the versions that have since been replaced.
+//! dependents without scanning every object of every kind). Objects are kept as their
+//! JSON text ([`Stored`]) and shared (`Arc`) with the change events that carry them, so
+//! a watch history of thousands of changes holds only the versions since replaced.
 
 use crate::selector::{LabelSelector, Op};
+use crate::stored::{IndexEntries, Stored};
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -17,7 +18,7 @@ pub(crate) type ObjKey = (String, String);
 
 #[derive(Default)]
 pub(crate) struct Objects {
-    by_type: HashMap<String, BTreeMap<ObjKey, Arc<Value>>>,
+    by_type: HashMap<String, BTreeMap<ObjKey, Arc<Stored>>>,
     /// (type key, label key, label value) → the objects carrying that label.
     labelled: HashMap<(String, String, String), BTreeSet<ObjKey>>,
     /// Owner uid → (type key, object) of each object naming it in `ownerReferences`.
@@ -25,15 +26,12 @@ pub(crate) struct Objects {
 }
 
 impl Objects {
-    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<ObjKey, Arc<Value>>> {
+    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<ObjKey, Arc<Stored>>> {
         self.by_type.get(type_key)
     }
 
-    pub fn get(&self, type_key: &str, key: &ObjKey) -> Option<&Value> {
-        self.by_type
-            .get(type_key)
-            .and_then(|c| c.get(key))
-            .map(|o| &**o)
+    pub fn get(&self, type_key: &str, key: &ObjKey) -> Option<&Arc<Stored>> {
+        self.by_type.get(type_key).and_then(|c| c.get(key))
     }
 
     pub fn contains(&self, type_key: &str, key: &ObjKey) -> bool {
@@ -41,32 +39,31 @@ impl Objects {
     }
 
     /// Every collection, in no particular order.
-    pub fn collections(&self) -> impl Iterator<Item = (&String, &BTreeMap<ObjKey, Arc<Value>>)> {
+    pub fn collections(&self) -> impl Iterator<Item = (&String, &BTreeMap<ObjKey, Arc<Stored>>)> {
         self.by_type.iter()
     }
 
     /// Stores `obj` under `key`, returning it as stored (to share with the change
     /// event).
-    pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: Value) -> Arc<Value> {
-        let obj = Arc::new(obj);
+    pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: &Value) -> Arc<Stored> {
+        let stored = Arc::new(Stored::new(key.clone(), obj));
         let old = self
             .by_type
             .entry(type_key.to_string())
             .or_default()
-            .insert(key.clone(), obj.clone());
+            .insert(key.clone(), stored.clone());
         if let Some(old) = &old {
-            self.index(type_key, &key, old, false);
+            self.index(type_key, &key, &old.index_entries(), false);
         }
-        self.index(type_key, &key, &obj, true);
-        obj
+        self.index(type_key, &key, &IndexEntries::of(obj), true);
+        stored
     }
 
-    /// Takes `key`'s object out: the store's own copy, unless a change event still
-    /// holds it.
-    pub fn remove(&mut self, type_key: &str, key: &ObjKey) -> Option<Value> {
+    /// Takes `key`'s object out.
+    pub fn remove(&mut self, type_key: &str, key: &ObjKey) -> Option<Arc<Stored>> {
         let old = self.by_type.get_mut(type_key)?.remove(key)?;
-        self.index(type_key, key, &old, false);
-        Some(Arc::unwrap_or_clone(old))
+        self.index(type_key, key, &old.index_entries(), false);
+        Some(old)
     }
 
     /// Drops a whole (emptied) collection, as when its CRD goes.
@@ -90,7 +87,7 @@ impl Objects {
         type_key: &str,
         ns: Option<&'a str>,
         selector: &LabelSelector,
-    ) -> Box<dyn Iterator<Item = &'a Value> + 'a> {
+    ) -> Box<dyn Iterator<Item = &'a Arc<Stored>> + 'a> {
         let Some(coll) = self.by_type.get(type_key) else {
             return Box::new(std::iter::empty());
         };
@@ -109,12 +106,12 @@ impl Objects {
                     .into_iter()
                     .flatten()
                     .filter(move |(n, _)| ns.is_none_or(|ns| ns == n));
-                Box::new(keys.filter_map(|k| coll.get(k)).map(|o| &**o))
+                Box::new(keys.filter_map(|k| coll.get(k)))
             }
             None => Box::new(
                 coll.iter()
                     .filter(move |((n, _), _)| ns.is_none_or(|ns| ns == n))
-                    .map(|(_, o)| &**o),
+                    .map(|(_, o)| o),
             ),
         }
     }
@@ -127,10 +124,10 @@ impl Objects {
             .unwrap_or_default()
     }
 
-    /// Adds (or removes) `obj`'s entries in the indexes.
-    fn index(&mut self, type_key: &str, key: &ObjKey, obj: &Value, add: bool) {
-        for (label, value) in labels(obj) {
-            let entry = (type_key.to_string(), label.to_string(), value.to_string());
+    /// Adds (or removes) an object's entries in the indexes.
+    fn index(&mut self, type_key: &str, key: &ObjKey, entries: &IndexEntries, add: bool) {
+        for (label, value) in &entries.labels {
+            let entry = (type_key.to_string(), label.clone(), value.clone());
             if add {
                 self.labelled.entry(entry).or_default().insert(key.clone());
             } else if let Some(keys) = self.labelled.get_mut(&entry) {
@@ -140,10 +137,10 @@ impl Objects {
                 }
             }
         }
-        for uid in owner_uids(obj) {
+        for uid in &entries.owners {
             let entry = (type_key.to_string(), key.clone());
             if add {
-                self.owned.entry(uid.to_string()).or_default().insert(entry);
+                self.owned.entry(uid.clone()).or_default().insert(entry);
             } else if let Some(owned) = self.owned.get_mut(uid) {
                 owned.remove(&entry);
                 if owned.is_empty() {
@@ -154,27 +151,9 @@ impl Objects {
     }
 }
 
-fn labels(obj: &Value) -> impl Iterator<Item = (&str, &str)> {
-    obj.pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
-}
-
-fn owner_uids(obj: &Value) -> impl Iterator<Item = &str> {
-    obj.pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r.get("uid").and_then(Value::as_str))
-        .filter(|uid| !uid.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::meta_str;
     use serde_json::json;
 
     fn obj(name: &str, labels: Value, owners: &[&str]) -> Value {
@@ -182,8 +161,8 @@ mod tests {
         json!({"metadata": {"name": name, "namespace": "ns", "labels": labels, "ownerReferences": refs}})
     }
 
-    fn names<'a>(it: impl Iterator<Item = &'a Value>) -> Vec<&'a str> {
-        it.map(|o| meta_str(o, "name")).collect()
+    fn names<'a>(it: impl Iterator<Item = &'a Arc<Stored>>) -> Vec<&'a str> {
+        it.map(|o| o.name()).collect()
     }
 
     #[test]
@@ -194,11 +173,11 @@ mod tests {
         objects.insert(
             "t",
             key("a"),
-            obj("a", json!({"c": "1", "x": "y"}), &["u1"]),
+            &obj("a", json!({"c": "1", "x": "y"}), &["u1"]),
         );
-        objects.insert("t", key("b"), obj("b", json!({"c": "1"}), &["u1", "u2"]));
-        objects.insert("t", key("z"), obj("z", json!({"c": "2"}), &[]));
-        objects.insert("other", key("a"), obj("a", json!({"c": "1"}), &["u1"]));
+        objects.insert("t", key("b"), &obj("b", json!({"c": "1"}), &["u1", "u2"]));
+        objects.insert("t", key("z"), &obj("z", json!({"c": "2"}), &[]));
+        objects.insert("other", key("a"), &obj("a", json!({"c": "1"}), &["u1"]));
 
         assert_eq!(
             names(objects.candidates("t", None, &sel("c=1"))),
@@ -216,7 +195,7 @@ mod tests {
         assert_eq!(objects.owned_by("u1").len(), 3);
 
         // A replacement moves its label and drops an owner.
-        objects.insert("t", key("a"), obj("a", json!({"c": "2", "x": "y"}), &[]));
+        objects.insert("t", key("a"), &obj("a", json!({"c": "2", "x": "y"}), &[]));
         assert_eq!(names(objects.candidates("t", None, &sel("c=1"))), ["b"]);
         assert_eq!(
             names(objects.candidates("t", None, &sel("c=2"))),

@@ -219,6 +219,34 @@ fn filter(rt: &ResourceType, query: &Params) -> Result<Filter, ApiError> {
     Ok(Filter { labels, fields })
 }
 
+/// A list of objects as stored: what `serde_json` writes for the list object (keys in
+/// order), with the items' stored text.
+fn stored_list(
+    rt: &ResourceType,
+    api_version: &str,
+    items: &[Arc<crate::stored::Stored>],
+    rv: u64,
+) -> Vec<u8> {
+    let text = |s: &str| Value::String(s.to_string()).to_string();
+    let mut list =
+        Vec::with_capacity(items.iter().map(|o| o.json().len() + 1).sum::<usize>() + 128);
+    list.extend_from_slice(b"{\"apiVersion\":");
+    list.extend_from_slice(text(api_version).as_bytes());
+    list.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            list.push(b',');
+        }
+        list.extend_from_slice(item.json());
+    }
+    list.extend_from_slice(b"],\"kind\":");
+    list.extend_from_slice(text(&rt.list_kind).as_bytes());
+    list.extend_from_slice(b",\"metadata\":{\"resourceVersion\":\"");
+    list.extend_from_slice(rv.to_string().as_bytes());
+    list.extend_from_slice(b"\"}}");
+    list
+}
+
 fn truthy(query: &Params, key: &str) -> bool {
     matches!(query.get(key).map(String::as_str), Some("true" | "1"))
 }
@@ -408,12 +436,23 @@ fn serve(
         )),
         None => None,
     };
+    // Reads in the version objects are stored in, as JSON, are answered with the stored
+    // text: nothing parsed, converted or written.
+    let as_stored = tabulate.is_none() && api_version == rt.api_version(&rt.storage_version);
     match (verb, &target.name) {
         (Verb::List, None) => {
-            let (items, rv) = store.list(rt, target.namespace.as_deref(), &filter(rt, query)?);
+            let (items, rv) =
+                store.list_stored(rt, target.namespace.as_deref(), &filter(rt, query)?);
+            if as_stored
+                && items.iter().all(|o| o.is_in(&api_version))
+                && let Some(response) =
+                    answer.json_text(StatusCode::OK, stored_list(rt, &api_version, &items, rv))
+            {
+                return Ok(response);
+            }
             let items = items
-                .into_iter()
-                .map(|o| store.view(rt, o, &api_version))
+                .iter()
+                .map(|o| store.view(rt, o.value(), &api_version))
                 .collect::<Result<Vec<Value>, ApiError>>()?;
             if let Some((printer, request)) = &tabulate {
                 let table = printer.table(*request, &items, &rv.to_string(), true, table::now());
@@ -463,7 +502,14 @@ fn serve(
             ))
         }
         (Verb::Get, Some(name)) => {
-            let obj = store.get(rt, &ns, name)?;
+            let stored = store.get_stored(rt, &ns, name)?;
+            if as_stored
+                && stored.is_in(&api_version)
+                && let Some(response) = answer.json_text(StatusCode::OK, stored.json().to_vec())
+            {
+                return Ok(response);
+            }
+            let obj = stored.value();
             match &tabulate {
                 Some((printer, request)) => {
                     let obj = store.view(rt, obj, &api_version)?;

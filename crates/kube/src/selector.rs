@@ -380,6 +380,19 @@ impl Filter {
     pub fn matches(&self, obj: &Value) -> bool {
         self.labels.matches_object(obj) && self.fields.matches_object(obj)
     }
+
+    /// Whether it selects everything.
+    pub fn is_empty(&self) -> bool {
+        self.labels.0.is_empty() && self.fields.0.is_empty()
+    }
+
+    /// Whether it reads nothing but an object's name, namespace and labels.
+    pub fn reads_only_metadata(&self) -> bool {
+        self.fields
+            .0
+            .iter()
+            .all(|(field, _, _)| matches!(field.as_str(), "metadata.name" | "metadata.namespace"))
+    }
 }
 
 #[cfg(test)]

@@ -137,8 +137,8 @@ impl Simulator {
         }
         let key = (
             event.type_key.clone(),
-            meta_str(&event.object, "namespace").to_string(),
-            meta_str(&event.object, "name").to_string(),
+            event.object.namespace().to_string(),
+            event.object.name().to_string(),
         );
         self.dirty.extend(self.dependents.of(&key).cloned());
         if event.event_type == EventType::Deleted {

@@ -8,6 +8,7 @@ use crate::conversion::{Converter, convert};
 use crate::fields::{self, Write};
 use crate::selector::Filter;
 use crate::status::ApiError;
+use crate::stored::Stored;
 use crate::types::{ResourceType, split_api_version, type_key};
 use crate::util::{meta_str, metadata_mut, name_suffix, now_rfc3339, uuid_v4};
 use serde_json::Value;
@@ -45,7 +46,7 @@ pub struct Event {
     pub event_type: EventType,
     /// The object after the change (for DELETED: as it was removed), in its stored
     /// version; shared with the store while it is the current version.
-    pub object: Arc<Value>,
+    pub object: Arc<Stored>,
     /// For MODIFIED: what selectors read of the object before (see `Inner::selectable`),
     /// so selector watches can turn the change into ADDED/DELETED.
     pub old: Option<Value>,
@@ -83,9 +84,9 @@ struct Inner {
     /// The highest resourceVersion dropped from `history`: watches from before it get 410.
     evicted_rv: u64,
     tx: broadcast::Sender<Arc<Event>>,
-    /// Parsed CRD schemas by (resource key, version), with the resourceVersion of the
-    /// CRD they were read from: a CRD's schema is large, and writes read it each time.
-    schemas: HashMap<(String, String), (String, Arc<Schema>)>,
+    /// Parsed CRD schemas by (resource key, version), with the stored CRD they were
+    /// read from: a CRD's schema is large, and writes read it each time.
+    schemas: HashMap<(String, String), (Arc<Stored>, Arc<Schema>)>,
     /// Plays the conversion webhook of kinds whose CRD asks for one.
     converter: Option<Converter>,
 }
@@ -101,7 +102,7 @@ enum Track {
 /// What a new watch starts from, taken atomically with its subscription.
 pub struct WatchStart {
     /// Current objects of the collection, when the watch starts from "now".
-    pub objects: Vec<Value>,
+    pub objects: Vec<Arc<Stored>>,
     /// Events after the requested resourceVersion, when one was given.
     pub replay: Vec<Arc<Event>>,
     pub rx: broadcast::Receiver<Arc<Event>>,
@@ -172,6 +173,17 @@ impl Store {
 
     /// The object as stored (in its kind's storage version).
     pub fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<Value, ApiError> {
+        // Parsed after the lock is released: other requests need not wait for it.
+        Ok(self.get_stored(rt, ns, name)?.value())
+    }
+
+    /// The object as stored, as its JSON text.
+    pub fn get_stored(
+        &self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+    ) -> Result<Arc<Stored>, ApiError> {
         self.lock().get(rt, ns, name).cloned()
     }
 
@@ -206,6 +218,17 @@ impl Store {
 
     /// Matching objects sorted by namespace and name, and the current resourceVersion.
     pub fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> (Vec<Value>, u64) {
+        let (stored, rv) = self.list_stored(rt, ns, filter);
+        (stored.iter().map(|o| o.value()).collect(), rv)
+    }
+
+    /// [`Store::list`] as the objects' JSON text.
+    pub fn list_stored(
+        &self,
+        rt: &ResourceType,
+        ns: Option<&str>,
+        filter: &Filter,
+    ) -> (Vec<Arc<Stored>>, u64) {
         let inner = self.lock();
         (inner.list(rt, ns, filter), inner.rv)
     }
@@ -343,12 +366,7 @@ impl Store {
         let names: Vec<(String, String)> = inner
             .list(rt, ns, filter)
             .iter()
-            .map(|o| {
-                (
-                    meta_str(o, "namespace").to_string(),
-                    meta_str(o, "name").to_string(),
-                )
-            })
+            .map(|o| (o.namespace().to_string(), o.name().to_string()))
             .collect();
         names
             .into_iter()
@@ -410,7 +428,7 @@ impl Store {
     pub fn seed_object(&self, obj: Value) -> Result<Value, ApiError> {
         let mut inner = self.lock();
         let (rt, version, ns, name) = inner.locate(&obj)?;
-        if inner.get(&rt, &ns, &name).is_ok() {
+        if inner.exists(&rt, &ns, &name) {
             let w = Write::internal();
             let main = inner.update(
                 &rt,
@@ -434,7 +452,7 @@ impl Store {
         let inner = self.lock();
         let rt = inner.resolve_kind(api_version, kind)?;
         let ns = if rt.namespaced { ns } else { "" };
-        let object = inner.get(&rt, ns, name).ok()?.clone();
+        let object = inner.get(&rt, ns, name).ok()?.value();
         inner.view(&rt, object, api_version).ok()
     }
 
@@ -447,7 +465,7 @@ impl Store {
         inner
             .list(&rt, ns, &Filter::default())
             .into_iter()
-            .filter_map(|o| inner.view(&rt, o, api_version).ok())
+            .filter_map(|o| inner.view(&rt, o.value(), api_version).ok())
             .collect()
     }
 
@@ -512,7 +530,7 @@ impl Store {
                     .objects
                     .collection(k)
                     .into_iter()
-                    .flat_map(|c| c.values().map(|o| (**o).clone()))
+                    .flat_map(|c| c.values().map(|o| o.value()))
             })
             .collect()
     }
@@ -535,11 +553,11 @@ impl Store {
             inner.rv = inner.rv.max(rv);
             let uid = meta_str(&obj, "uid").to_string();
             if let Some(old) = inner.objects.get(&rt.key(), &(ns.clone(), name.clone())) {
-                let old_uid = meta_str(old, "uid").to_string();
+                let old_uid = meta_str(&old.value(), "uid").to_string();
                 inner.uids.remove(&old_uid);
             }
             inner.uids.insert(uid);
-            let stored = inner.objects.insert(&rt.key(), (ns, name), obj);
+            let stored = inner.objects.insert(&rt.key(), (ns, name), &obj);
             inner.emit(&rt.key(), EventType::Added, stored, None);
             n += 1;
         }
@@ -626,7 +644,7 @@ impl Inner {
         name: &str,
         version: &str,
     ) -> Result<Value, ApiError> {
-        let stored = self.get(rt, ns, name)?.clone();
+        let stored = self.get(rt, ns, name)?.value();
         self.view(rt, stored, &rt.api_version(version))
     }
 
@@ -661,16 +679,21 @@ impl Inner {
         ))
     }
 
-    fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<&Value, ApiError> {
+    fn get(&self, rt: &ResourceType, ns: &str, name: &str) -> Result<&Arc<Stored>, ApiError> {
         self.objects
             .get(&rt.key(), &(ns.to_string(), name.to_string()))
             .ok_or_else(|| ApiError::not_found(&rt.group, &rt.plural, name))
     }
 
-    fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> Vec<Value> {
+    fn exists(&self, rt: &ResourceType, ns: &str, name: &str) -> bool {
+        self.objects
+            .contains(&rt.key(), &(ns.to_string(), name.to_string()))
+    }
+
+    fn list(&self, rt: &ResourceType, ns: Option<&str>, filter: &Filter) -> Vec<Arc<Stored>> {
         self.objects
             .candidates(&rt.key(), ns, &filter.labels)
-            .filter(|o| filter.matches(o))
+            .filter(|o| o.matches(filter))
             .cloned()
             .collect()
     }
@@ -679,7 +702,7 @@ impl Inner {
         &mut self,
         type_key: &str,
         event_type: EventType,
-        object: Arc<Value>,
+        object: Arc<Stored>,
         old: Option<Value>,
     ) {
         let old = old.map(|old| self.selectable(type_key, old));
@@ -785,18 +808,19 @@ impl Inner {
             &type_key(crate::types::CRD_GROUP, crate::types::CRD_PLURAL),
             &(String::new(), crd_name),
         );
-        let Some(crd) = crd else {
+        let Some(crd) = crd.cloned() else {
             return Arc::new(Schema::unknown());
         };
-        let crd_rv = meta_str(crd, "resourceVersion").to_string();
         let key = (rt.key(), version.to_string());
-        if let Some((rv, schema)) = self.schemas.get(&key)
-            && *rv == crd_rv
+        // Any write of the CRD stores a new `Stored`, so the same one means the same
+        // schema (and the large CRD is parsed only when it changed).
+        if let Some((read_from, schema)) = self.schemas.get(&key)
+            && Arc::ptr_eq(read_from, &crd)
         {
             return schema.clone();
         }
-        let schema = Arc::new(fields::schema_of(Some(crd), version));
-        self.schemas.insert(key, (crd_rv, schema.clone()));
+        let schema = Arc::new(fields::schema_of(Some(&crd.value()), version));
+        self.schemas.insert(key, (crd, schema.clone()));
         schema
     }
 
@@ -827,9 +851,8 @@ impl Inner {
                 return Err(ApiError::namespace_not_found(ns));
             }
         }
-        let name =
-            server::name_to_create(&body, name_suffix, |name| self.get(rt, ns, name).is_ok())
-                .ok_or_else(|| ApiError::invalid(&rt.group, &rt.kind, "", server::NAME_REQUIRED))?;
+        let name = server::name_to_create(&body, name_suffix, |name| self.exists(rt, ns, name))
+            .ok_or_else(|| ApiError::invalid(&rt.group, &rt.kind, "", server::NAME_REQUIRED))?;
         // Named and placed before validation, so rules about the name (CEL on
         // `self.metadata.name`) see the one a generateName gave.
         let Some(meta) = metadata_mut(&mut body) else {
@@ -844,7 +867,7 @@ impl Inner {
             meta.remove("namespace");
         }
         crate::validation::on_create(rt, &name, &mut body, keep_status, w.field_validation)?;
-        if self.get(rt, ns, &name).is_ok() {
+        if self.exists(rt, ns, &name) {
             return Err(ApiError::already_exists(&rt.group, &rt.plural, &name));
         }
         // A dry run takes no resourceVersion: nothing is stored, nothing changes.
@@ -909,7 +932,7 @@ impl Inner {
         self.uids.insert(uid);
         let shared = self
             .objects
-            .insert(&rt.key(), (ns.to_string(), name), stored.clone());
+            .insert(&rt.key(), (ns.to_string(), name), &stored);
         self.emit(&rt.key(), EventType::Added, shared, None);
         // Answered as a read in the request's version would give it.
         self.view(rt, stored, body.api_version())
@@ -1040,7 +1063,7 @@ impl Inner {
         // duration, a defaulted namespace) does not make a write of it a change.
         let mut storage = self.storage_form(rt, new.clone())?;
         let stored_form = match self.get(rt, ns, name) {
-            Ok(actual) => actual.clone(),
+            Ok(actual) => actual.value(),
             Err(_) => self.storage_form(rt, stored.clone())?,
         };
         if equal_except(&stored_form, &storage, &["apiVersion"])
@@ -1068,7 +1091,7 @@ impl Inner {
         let old = Some(stored_form);
         if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
             if self.objects.contains(&rt.key(), &key) {
-                self.objects.insert(&rt.key(), key.clone(), storage);
+                self.objects.insert(&rt.key(), key.clone(), &storage);
             }
             let removed = self.remove(rt, &key, false, false);
             let api_version = new.api_version().to_string();
@@ -1077,7 +1100,7 @@ impl Inner {
         if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
         }
-        let shared = self.objects.insert(&rt.key(), key, storage.clone());
+        let shared = self.objects.insert(&rt.key(), key, &storage);
         self.emit(&rt.key(), EventType::Modified, shared, old);
         // Answered as a read in the request's version would give it.
         self.view(rt, storage, new.api_version())
@@ -1147,9 +1170,9 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let stored = match self.get(rt, ns, name) {
-            Ok(_) => Some(self.get_in(rt, ns, name, version)?),
-            Err(_) => None,
+        let stored = match self.exists(rt, ns, name) {
+            true => Some(self.get_in(rt, ns, name, version)?),
+            false => None,
         };
         if let Some(why) = server::uid_mismatch(&config, stored.as_ref()) {
             return Err(ApiError::conflict_because(
@@ -1208,7 +1231,7 @@ impl Inner {
         name: &str,
         opts: &DeleteOptions,
     ) -> Result<Value, ApiError> {
-        let stored = self.get(rt, ns, name)?.clone();
+        let stored = self.get(rt, ns, name)?.value();
         if let Some(uid) = &opts.precondition_uid
             && uid != meta_str(&stored, "uid")
         {
@@ -1238,7 +1261,7 @@ impl Inner {
     /// Deletion after preconditions: finalizers hold the object with a deletionTimestamp,
     /// otherwise it is removed now.
     fn delete_key(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool) -> Value {
-        let Some(stored) = self.objects.get(&rt.key(), key).cloned() else {
+        let Some(stored) = self.objects.get(&rt.key(), key).map(|o| o.value()) else {
             return Value::Null;
         };
         if finalizers(&stored) == 0 {
@@ -1257,7 +1280,7 @@ impl Inner {
             .unwrap_or(0);
         set_meta(&mut new, "generation", Value::from(generation + 1));
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
-        let shared = self.objects.insert(&rt.key(), key.clone(), new.clone());
+        let shared = self.objects.insert(&rt.key(), key.clone(), &new);
         self.emit(&rt.key(), EventType::Modified, shared, Some(stored));
         new
     }
@@ -1265,16 +1288,20 @@ impl Inner {
     /// Removes an object now and cascades: a namespace's contents, a CRD's objects, and
     /// (unless orphaning) dependents through owner references.
     fn remove(&mut self, rt: &ResourceType, key: &ObjKey, orphan: bool, bump_rv: bool) -> Value {
-        let Some(mut obj) = self.objects.remove(&rt.key(), key) else {
+        let Some(removed) = self.objects.remove(&rt.key(), key) else {
             return Value::Null;
         };
-        if bump_rv {
+        let mut obj = removed.value();
+        let removed = if bump_rv {
             let rv = self.next_rv();
             set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
-        }
+            Arc::new(Stored::new(key.clone(), &obj))
+        } else {
+            removed
+        };
         let uid = meta_str(&obj, "uid").to_string();
         self.uids.remove(&uid);
-        self.emit(&rt.key(), EventType::Deleted, Arc::new(obj.clone()), None);
+        self.emit(&rt.key(), EventType::Deleted, removed, None);
         if rt.is_namespace() {
             let ns = meta_str(&obj, "name").to_string();
             let types: Vec<Arc<ResourceType>> = self
@@ -1331,7 +1358,7 @@ impl GcStore for Inner {
             .into_iter()
             .filter_map(|(tk, key)| {
                 let rt = self.types.get(&tk)?.clone();
-                let obj = self.objects.get(&tk, &key)?.clone();
+                let obj = self.objects.get(&tk, &key)?.value();
                 Some((rt, key, obj))
             })
             .collect()
@@ -1346,7 +1373,7 @@ impl GcStore for Inner {
     }
 
     fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str) {
-        let Some(stored) = self.objects.get(&rt.key(), key).cloned() else {
+        let Some(stored) = self.objects.get(&rt.key(), key).map(|o| o.value()) else {
             return;
         };
         let mut new = stored.clone();

@@ -11,6 +11,7 @@ use crate::protobuf;
 use crate::selector::Filter;
 use crate::status::ApiError;
 use crate::store::{Event, EventType, Store};
+use crate::stored::Stored;
 use crate::table::{self, Printer, TableRequest};
 use crate::types::ResourceType;
 use crate::util::meta_str;
@@ -93,6 +94,11 @@ pub fn start(
     let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
     let converter = store.converter();
     let api_versions = store.storage_api_versions();
+    // A JSON watch of the version objects are stored in sends their stored text as it
+    // is: no parsing, no conversion, no writing (the common case for controllers).
+    let as_stored = encoding == Encoding::Json
+        && params.table.is_none()
+        && params.api_version == rt.api_version(&rt.storage_version);
     // Events carry objects as stored; each is sent in the watch's version.
     let in_version = move |rt: &ResourceType, mut line: Value, api_version: &str| -> Value {
         let object = line["object"].take();
@@ -128,32 +134,30 @@ pub fn start(
                 return;
             }
         };
+        // One object's event, in the watch's version and encoding.
+        let frame = |tables: &mut Tables, event_type: EventType, object: &Stored| -> Bytes {
+            if as_stored && object.is_in(&params.api_version) {
+                return stored_frame(event_type, object);
+            }
+            let line = json!({"type": event_type.as_str(), "object": object.value()});
+            encoding.frame(&tables.apply(in_version(&rt, line, &params.api_version)))
+        };
         for obj in std::mem::take(&mut start.objects) {
-            if params.filter.matches(&obj)
-                && !send(
-                    &tx,
-                    encoding,
-                    &mut tables,
-                    in_version(
-                        &rt,
-                        json!({"type": "ADDED", "object": obj}),
-                        &params.api_version,
-                    ),
-                )
-                .await
+            if obj.matches(&params.filter)
+                && tx
+                    .send(frame(&mut tables, EventType::Added, &obj))
+                    .await
+                    .is_err()
             {
                 return;
             }
         }
         for ev in std::mem::take(&mut start.replay) {
-            if let Some(line) = translate(&ev, &params)
-                && !send(
-                    &tx,
-                    encoding,
-                    &mut tables,
-                    in_version(&rt, line, &params.api_version),
-                )
-                .await
+            if let Some(event_type) = translate(&ev, &params)
+                && tx
+                    .send(frame(&mut tables, event_type, &ev.object))
+                    .await
+                    .is_err()
             {
                 return;
             }
@@ -182,8 +186,8 @@ pub fn start(
                         if ev.type_key != key {
                             continue;
                         }
-                        if let Some(line) = translate(&ev, &params)
-                            && !send(&tx, encoding, &mut tables, in_version(&rt, line, &params.api_version)).await
+                        if let Some(event_type) = translate(&ev, &params)
+                            && tx.send(frame(&mut tables, event_type, &ev.object)).await.is_err()
                         {
                             return;
                         }
@@ -274,15 +278,28 @@ fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: b
     json!({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": api_version, "metadata": metadata}})
 }
 
+/// An event of an object sent as stored: what `serde_json` writes for
+/// `{"type": …, "object": …}` (keys in order), from the object's stored text.
+fn stored_frame(event_type: EventType, object: &Stored) -> Bytes {
+    let json = object.json();
+    let mut line = Vec::with_capacity(json.len() + 32);
+    line.extend_from_slice(b"{\"object\":");
+    line.extend_from_slice(json);
+    line.extend_from_slice(b",\"type\":\"");
+    line.extend_from_slice(event_type.as_str().as_bytes());
+    line.extend_from_slice(b"\"}\n");
+    Bytes::from(line)
+}
+
 /// The event a watcher with this namespace and selectors sees: a modification moving an
 /// object into or out of the selection is an ADDED or DELETED for it, as in Kubernetes.
-pub fn translate(ev: &Event, params: &WatchParams) -> Option<Value> {
+pub fn translate(ev: &Event, params: &WatchParams) -> Option<EventType> {
     if let Some(ns) = &params.namespace
-        && meta_str(&ev.object, "namespace") != ns
+        && ev.object.namespace() != ns
     {
         return None;
     }
-    let now = params.filter.matches(&ev.object);
+    let now = ev.object.matches(&params.filter);
     let event_type = match ev.event_type {
         EventType::Added | EventType::Deleted if now => ev.event_type,
         EventType::Modified => {
@@ -296,7 +313,7 @@ pub fn translate(ev: &Event, params: &WatchParams) -> Option<Value> {
         }
         _ => return None,
     };
-    Some(json!({"type": event_type.as_str(), "object": (*ev.object).clone()}))
+    Some(event_type)
 }
 
 #[cfg(test)]
@@ -325,10 +342,16 @@ mod tests {
             rv: 2,
             type_key: "/configmaps".into(),
             event_type: t,
-            object: Arc::new(new),
+            object: Arc::new(Stored::new(
+                (
+                    meta_str(&new, "namespace").into(),
+                    meta_str(&new, "name").into(),
+                ),
+                &new,
+            )),
             old,
         };
-        let kind = |v: Option<Value>| v.map(|v| v["type"].as_str().unwrap_or_default().to_string());
+        let kind = |t: Option<EventType>| t.map(|t| t.as_str().to_string());
         assert_eq!(
             kind(translate(
                 &ev(EventType::Modified, obj("web"), Some(obj("db"))),

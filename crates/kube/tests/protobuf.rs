@@ -1,7 +1,8 @@
 //! `application/vnd.kubernetes.protobuf` over raw HTTP, so the tests choose every
 //! Accept and Content-Type: built-in kinds written and read in protobuf (objects, lists,
 //! Status errors, DeleteOptions, watch frames), custom resources answered in JSON or
-//! refused with kube-apiserver's 406 and 415, and YAML.
+//! refused with kube-apiserver's 406 and 415, and YAML; and JSON reads answered with the
+//! objects' stored text.
 
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, NamespaceList, Secret};
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{
@@ -514,4 +515,95 @@ async fn watches_stream_length_prefixed_watch_events() {
     );
     let object = ConfigMap::decode(env.raw.as_slice()).expect("a ConfigMap");
     assert_eq!(object.data["k"], "v");
+}
+
+/// Reads in the storage version are answered with the stored JSON text, written by
+/// hand around it for lists and watch events: each answer must be exactly what
+/// serializing its parsed value gives, and hold the objects a parse-and-write read does.
+#[tokio::test]
+async fn json_reads_served_as_stored_are_what_writing_the_objects_gives() {
+    let server = start().await;
+    for (name, tier) in [("a", "web"), ("b", "db"), ("c", "web")] {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "labels": {"tier": tier}},
+            "data": {"k": "v \"quoted\" \u{e9}"}});
+        let created = request(
+            &server,
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            &[("Content-Type", "application/json")],
+            cm.to_string().as_bytes(),
+        )
+        .await;
+        assert_eq!(created.code, 201);
+    }
+    let canonical = |body: &[u8]| {
+        let value: Value = serde_json::from_slice(body).expect("JSON");
+        assert_eq!(
+            serde_json::to_vec(&value).expect("written"),
+            body,
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+        value
+    };
+    let json = [("Accept", "application/json")];
+    let get = |name: &'static str| {
+        let server = &server;
+        async move {
+            let path = format!("/api/v1/namespaces/default/configmaps/{name}");
+            let reply = request(server, "GET", &path, &json, b"").await;
+            assert_eq!(reply.code, 200);
+            assert_eq!(reply.content_type, "application/json");
+            canonical(&reply.body)
+        }
+    };
+    let a = get("a").await;
+    assert_eq!(a["data"]["k"], "v \"quoted\" \u{e9}");
+    let c = get("c").await;
+
+    let list = request(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?labelSelector=tier%3Dweb",
+        &json,
+        b"",
+    )
+    .await;
+    let list = canonical(&list.body);
+    assert_eq!(list["kind"], "ConfigMapList");
+    assert_eq!(list["apiVersion"], "v1");
+    assert!(list["metadata"]["resourceVersion"].is_string());
+    assert_eq!(list["items"], json!([a, c]));
+    let empty = request(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?labelSelector=tier%3Dnone",
+        &json,
+        b"",
+    )
+    .await;
+    assert_eq!(canonical(&empty.body)["items"], json!([]));
+
+    let watch = request(
+        &server,
+        "GET",
+        "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&labelSelector=tier%3Dweb",
+        &json,
+        b"",
+    )
+    .await;
+    let events: Vec<Value> = watch
+        .body
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(canonical)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            json!({"type": "ADDED", "object": a}),
+            json!({"type": "ADDED", "object": c})
+        ]
+    );
 }

@@ -1,0 +1,218 @@
+//! An object as the store keeps it: its JSON text in the kind's storage version, and
+//! its namespace and name. A `serde_json::Value` of a typical Cluster API object is ten
+//! times its JSON (every small map is a B-tree node, and `managedFields` is half of
+//! it), so a management cluster of 1,000 Clusters held as values took ≈600 MB. As
+//! text, a read in the storage version is answered by copying bytes, and a write
+//! parses the one object it changes.
+
+use crate::objects::ObjKey;
+use crate::selector::Filter;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub struct Stored {
+    key: ObjKey,
+    json: Box<[u8]>,
+}
+
+impl std::fmt::Debug for Stored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stored")
+            .field("namespace", &self.key.0)
+            .field("name", &self.key.1)
+            .field("bytes", &self.json.len())
+            .finish()
+    }
+}
+
+/// What the store's indexes and selectors read of an object, parsed without the rest.
+#[derive(Deserialize, Default)]
+struct Light {
+    #[serde(default)]
+    metadata: LightMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct LightMeta {
+    #[serde(default)]
+    labels: Option<Map<String, Value>>,
+    #[serde(default, rename = "ownerReferences")]
+    owner_references: Option<Vec<OwnerUid>>,
+}
+
+#[derive(Deserialize)]
+struct OwnerUid {
+    #[serde(default)]
+    uid: Option<String>,
+}
+
+/// An object's labels and the uids of its owners: its entries in the indexes.
+#[derive(Default)]
+pub(crate) struct IndexEntries {
+    pub labels: Vec<(String, String)>,
+    pub owners: Vec<String>,
+}
+
+impl IndexEntries {
+    pub fn of(object: &Value) -> Self {
+        let labels = object
+            .pointer("/metadata/labels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect();
+        let owners = object
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.get("uid").and_then(Value::as_str))
+            .filter(|uid| !uid.is_empty())
+            .map(str::to_string)
+            .collect();
+        IndexEntries { labels, owners }
+    }
+}
+
+impl Stored {
+    pub fn new(key: ObjKey, object: &Value) -> Self {
+        // Serializing a `Value` cannot fail: its map keys are strings.
+        let json = serde_json::to_vec(object).unwrap_or_default();
+        Stored {
+            key,
+            json: json.into_boxed_slice(),
+        }
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.key.0
+    }
+
+    pub fn name(&self) -> &str {
+        &self.key.1
+    }
+
+    /// The object's JSON text, exactly as `serde_json` writes its value.
+    pub fn json(&self) -> &[u8] {
+        &self.json
+    }
+
+    /// Whether the text is of `api_version` for certain (the field serializes first, as
+    /// it sorts first among the fields of any object the store keeps), so it can be
+    /// served as it is to a reader of that version. False only costs a parse.
+    pub fn is_in(&self, api_version: &str) -> bool {
+        let rest = self.json.strip_prefix(b"{\"apiVersion\":\"".as_slice());
+        rest.and_then(|r| r.strip_prefix(api_version.as_bytes()))
+            .is_some_and(|r| r.first() == Some(&b'"'))
+    }
+
+    /// The object, parsed.
+    pub fn value(&self) -> Value {
+        // The text was written from a `Value` by `Stored::new`, so it parses.
+        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+    }
+
+    fn light(&self) -> Light {
+        serde_json::from_slice(&self.json).unwrap_or_default()
+    }
+
+    pub(crate) fn index_entries(&self) -> IndexEntries {
+        let meta = self.light().metadata;
+        IndexEntries {
+            labels: meta
+                .labels
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| match v {
+                    Value::String(v) => Some((k, v)),
+                    _ => None,
+                })
+                .collect(),
+            owners: meta
+                .owner_references
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.uid)
+                .filter(|uid| !uid.is_empty())
+                .collect(),
+        }
+    }
+
+    /// What selectors read of the object: its name, namespace and labels, or the whole
+    /// object when `whole` (kinds whose field selectors read other fields).
+    pub fn selectable(&self, whole: bool) -> Value {
+        if whole {
+            return self.value();
+        }
+        let mut meta = Map::new();
+        meta.insert("name".into(), Value::String(self.name().to_string()));
+        if !self.namespace().is_empty() {
+            meta.insert(
+                "namespace".into(),
+                Value::String(self.namespace().to_string()),
+            );
+        }
+        if let Some(labels) = self.light().metadata.labels {
+            meta.insert("labels".into(), Value::Object(labels));
+        }
+        serde_json::json!({ "metadata": meta })
+    }
+
+    /// Whether `filter` selects the object, reading no more of it than it must.
+    pub fn matches(&self, filter: &Filter) -> bool {
+        if filter.is_empty() {
+            return true;
+        }
+        filter.matches(&self.selectable(!filter.reads_only_metadata()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_parses_back_to_the_object_and_selectors_read_it_alike() {
+        let object = json!({"apiVersion": "v1", "kind": "Event", "type": "Warning",
+            "metadata": {"name": "e", "namespace": "ns", "labels": {"a": "1", "n": 5},
+                "ownerReferences": [{"uid": "u1"}, {"uid": ""}, {"name": "x"}]}});
+        let stored = Stored::new(("ns".into(), "e".into()), &object);
+        assert_eq!(stored.value(), object);
+        assert!(stored.is_in("v1"));
+        assert!(!stored.is_in("v"));
+        assert!(!stored.is_in("v1beta1"));
+        assert_eq!(
+            stored.json(),
+            serde_json::to_vec(&object).unwrap().as_slice()
+        );
+        let entries = stored.index_entries();
+        let from_value = IndexEntries::of(&object);
+        assert_eq!(entries.labels, vec![("a".to_string(), "1".to_string())]);
+        assert_eq!(entries.labels, from_value.labels);
+        assert_eq!(entries.owners, vec!["u1".to_string()]);
+        assert_eq!(entries.owners, from_value.owners);
+        for (labels, fields, expected) in [
+            ("", "", true),
+            ("a=1", "", true),
+            ("a=2", "", false),
+            ("", "metadata.namespace=ns", true),
+            ("a=1", "metadata.name=other", false),
+        ] {
+            let filter = Filter {
+                labels: crate::selector::LabelSelector::parse(labels).unwrap(),
+                fields: crate::selector::FieldSelector::parse(fields).unwrap(),
+            };
+            assert_eq!(stored.matches(&filter), expected, "{labels} {fields}");
+            assert_eq!(filter.matches(&object), expected, "{labels} {fields}");
+        }
+        let events = crate::selector::fields_of("", "Event");
+        let filter = Filter {
+            labels: Default::default(),
+            fields: crate::selector::FieldSelector::parse_for("type=Warning", events).unwrap(),
+        };
+        assert!(!filter.reads_only_metadata());
+        assert!(stored.matches(&filter));
+    }
+}
