@@ -4,7 +4,7 @@
 
 use crate::selector::Filter;
 use crate::store::{DeleteOptions, Store};
-use crate::util::{format_rfc3339, meta_str};
+use crate::util::format_rfc3339;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -42,14 +42,15 @@ pub(crate) fn expire(store: &Store, ttl: Duration, now: SystemTime) -> usize {
         let Some(rt) = store.resolve(group, plural) else {
             continue;
         };
-        let (events, _) = store.list(&rt, None, &Filter::default());
+        // Read one at a time: a fleet's Events parsed all at once were a peak of their own.
+        let (events, _) = store.list_stored(&rt, None, &Filter::default());
         for event in events {
-            if last_written(&event).is_some_and(|t| t < cutoff.as_str())
+            if last_written(&event.value()).is_some_and(|t| t < cutoff.as_str())
                 && store
                     .delete(
                         &rt,
-                        meta_str(&event, "namespace"),
-                        meta_str(&event, "name"),
+                        event.namespace(),
+                        event.name(),
                         &DeleteOptions::default(),
                     )
                     .is_ok()

@@ -16,17 +16,22 @@ use std::sync::Arc;
 /// (namespace, name).
 pub(crate) type ObjKey = (String, String);
 
+/// An object's key, allocated once and shared by its collection, its stored form and
+/// every index entry: an object carries five or so labels, and a copy of its key in
+/// each label's set was more memory than its JSON.
+pub(crate) type SharedKey = Arc<ObjKey>;
+
 #[derive(Default)]
 pub(crate) struct Objects {
-    by_type: HashMap<String, BTreeMap<ObjKey, Arc<Stored>>>,
+    by_type: HashMap<String, BTreeMap<SharedKey, Arc<Stored>>>,
     /// (type key, label key, label value) → the objects carrying that label.
-    labelled: HashMap<(String, String, String), BTreeSet<ObjKey>>,
+    labelled: HashMap<(String, String, String), BTreeSet<SharedKey>>,
     /// Owner uid → (type key, object) of each object naming it in `ownerReferences`.
-    owned: HashMap<String, BTreeSet<(String, ObjKey)>>,
+    owned: HashMap<String, BTreeSet<(String, SharedKey)>>,
 }
 
 impl Objects {
-    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<ObjKey, Arc<Stored>>> {
+    pub fn collection(&self, type_key: &str) -> Option<&BTreeMap<SharedKey, Arc<Stored>>> {
         self.by_type.get(type_key)
     }
 
@@ -39,14 +44,17 @@ impl Objects {
     }
 
     /// Every collection, in no particular order.
-    pub fn collections(&self) -> impl Iterator<Item = (&String, &BTreeMap<ObjKey, Arc<Stored>>)> {
+    pub fn collections(
+        &self,
+    ) -> impl Iterator<Item = (&String, &BTreeMap<SharedKey, Arc<Stored>>)> {
         self.by_type.iter()
     }
 
     /// Stores `obj` under `key`, returning it as stored (to share with the change
     /// event).
     pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: &Value) -> Arc<Stored> {
-        let stored = Arc::new(Stored::new(key.clone(), obj));
+        let stored = Arc::new(Stored::new(key, obj));
+        let key = stored.key().clone();
         let old = self
             .by_type
             .entry(type_key.to_string())
@@ -62,7 +70,7 @@ impl Objects {
     /// Takes `key`'s object out.
     pub fn remove(&mut self, type_key: &str, key: &ObjKey) -> Option<Arc<Stored>> {
         let old = self.by_type.get_mut(type_key)?.remove(key)?;
-        self.index(type_key, key, &old.index_entries(), false);
+        self.index(type_key, old.key(), &old.index_entries(), false);
         Some(old)
     }
 
@@ -71,7 +79,7 @@ impl Objects {
         let keys: Vec<ObjKey> = self
             .by_type
             .get(type_key)
-            .map(|c| c.keys().cloned().collect())
+            .map(|c| c.keys().map(|k| (**k).clone()).collect())
             .unwrap_or_default();
         for key in keys {
             self.remove(type_key, &key);
@@ -105,12 +113,12 @@ impl Objects {
                     .get(&(type_key.to_string(), label, value))
                     .into_iter()
                     .flatten()
-                    .filter(move |(n, _)| ns.is_none_or(|ns| ns == n));
-                Box::new(keys.filter_map(|k| coll.get(k)))
+                    .filter(move |k| ns.is_none_or(|ns| ns == k.0));
+                Box::new(keys.filter_map(|k| coll.get(&**k)))
             }
             None => Box::new(
                 coll.iter()
-                    .filter(move |((n, _), _)| ns.is_none_or(|ns| ns == n))
+                    .filter(move |(k, _)| ns.is_none_or(|ns| ns == k.0))
                     .map(|(_, o)| o),
             ),
         }
@@ -120,12 +128,12 @@ impl Objects {
     pub fn owned_by(&self, uid: &str) -> Vec<(String, ObjKey)> {
         self.owned
             .get(uid)
-            .map(|o| o.iter().cloned().collect())
+            .map(|o| o.iter().map(|(t, k)| (t.clone(), (**k).clone())).collect())
             .unwrap_or_default()
     }
 
     /// Adds (or removes) an object's entries in the indexes.
-    fn index(&mut self, type_key: &str, key: &ObjKey, entries: &IndexEntries, add: bool) {
+    fn index(&mut self, type_key: &str, key: &SharedKey, entries: &IndexEntries, add: bool) {
         for (label, value) in &entries.labels {
             let entry = (type_key.to_string(), label.clone(), value.clone());
             if add {

@@ -49,7 +49,7 @@ pub struct Event {
     pub object: Arc<Stored>,
     /// For MODIFIED: what selectors read of the object before (see `Inner::selectable`),
     /// so selector watches can turn the change into ADDED/DELETED.
-    pub old: Option<Value>,
+    pub old: Option<Stored>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -705,7 +705,8 @@ impl Inner {
         object: Arc<Stored>,
         old: Option<Value>,
     ) {
-        let old = old.map(|old| self.selectable(type_key, old));
+        let old =
+            old.map(|old| Stored::with_key(object.key().clone(), &self.selectable(type_key, old)));
         let event = Arc::new(Event {
             rv: self.rv,
             type_key: type_key.to_string(),
@@ -1295,7 +1296,7 @@ impl Inner {
         let removed = if bump_rv {
             let rv = self.next_rv();
             set_meta(&mut obj, "resourceVersion", Value::String(rv.to_string()));
-            Arc::new(Stored::new(key.clone(), &obj))
+            Arc::new(Stored::with_key(removed.key().clone(), &obj))
         } else {
             removed
         };
@@ -1314,7 +1315,12 @@ impl Inner {
                 let keys: Vec<ObjKey> = self
                     .objects
                     .collection(&t.key())
-                    .map(|c| c.keys().filter(|(n, _)| *n == ns).cloned().collect())
+                    .map(|c| {
+                        c.keys()
+                            .filter(|k| k.0 == ns)
+                            .map(|k| (**k).clone())
+                            .collect()
+                    })
                     .unwrap_or_default();
                 for k in keys {
                     self.delete_key(&t, &k, false);
@@ -1327,7 +1333,7 @@ impl Inner {
             let keys: Vec<ObjKey> = self
                 .objects
                 .collection(&t.key())
-                .map(|c| c.keys().cloned().collect())
+                .map(|c| c.keys().map(|k| (**k).clone()).collect())
                 .unwrap_or_default();
             for k in keys {
                 self.remove(&t, &k, false, true);

@@ -5,13 +5,15 @@
 //! text, a read in the storage version is answered by copying bytes, and a write
 //! parses the one object it changes.
 
-use crate::objects::ObjKey;
+use crate::objects::{ObjKey, SharedKey};
 use crate::selector::Filter;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
+#[derive(Clone)]
 pub struct Stored {
-    key: ObjKey,
+    key: SharedKey,
     json: Box<[u8]>,
 }
 
@@ -77,12 +79,21 @@ impl IndexEntries {
 
 impl Stored {
     pub fn new(key: ObjKey, object: &Value) -> Self {
+        Self::with_key(Arc::new(key), object)
+    }
+
+    /// Another form of an object whose key is shared already.
+    pub(crate) fn with_key(key: SharedKey, object: &Value) -> Self {
         // Serializing a `Value` cannot fail: its map keys are strings.
         let json = serde_json::to_vec(object).unwrap_or_default();
         Stored {
             key,
             json: json.into_boxed_slice(),
         }
+    }
+
+    pub(crate) fn key(&self) -> &SharedKey {
+        &self.key
     }
 
     pub fn namespace(&self) -> &str {

@@ -303,7 +303,7 @@ pub fn translate(ev: &Event, params: &WatchParams) -> Option<EventType> {
     let event_type = match ev.event_type {
         EventType::Added | EventType::Deleted if now => ev.event_type,
         EventType::Modified => {
-            let before = ev.old.as_ref().is_some_and(|o| params.filter.matches(o));
+            let before = ev.old.as_ref().is_some_and(|o| o.matches(&params.filter));
             match (before, now) {
                 (true, true) => EventType::Modified,
                 (false, true) => EventType::Added,
@@ -338,18 +338,16 @@ mod tests {
             table: None,
         };
         let obj = |app: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default", "labels": {"app": app}}});
+        let stored = |o: &Value| {
+            let key = (meta_str(o, "namespace").into(), meta_str(o, "name").into());
+            Stored::new(key, o)
+        };
         let ev = |t, new: Value, old: Option<Value>| Event {
             rv: 2,
             type_key: "/configmaps".into(),
             event_type: t,
-            object: Arc::new(Stored::new(
-                (
-                    meta_str(&new, "namespace").into(),
-                    meta_str(&new, "name").into(),
-                ),
-                &new,
-            )),
-            old,
+            object: Arc::new(stored(&new)),
+            old: old.as_ref().map(stored),
         };
         let kind = |t: Option<EventType>| t.map(|t| t.as_str().to_string());
         assert_eq!(
