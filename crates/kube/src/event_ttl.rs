@@ -83,6 +83,7 @@ fn last_written(event: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::meta_str;
     use serde_json::json;
 
     fn event(name: &str, created: &str, last: Option<&str>) -> Value {
