@@ -126,6 +126,11 @@ fn loadgen_fleet_starts_a_fleet_and_reports_its_convergence() {
         report["clusters_per_second"].as_f64().unwrap() > 0.0,
         "{report}"
     );
+    // Settled (no reconcile for a while) comes after converged.
+    assert!(
+        report["settled_seconds"].as_f64().unwrap() >= report["seconds"].as_f64().unwrap(),
+        "{report}"
+    );
     for process in ["redis", "render", "applier-0", "applier-1"] {
         assert!(
             report["processes"][process]["peak_rss_mb"]

@@ -4,7 +4,8 @@
 //! `--workers` workers (the binaries beside this one), seeds every management cluster
 //! with Cluster API's CRDs and the class of the files, then creates `--clusters` copies
 //! of the files' Cluster in each and waits until all report `TopologyReconciled` True
-//! for their generation. One JSON line: Clusters, seconds, Clusters per second, per
+//! for their generation, then until the appliers have gone quiet (settled). One JSON
+//! line: Clusters, seconds to converge and to settle and the rates they give, per
 //! process its CPU seconds and peak RSS (from `/proc`), and per Cluster the reconciles
 //! the appliers ran (their metrics) and the API requests the management clusters
 //! served by verb (their request counters, without loadgen's own).
@@ -383,12 +384,23 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let per_cluster = |x: f64| (x / total as f64 * 100.0).round() / 100.0;
-    let mut reconciles = 0.0;
-    for addr in &metrics_addrs {
-        let exposition = http_get(addr, "/metrics").await?;
-        reconciles += metric_sum(&exposition, "topograph_applier_reconciles_total");
+    // Converged is not finished: each new Cluster's second reconcile (the shim Secret's
+    // removal once the core controller owns its objects) may still be queued. The fleet
+    // has settled when the appliers ran no reconcile for `QUIET`; everything after this
+    // (reconciles, requests, CPU) counts the whole work.
+    const QUIET: Duration = Duration::from_secs(3);
+    let mut reconciles = reconciles_run(&metrics_addrs).await?;
+    let mut last_change = Instant::now();
+    while last_change.elapsed() < QUIET && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = reconciles_run(&metrics_addrs).await?;
+        if now != reconciles {
+            reconciles = now;
+            last_change = Instant::now();
+        }
     }
+    let settled = last_change.max(started + Duration::from_secs_f64(seconds)) - started;
+    let per_cluster = |x: f64| (x / total as f64 * 100.0).round() / 100.0;
     let mut served = serde_json::Map::new();
     for (addr, before) in kube_addrs.iter().zip(&requests_before) {
         let after = requests(addr).await?;
@@ -439,6 +451,8 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         "created_seconds": round(created.as_secs_f64()),
         "seconds": round(seconds),
         "clusters_per_second": round(total as f64 / seconds),
+        "settled_seconds": round(settled.as_secs_f64()),
+        "settled_clusters_per_second": round(total as f64 / settled.as_secs_f64()),
         "reconciles_per_cluster": per_cluster(reconciles),
         "requests_per_cluster": requests_per_cluster,
         "processes": usage,
@@ -447,6 +461,16 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     drop(processes);
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// How many reconciles the appliers have run (their metrics).
+async fn reconciles_run(metrics_addrs: &[String]) -> Result<f64, String> {
+    let mut reconciles = 0.0;
+    for addr in metrics_addrs {
+        let exposition = http_get(addr, "/metrics").await?;
+        reconciles += metric_sum(&exposition, "topograph_applier_reconciles_total");
+    }
+    Ok(reconciles)
 }
 
 /// A management cluster's request counters (topograph-kube's `/_topograph/requests`).

@@ -116,6 +116,8 @@ pub struct ManagementCluster {
     preferred: Arc<Mutex<Option<crate::versions::Preferred>>>,
     // The apiVersion of group-only references' kinds (see `crate::versions`).
     ref_versions: Arc<Mutex<crate::versions::RefVersions>>,
+    // Creates sent without waiting for their answer (Events), until `settle`.
+    detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 /// Structural schemas by (apiVersion, kind).
@@ -141,6 +143,7 @@ impl ManagementCluster {
             server: Arc::from("(in process)"),
             preferred: Arc::default(),
             ref_versions: Arc::default(),
+            detached: Arc::default(),
         }
     }
 
@@ -168,10 +171,12 @@ impl ManagementCluster {
         }
     }
 
-    /// The same management cluster, counting writes apart from every other clone.
+    /// The same management cluster, counting writes apart from every other clone (and
+    /// settling its own detached creates).
     pub fn counting_apart(&self) -> Self {
         ManagementCluster {
             writes: Arc::default(),
+            detached: Arc::default(),
             ..self.clone()
         }
     }
@@ -184,6 +189,7 @@ impl ManagementCluster {
             writes: Arc::default(),
             writer: Arc::new(DryRun::default()),
             observer: None,
+            detached: Arc::default(),
             ..self.clone()
         }
     }
@@ -534,6 +540,40 @@ impl ManagementCluster {
         let target = self.target(object).await?;
         self.count(&self.writes.create, object.kind(), "create");
         self.writer.create(target).await
+    }
+
+    /// Creates `object` without waiting for the answer, as an event recorder sends
+    /// Events: the caller goes on with its next request while this one is in flight.
+    /// A failure is logged as `what`, never returned. [`ManagementCluster::settle`]
+    /// waits for every create sent so from this clone.
+    pub fn create_detached(&self, object: Value, what: &'static str) {
+        use tracing::Instrument;
+        let api = self.clone();
+        let write = async move {
+            if let Err(e) = api.create(&object).await {
+                tracing::warn!(error = %e, "could not record {what}");
+            }
+        };
+        let handle = tokio::spawn(write.instrument(tracing::Span::current()));
+        self.detached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(handle);
+    }
+
+    /// Waits for the creates [`ManagementCluster::create_detached`] sent.
+    pub async fn settle(&self) {
+        loop {
+            let pending =
+                std::mem::take(&mut *self.detached.lock().unwrap_or_else(|e| e.into_inner()));
+            if pending.is_empty() {
+                return;
+            }
+            for write in pending {
+                // A panicked write was a failed Event: nothing to give back.
+                let _ = write.await;
+            }
+        }
     }
 
     /// Replaces `object`; its `metadata.resourceVersion` makes this fail with 409 when

@@ -69,10 +69,11 @@ pub fn event(involved: &Value, reason: &str, message: &str) -> Value {
     })
 }
 
-/// Records an Event; failures are logged, not returned.
-pub async fn record(cluster: &ManagementCluster, involved: &Value, reason: &str, message: String) {
+/// Records an Event without waiting for it, as Cluster API's event recorder does: the
+/// reconcile goes on while the Event is written, and waits for its Events only when it
+/// ends ([`ManagementCluster::settle`]), so they are there when it returns. Failures
+/// are logged, not returned.
+pub fn record(cluster: &ManagementCluster, involved: &Value, reason: &str, message: String) {
     tracing::info!(reason, object = %key(involved), "{message}");
-    if let Err(e) = cluster.create(&event(involved, reason, &message)).await {
-        tracing::warn!(error = %e, "could not record an Event");
-    }
+    cluster.create_detached(event(involved, reason, &message), "an Event");
 }

@@ -121,8 +121,7 @@ async fn holder(
         run.event(
             CREATE,
             format!("Created {} {}", created.kind(), events::key(&created)),
-        )
-        .await;
+        );
         return Ok(());
     };
     if current.name() != desired.name()
@@ -147,7 +146,7 @@ async fn holder(
             Some((at, from)) => events::updated(&stored, at, from.as_deref()),
             None => events::updated(&stored, &[], None),
         };
-        run.event(UPDATE, message).await;
+        run.event(UPDATE, message);
     }
     Ok(())
 }
@@ -170,12 +169,11 @@ pub(crate) async fn template_events(
             ),
             None => format!("Created {} {key}", desired.kind()),
         };
-        run.event(CREATE, message).await;
+        run.event(CREATE, message);
     } else if outcome.updated {
         run.outcome.updated += 1;
         let kind = current.map_or(desired.kind(), |c| c.kind());
-        run.event(UPDATE, format!("Updated {kind} {key} (metadata changes)"))
-            .await;
+        run.event(UPDATE, format!("Updated {kind} {key} (metadata changes)"));
     }
 }
 
@@ -191,21 +189,21 @@ pub(crate) async fn health_check(
             let created = write::create(run.api, desired).await?;
             run.outcome.created += 1;
             let message = format!("Created MachineHealthCheck {}", events::key(&created));
-            events::record(run.api, &created, CREATE, message).await;
+            events::record(run.api, &created, CREATE, message);
         }
         (Some(current), Some(desired)) => {
             let intent = merge::intent(desired);
             if let Some(stored) = write::update(run.api, current, &intent).await? {
                 run.outcome.updated += 1;
                 let message = format!("Updated MachineHealthCheck {}", events::key(&stored));
-                events::record(run.api, &stored, UPDATE, message).await;
+                events::record(run.api, &stored, UPDATE, message);
             }
         }
         (Some(current), None) if current.labels().contains_key(labels::TOPOLOGY_OWNED) => {
             run.api.delete(current).await?;
             run.outcome.deleted += 1;
             let message = format!("Deleted MachineHealthCheck {}", events::key(current));
-            events::record(run.api, current, DELETE, message).await;
+            events::record(run.api, current, DELETE, message);
         }
         _ => {}
     }
@@ -383,8 +381,7 @@ async fn cluster_fields(
     }
     let stored = run.api.merge_patch(&cluster, &Value::Object(patch)).await?;
     run.outcome.updated += 1;
-    run.event(UPDATE, format!("Updated Cluster {}", events::key(&stored)))
-        .await;
+    run.event(UPDATE, format!("Updated Cluster {}", events::key(&stored)));
     run.cluster = stored;
     Ok(())
 }

@@ -72,8 +72,8 @@ pub(crate) struct Run<'a> {
 
 impl Run<'_> {
     /// Records an Event on the Cluster.
-    pub async fn event(&self, reason: &str, message: String) {
-        events::record(self.api, &self.cluster, reason, message).await;
+    pub fn event(&self, reason: &str, message: String) {
+        events::record(self.api, &self.cluster, reason, message);
     }
 
     /// Asks `hook` with `request` and records its answer; `true` when it lets the
@@ -148,6 +148,8 @@ pub async fn reconcile_cluster_with_hooks(
     let progress = reconcile(&mut run, engine).await;
     // The Cluster as last written: its generation moves when the topology sets its refs.
     let reported = status::report(api, &run.cluster, &progress).await;
+    // The reconcile's Events are written (and counted) before it returns.
+    api.settle().await;
     let mut outcome = run.outcome;
     outcome.writes = api.writes().total();
     outcome.requeue_after_seconds = run.responses.retry_after().map_or(0, |d| d.as_secs());

@@ -120,8 +120,7 @@ async fn create(
             run.event(
                 CREATE,
                 format!("Created MachinePool {}", events::key(&created)),
-            )
-            .await;
+            );
             Ok(())
         }
         Err(e) => {
@@ -206,7 +205,7 @@ async fn update(
     if let Some(stored) = stored {
         run.outcome.updated += 1;
         let message = events::updated(&stored, VERSION, version_from.as_deref());
-        run.event(UPDATE, message).await;
+        run.event(UPDATE, message);
     }
     Ok(())
 }
@@ -226,8 +225,7 @@ async fn referenced_object(
         run.event(
             CREATE,
             format!("Created {} {}", desired.kind(), events::key(desired)),
-        )
-        .await;
+        );
         return Ok(true);
     };
     strictly_compatible(current, desired)?;
@@ -245,8 +243,7 @@ async fn referenced_object(
         run.event(
             UPDATE,
             format!("Updated {} {}", desired.kind(), events::key(desired)),
-        )
-        .await;
+        );
     }
     Ok(false)
 }
@@ -315,8 +312,7 @@ async fn remove(run: &mut Run<'_>, existing: &CurrentMachinePool) -> Result<(), 
         run.event(
             DELETE,
             format!("Deleted MachinePool {}", events::key(&existing.object)),
-        )
-        .await;
+        );
     }
     for object in [
         existing.bootstrap_object.as_ref(),

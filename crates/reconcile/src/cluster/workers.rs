@@ -52,8 +52,7 @@ pub(crate) async fn reconcile(
                     run.event(
                         CREATE,
                         format!("Created {} {}", created.kind(), events::key(&created)),
-                    )
-                    .await;
+                    );
                 }
                 // Re-check with a live read, so a reconcile racing another never makes a
                 // second MachineDeployment for one topology entry.
@@ -73,8 +72,7 @@ pub(crate) async fn reconcile(
                     run.event(
                         CREATE,
                         format!("Created MachineDeployment {}", events::key(&created)),
-                    )
-                    .await;
+                    );
                 }
                 health_check(run, None, md.health_check.as_ref()).await?;
             }
@@ -154,7 +152,7 @@ async fn update(
     if let Some(stored) = write::update(run.api, &existing.object, &merge::intent(&object)).await? {
         run.outcome.updated += 1;
         let message = events::updated(&stored, VERSION, version_from.as_deref());
-        run.event(UPDATE, message).await;
+        run.event(UPDATE, message);
     }
     // A replaced template goes once no MachineSet still builds machines from it. While
     // some do (a rollout in progress), the MachineSets become its owners in place of
@@ -226,8 +224,7 @@ async fn remove(
                 "Deleted MachineDeployment {}",
                 events::key(&existing.object)
             ),
-        )
-        .await;
+        );
     }
     for template in [
         existing.bootstrap_template.as_ref(),

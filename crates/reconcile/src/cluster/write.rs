@@ -117,8 +117,7 @@ async fn write_predicted(
                 &stored,
                 events::UPDATE,
                 forced_message(&stored, &predicted.overridden),
-            )
-            .await;
+            );
         }
         stored
     } else {
