@@ -20,6 +20,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use kube::api::DynamicObject;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
@@ -321,9 +322,11 @@ async fn spawn_watch(
         while let Some(event) = stream.next().await {
             let change = match event {
                 Ok(Event::Apply(o) | Event::InitApply(o)) => {
-                    serde_json::to_value(o).map(Change::Applied)
+                    serde_json::to_value(without_managed_fields(o)).map(Change::Applied)
                 }
-                Ok(Event::Delete(o)) => serde_json::to_value(o).map(Change::Deleted),
+                Ok(Event::Delete(o)) => {
+                    serde_json::to_value(without_managed_fields(o)).map(Change::Deleted)
+                }
                 Ok(Event::Init | Event::InitDone) => continue,
                 Err(e) => {
                     tracing::info!(watch = %what, error = %e, "watch error; retrying with backoff");
@@ -341,6 +344,14 @@ async fn spawn_watch(
             }
         }
     }))
+}
+
+/// What the watch consumers read of an object: everything but its `managedFields`,
+/// which nothing here reads and which are half of a Cluster API object. Changes wait in
+/// a channel of 1,024 per management cluster, and a burst of new Clusters filled them.
+fn without_managed_fields(mut object: DynamicObject) -> DynamicObject {
+    object.metadata.managed_fields = None;
+    object
 }
 
 async fn watch_while_held<Q: Queue, L: Lease>(
