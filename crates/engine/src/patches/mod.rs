@@ -179,11 +179,17 @@ fn merged_variables(
     let mut distinct: Vec<(&serde_json::Map<String, Value>, Value)> = Vec::new();
     let mut of_item = Vec::with_capacity(items.len());
     for item in items {
-        let index = match distinct.iter().position(|(own, _)| **own == item.variables) {
+        let own = &*item.variables;
+        // A holder's items share their variables: the same map is found without
+        // comparing it.
+        let index = match distinct
+            .iter()
+            .position(|(seen, _)| std::ptr::eq(*seen, own) || **seen == *own)
+        {
             Some(index) => index,
             None => {
-                let merged = Value::Object(request::merge(globals, &item.variables));
-                distinct.push((&item.variables, merged));
+                let merged = Value::Object(request::merge(globals, own));
+                distinct.push((own, merged));
                 distinct.len() - 1
             }
         };
