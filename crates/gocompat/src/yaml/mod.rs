@@ -26,6 +26,7 @@ use tabs::{Cover, misplaced_tab};
 
 mod decode;
 mod json;
+mod simple;
 mod tabs;
 
 /// Prefix of every error `sigs.k8s.io/yaml` returns from reading YAML.
@@ -45,6 +46,9 @@ pub fn yaml_to_json(text: &str) -> Result<Value, String> {
     let word = text.trim_end_matches('\n');
     if is_simple_plain_scalar(word) {
         let go = decode::plain_scalar(word);
+        return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
+    }
+    if let Some(go) = simple::block_mapping(text) {
         return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
     }
     read_json(text)
