@@ -13,6 +13,7 @@ use serde_json::Value;
 mod ast;
 mod builtins;
 mod exec;
+mod fields;
 mod fmt;
 mod funcs;
 mod lex;
@@ -125,6 +126,9 @@ pub struct Template {
     /// Whether the text may call a function that changes a map in place (`set`,
     /// `unset`, the `merge` family). Such a template gets its own copy of the data.
     mutates_data: bool,
+    /// The top-level fields of the data the template can read, when it reads the data
+    /// only through them ([`fields`]): the data it runs over holds just those.
+    root_fields: Option<Arc<fields::Fields>>,
 }
 
 /// Template data converted once for many executions: Go templates see JSON numbers as
@@ -137,6 +141,8 @@ pub struct Data<'a> {
     /// Data whose conversion this one shares where the two are equal.
     base: Option<&'a Data<'a>>,
     converted: std::cell::OnceCell<value::Value>,
+    /// Top-level fields converted one at a time, for templates that read only some.
+    fields: std::cell::RefCell<std::collections::BTreeMap<&'a str, value::Value>>,
 }
 
 impl<'a> Data<'a> {
@@ -146,6 +152,7 @@ impl<'a> Data<'a> {
             json,
             base: None,
             converted: std::cell::OnceCell::new(),
+            fields: Default::default(),
         }
     }
 
@@ -156,6 +163,7 @@ impl<'a> Data<'a> {
             json,
             base: Some(base),
             converted: std::cell::OnceCell::new(),
+            fields: Default::default(),
         }
     }
 
@@ -164,6 +172,52 @@ impl<'a> Data<'a> {
             Some(base) => value::Value::from_json_sharing(self.json, base.json, base.converted()),
             None => value::Value::from_json(self.json),
         })
+    }
+
+    /// The top-level field `name` of object data, converted as [`Data::converted`]
+    /// converts it (sharing with the base where equal); `None` when absent.
+    fn field(&self, name: &str) -> Option<value::Value> {
+        let (key, json) = self.json.as_object()?.get_key_value(name)?;
+        if let Some(value::Value::Map(map, _)) = self.converted.get() {
+            return value::Value::map_get(map, name);
+        }
+        if let Some(converted) = self.fields.borrow().get(name) {
+            return Some(converted.clone());
+        }
+        let base = self.base.and_then(|base| {
+            let json = base.json.as_object()?.get(name)?;
+            Some((json, base.field(name)?))
+        });
+        let converted = match base {
+            Some((base_json, base)) => {
+                value::Value::from_json_field_sharing(json, base_json, &base)
+            }
+            None => value::Value::from_json_field(json),
+        };
+        self.fields
+            .borrow_mut()
+            .insert(key.as_str(), converted.clone());
+        Some(converted)
+    }
+
+    /// Object data with only what `fields` reads of it, converted; `None` for other
+    /// data.
+    fn only(&self, fields: &fields::Fields) -> Option<value::Value> {
+        let json = self.json.as_object()?;
+        let mut converted = std::collections::BTreeMap::new();
+        for (name, reads) in fields {
+            let value = match reads {
+                // Fields read whole are kept for the next execution.
+                fields::Reads::Whole => self.field(name),
+                fields::Reads::Fields(some) => json
+                    .get(name)
+                    .map(|child| value::Value::from_json_reading(child, some, 1)),
+            };
+            if let Some(value) = value {
+                converted.insert(name.clone(), value);
+            }
+        }
+        Some(value::Value::map(converted))
     }
 }
 
@@ -194,12 +248,14 @@ impl Template {
         let mutates_data = text
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .any(|word| MUTATORS.contains(&word));
+        let root_fields = fields::root_fields(&trees).map(Arc::new);
         Ok(Template {
             name: name.into(),
             text: text.into(),
             trees: Arc::new(trees),
             options: options.clone(),
             mutates_data,
+            root_fields,
         })
     }
 
@@ -217,9 +273,19 @@ impl Template {
     /// data as it was converted: a template that changes maps works on its own copy.
     pub fn execute_data(&self, data: &Data<'_>) -> Result<String, Error> {
         if self.mutates_data {
-            self.run(value::Value::from_json(data.json))
-        } else {
-            self.run(data.converted().clone())
+            return self.run(value::Value::from_json(data.json));
+        }
+        // Data converted whole already costs less than picking fields out of it.
+        if let Some(converted) = data.converted.get() {
+            return self.run(converted.clone());
+        }
+        let only = self
+            .root_fields
+            .as_deref()
+            .and_then(|fields| data.only(fields));
+        match only {
+            Some(only) => self.run(only),
+            None => self.run(data.converted().clone()),
         }
     }
 

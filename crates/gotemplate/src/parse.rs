@@ -55,6 +55,11 @@ impl TreeSet {
         }
         self.defined.get(name).map(Vec::as_slice)
     }
+
+    /// The root tree and every defined one.
+    pub(crate) fn parts(&self) -> (&[Node], impl Iterator<Item = &[Node]>) {
+        (&self.root, self.defined.values().map(Vec::as_slice))
+    }
 }
 
 struct Parser<'a, 'f> {

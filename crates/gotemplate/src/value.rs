@@ -193,6 +193,12 @@ impl Value {
         Value::from_json_at(v, 0)
     }
 
+    /// [`Value::from_json`] of a top-level field of the data (one level down, for the
+    /// depth limit).
+    pub(crate) fn from_json_field(v: &serde_json::Value) -> Value {
+        Value::from_json_at(v, 1)
+    }
+
     fn from_json_at(v: &serde_json::Value, depth: usize) -> Value {
         if depth > MAX_DATA_DEPTH {
             return Value::Nil;
@@ -224,6 +230,46 @@ impl Value {
         base: &Value,
     ) -> Value {
         Value::from_json_sharing_at(v, base_json, base, 0)
+    }
+
+    /// Only what `fields` reads of `v` (at `depth` for the depth limit): a map keeps
+    /// the entries read, each converted whole or only as far as read; any other value
+    /// is converted whole.
+    pub(crate) fn from_json_reading(
+        v: &serde_json::Value,
+        fields: &crate::fields::Fields,
+        depth: usize,
+    ) -> Value {
+        if depth > MAX_DATA_DEPTH {
+            return Value::Nil;
+        }
+        let serde_json::Value::Object(o) = v else {
+            return Value::from_json_at(v, depth);
+        };
+        Value::map(
+            fields
+                .iter()
+                .filter_map(|(k, reads)| {
+                    let child = o.get(k)?;
+                    let converted = match reads {
+                        crate::fields::Reads::Whole => Value::from_json_at(child, depth + 1),
+                        crate::fields::Reads::Fields(some) => {
+                            Value::from_json_reading(child, some, depth + 1)
+                        }
+                    };
+                    Some((k.clone(), converted))
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Value::from_json_sharing`] of a top-level field of the data.
+    pub(crate) fn from_json_field_sharing(
+        v: &serde_json::Value,
+        base_json: &serde_json::Value,
+        base: &Value,
+    ) -> Value {
+        Value::from_json_sharing_at(v, base_json, base, 1)
     }
 
     fn from_json_sharing_at(

@@ -98,6 +98,17 @@ pub fn variable(
     raw: &str,
     old: Option<&Json>,
 ) -> Verdict {
+    variable_read(&dialect::read(schema), subject, value, raw, old)
+}
+
+/// [`variable`] with the schema already read.
+pub fn variable_read(
+    schema: &dialect::Read,
+    subject: &Subject<'_>,
+    value: Option<&Json>,
+    raw: &str,
+    old: Option<&Json>,
+) -> Verdict {
     let raw = match value {
         None | Some(Json::Null) => "",
         Some(_) => raw.trim(),
@@ -115,20 +126,20 @@ pub fn variable(
             );
         }
     };
-    let schema = match dialect::read(schema) {
-        Err(e) => return Verdict::Undecodable(e),
+    let schema = match schema {
+        Err(e) => return Verdict::Undecodable(e.clone()),
         Ok((_, problems)) if !problems.is_empty() => {
             let msg = format!(
                 "failed to convert schema definition for variable {}; ClusterClass should be checked: {}",
                 go_quote(subject.name),
-                dialect::problem_list(&problems)
+                dialect::problem_list(problems)
             );
             return Verdict::Invalid(Stage::Schema, vec![FieldError::internal(subject.at(), msg)]);
         }
         Ok((s, _)) => s,
     };
     let data = data.unwrap_or(Val::Null);
-    checked(&schema, subject, &data, raw, old)
+    checked(schema, subject, &data, raw, old)
 }
 
 /// The steps after reading, for a schema and value already read.
@@ -218,11 +229,20 @@ pub fn default_variable(
     subject: &Subject<'_>,
     value: Option<&Json>,
 ) -> Defaulted {
-    let (schema, problems) = match dialect::read(schema) {
-        Err(e) => return Defaulted::Undecodable(e),
-        Ok(x) => x,
+    default_variable_read(&dialect::read(schema), subject, value)
+}
+
+/// [`default_variable`] with the schema already read.
+pub fn default_variable_read(
+    schema: &dialect::Read,
+    subject: &Subject<'_>,
+    value: Option<&Json>,
+) -> Defaulted {
+    let (schema, problems) = match schema {
+        Err(e) => return Defaulted::Undecodable(e.clone()),
+        Ok((schema, problems)) => (schema, problems),
     };
-    if value.is_none() && !has_default_literal(&schema, &problems) {
+    if value.is_none() && !has_default_literal(schema, problems) {
         return Defaulted::Absent;
     }
     let problem = |stage, msg: String| {
@@ -234,7 +254,7 @@ pub fn default_variable(
             format!(
                 "invalid schema in ClusterClass for variable {}: error to convert schema {}",
                 go_quote(subject.name),
-                dialect::problem_list(&problems)
+                dialect::problem_list(problems)
             ),
         );
     }
@@ -254,7 +274,7 @@ pub fn default_variable(
             }
         },
     };
-    let out = crate::defaulting::apply_top(data, &schema);
+    let out = crate::defaulting::apply_top(data, schema);
     Defaulted::Value(value::to_json(&out))
 }
 

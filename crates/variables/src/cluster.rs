@@ -11,6 +11,7 @@ use topograph_api::model::{Variable, VariableDefinition};
 use crate::Scope;
 use crate::check::{self, Defaulted, Subject, Verdict};
 use crate::json;
+use crate::schema_cache;
 
 /// The reserved name of the builtin variable; a Cluster value of that name is skipped.
 pub const BUILTIN: &str = "builtin";
@@ -168,8 +169,8 @@ pub fn default_variables(
         };
         let j = json::from_serde(&v.value);
         let subject = Subject::new(&list_path, &v.name);
-        let schema = json::from_serde(&def.schema);
-        match check::default_variable(Some(&schema), &subject, Some(&j)) {
+        let schema = schema_cache::read(&def.schema);
+        match check::default_variable_read(&schema, &subject, Some(&j)) {
             Defaulted::Value(text) => out.push(Variable {
                 name: v.name.clone(),
                 definition_from: v.definition_from.clone(),
@@ -186,8 +187,8 @@ pub fn default_variables(
                 continue;
             }
             let subject = Subject::new(&list_path, name);
-            let schema = json::from_serde(&def.schema);
-            match check::default_variable(Some(&schema), &subject, None) {
+            let schema = schema_cache::read(&def.schema);
+            match check::default_variable_read(&schema, &subject, None) {
                 Defaulted::Value(text) => out.push(Variable {
                     name: name.to_string(),
                     definition_from: None,
@@ -228,11 +229,11 @@ pub fn validate_value(
         name,
         at: (!path.is_empty()).then(|| path.to_string()),
     };
-    let schema = json::from_serde(schema);
+    let schema = schema_cache::read(schema);
     let j = json::from_serde(value);
     let raw = raw_text(value);
     let old = old.map(json::from_serde);
-    match check::variable(Some(&schema), &subject, Some(&j), &raw, old.as_ref()) {
+    match check::variable_read(&schema, &subject, Some(&j), &raw, old.as_ref()) {
         Verdict::Valid => Vec::new(),
         Verdict::Invalid(_, errors) => errors,
         Verdict::Undecodable(e) => vec![undecodable(&subject, &e)],

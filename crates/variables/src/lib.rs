@@ -25,6 +25,7 @@ mod prune;
 mod report;
 pub mod resource;
 pub mod schema;
+mod schema_cache;
 mod structural;
 pub mod value;
 

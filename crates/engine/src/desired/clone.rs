@@ -5,9 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 use topograph_api::model::ObjectRef;
-use topograph_api::object::{
-    ObjectExt, group_kind, object_at_mut, set_annotations, set_at, set_labels,
-};
+use topograph_api::object::{ObjectExt, group_kind, set_at};
 
 use crate::labels;
 
@@ -25,11 +23,15 @@ const SERVER_FIELDS: &[&str] = &[
     "generateName",
 ];
 
-fn strip_server_fields(object: &mut Value) {
-    let metadata = object_at_mut(object, &["metadata"]);
-    for field in SERVER_FIELDS {
-        metadata.remove(*field);
-    }
+/// The template's metadata without the fields the API server assigns and without
+/// `set_here` (what the caller sets itself, so copying it would be wasted).
+fn kept_metadata(metadata: Option<&Map<String, Value>>, set_here: &[&str]) -> Map<String, Value> {
+    metadata
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !SERVER_FIELDS.contains(&k.as_str()) && !set_here.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// Where a clone comes from and what it is called.
@@ -50,12 +52,22 @@ pub struct CloneInput<'a> {
     pub name: String,
 }
 
-fn cloned_from_annotations(annotations: &mut BTreeMap<String, String>, from: &ObjectRef) {
-    annotations.insert(labels::CLONED_FROM_NAME.to_string(), from.name.clone());
+fn insert_cloned_from(annotations: &mut Map<String, Value>, from: &ObjectRef) {
+    annotations.insert(
+        labels::CLONED_FROM_NAME.to_string(),
+        Value::String(from.name.clone()),
+    );
     annotations.insert(
         labels::CLONED_FROM_GROUP_KIND.to_string(),
-        group_kind(&from.api_version, &from.kind),
+        Value::String(group_kind(&from.api_version, &from.kind)),
     );
+}
+
+/// Adds `extra` to a string map, over what it has.
+fn extend_strings(map: &mut Map<String, Value>, extra: BTreeMap<String, String>) {
+    for (key, value) in extra {
+        map.insert(key, Value::String(value));
+    }
 }
 
 /// A new object from a template: the template's `spec.template` becomes the object, it
@@ -63,32 +75,41 @@ fn cloned_from_annotations(annotations: &mut BTreeMap<String, String>, from: &Ob
 /// and annotations over its own, the Cluster name label and the cloned-from
 /// annotations.
 pub fn template_to_object(input: CloneInput<'_>) -> Value {
-    let mut object = match input.template.at(&["spec", "template"]) {
-        Some(Value::Object(map)) => Value::Object(map.clone()),
-        _ => Value::Object(Map::new()),
+    let source = match input.template.at(&["spec", "template"]) {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
     };
-    strip_server_fields(&mut object);
-    set_at(
-        &mut object,
-        &["metadata", "name"],
-        Value::String(input.name),
+    let mut object: Map<String, Value> = source
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "metadata")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let template_metadata = source
+        .and_then(|m| m.get("metadata"))
+        .and_then(Value::as_object);
+    let mut metadata = kept_metadata(
+        template_metadata,
+        &["labels", "annotations", "name", "namespace"],
     );
-    set_at(
-        &mut object,
-        &["metadata", "namespace"],
+    metadata.insert("name".to_string(), Value::String(input.name));
+    metadata.insert(
+        "namespace".to_string(),
         Value::String(input.namespace.to_string()),
     );
-    let mut annotations = object.annotations();
-    annotations.extend(input.annotations);
-    cloned_from_annotations(&mut annotations, input.cloned_from);
-    set_annotations(&mut object, &annotations);
-    let mut object_labels = object.labels();
-    object_labels.extend(input.labels);
+    let mut annotations = string_entries(template_metadata, "annotations");
+    extend_strings(&mut annotations, input.annotations);
+    insert_cloned_from(&mut annotations, input.cloned_from);
+    metadata.insert("annotations".to_string(), Value::Object(annotations));
+    let mut object_labels = string_entries(template_metadata, "labels");
+    extend_strings(&mut object_labels, input.labels);
     object_labels.insert(
         labels::CLUSTER_NAME.to_string(),
-        input.cluster_name.to_string(),
+        Value::String(input.cluster_name.to_string()),
     );
-    set_labels(&mut object, &object_labels);
+    metadata.insert("labels".to_string(), Value::Object(object_labels));
+    object.insert("metadata".to_string(), Value::Object(metadata));
+    let mut object = Value::Object(object);
     if object.api_version().is_empty() {
         set_at(
             &mut object,
@@ -109,38 +130,64 @@ pub fn template_to_object(input: CloneInput<'_>) -> Value {
 /// last-applied annotation removed, and the Cluster as its only owner.
 pub fn template_to_template(input: CloneInput<'_>, owner: Value) -> Value {
     let mut copy = Map::new();
-    for field in ["apiVersion", "kind", "metadata", "spec"] {
+    for field in ["apiVersion", "kind", "spec"] {
         if let Some(value) = input.template.get(field) {
             copy.insert(field.to_string(), value.clone());
         }
     }
-    let mut copy = Value::Object(copy);
-    strip_server_fields(&mut copy);
-    let mut copy_labels = copy.labels();
-    copy_labels.extend(input.labels);
+    // The metadata is built in one go rather than copied and then rewritten: what is
+    // set below (labels and annotations as string maps, owner, name, namespace) is
+    // not copied from the template at all.
+    let template_metadata = input.template.get("metadata").and_then(Value::as_object);
+    let mut metadata = kept_metadata(
+        template_metadata,
+        &[
+            "labels",
+            "annotations",
+            "ownerReferences",
+            "name",
+            "namespace",
+        ],
+    );
+    let mut copy_labels = string_entries(template_metadata, "labels");
+    extend_strings(&mut copy_labels, input.labels);
     copy_labels.insert(
         labels::CLUSTER_NAME.to_string(),
-        input.cluster_name.to_string(),
+        Value::String(input.cluster_name.to_string()),
     );
-    copy_labels.insert(labels::TOPOLOGY_OWNED.to_string(), String::new());
-    set_labels(&mut copy, &copy_labels);
-    let mut annotations = copy.annotations();
-    annotations.extend(input.annotations);
-    cloned_from_annotations(&mut annotations, input.cloned_from);
+    copy_labels.insert(
+        labels::TOPOLOGY_OWNED.to_string(),
+        Value::String(String::new()),
+    );
+    metadata.insert("labels".to_string(), Value::Object(copy_labels));
+    let mut annotations = string_entries(template_metadata, "annotations");
+    extend_strings(&mut annotations, input.annotations);
+    insert_cloned_from(&mut annotations, input.cloned_from);
     annotations.remove(labels::LAST_APPLIED);
-    set_annotations(&mut copy, &annotations);
-    set_at(
-        &mut copy,
-        &["metadata", "ownerReferences"],
-        Value::Array(vec![owner]),
-    );
-    set_at(&mut copy, &["metadata", "name"], Value::String(input.name));
-    set_at(
-        &mut copy,
-        &["metadata", "namespace"],
+    metadata.insert("annotations".to_string(), Value::Object(annotations));
+    metadata.insert("ownerReferences".to_string(), Value::Array(vec![owner]));
+    metadata.insert("name".to_string(), Value::String(input.name));
+    metadata.insert(
+        "namespace".to_string(),
         Value::String(input.namespace.to_string()),
     );
-    copy
+    copy.insert("metadata".to_string(), Value::Object(metadata));
+    Value::Object(copy)
+}
+
+/// The string entries of `metadata.<field>` (a label or annotation map; other values
+/// are dropped, as the objects' accessors read them).
+fn string_entries(metadata: Option<&Map<String, Value>>, field: &str) -> Map<String, Value> {
+    metadata
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(_, v)| v.is_string())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether `current` already has every value `desired` sets, by the rules the seed's

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 use topograph_api::model::{Cluster, MachineSettings, Metadata, ObjectRef, Topology};
-use topograph_api::object::{object_of, string_map_value, versioned_key};
+use topograph_api::object::{ObjectExt, group_of, object_of, string_map_value};
 
 use crate::blueprint::Blueprint;
 use crate::current::CurrentState;
@@ -110,8 +110,25 @@ impl DesiredState {
             all.push(&mp.bootstrap_object);
             all.push(&mp.infrastructure_object);
         }
-        all.sort_by_cached_key(|o| versioned_key(o));
-        all
+        // The order of `versioned_key` (apiVersion, then group, kind, namespace, name),
+        // read in place rather than copied into owned keys; the sort is stable, as the
+        // cached-key sort is for equal keys.
+        let mut keyed: Vec<_> = all
+            .into_iter()
+            .map(|o| {
+                let api_version = o.api_version();
+                let key = (
+                    api_version,
+                    group_of(api_version),
+                    o.kind(),
+                    o.namespace(),
+                    o.name(),
+                );
+                (key, o)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, o)| o).collect()
     }
 }
 

@@ -170,20 +170,27 @@ fn copy_back(item: &mut Item, patched: &Value) {
 }
 
 /// What the items see: the distinct variable sets (global ones, user and builtin,
-/// merged with an item's own), and for each item the index of its set. Items of one
-/// holder (a MachineDeployment's two templates) see the same set, merged once.
+/// merged with an item's own; `None` for the global ones alone, when an item has none
+/// of its own), and for each item the index of its set. Items of one holder (a
+/// MachineDeployment's two templates) see the same set, merged once.
 fn merged_variables(
     globals: &serde_json::Map<String, Value>,
     items: &[Item],
-) -> (Vec<Value>, Vec<usize>) {
-    let mut distinct: Vec<(&serde_json::Map<String, Value>, Value)> = Vec::new();
+) -> (Vec<Option<Value>>, Vec<usize>) {
+    let mut distinct: Vec<(&serde_json::Map<String, Value>, Option<Value>)> = Vec::new();
     let mut of_item = Vec::with_capacity(items.len());
     for item in items {
-        let index = match distinct.iter().position(|(own, _)| **own == item.variables) {
+        let own = &*item.variables;
+        // A holder's items share their variables: the same map is found without
+        // comparing it.
+        let index = match distinct
+            .iter()
+            .position(|(seen, _)| std::ptr::eq(*seen, own) || **seen == *own)
+        {
             Some(index) => index,
             None => {
-                let merged = Value::Object(request::merge(globals, &item.variables));
-                distinct.push((&item.variables, merged));
+                let merged = (!own.is_empty()).then(|| Value::Object(request::merge(globals, own)));
+                distinct.push((own, merged));
                 distinct.len() - 1
             }
         };
@@ -204,7 +211,7 @@ pub fn request_variables(
     blueprint: &Blueprint<'_>,
     desired: &DesiredState,
     values: &Values<'_>,
-) -> (Vec<Value>, Vec<usize>) {
+) -> (Vec<Option<Value>>, Vec<usize>) {
     let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
     merged_variables(&globals, &items)
 }
@@ -234,9 +241,15 @@ pub fn apply(
     let globals_data = topograph_gotemplate::Data::new(&globals_json);
     let distinct: Vec<inline::ItemVariables<'_>> = merged
         .iter()
-        .map(|value| inline::ItemVariables {
-            map: value.as_object().unwrap_or(&empty),
-            data: topograph_gotemplate::Data::sharing(value, &globals_data),
+        .map(|merged| match merged {
+            Some(value) => inline::ItemVariables {
+                map: value.as_object().unwrap_or(&empty),
+                data: topograph_gotemplate::Data::sharing(value, &globals_data),
+            },
+            None => inline::ItemVariables {
+                map: globals,
+                data: topograph_gotemplate::Data::new(&globals_json),
+            },
         })
         .collect();
     // Items of one set share its converted data too.
@@ -244,7 +257,8 @@ pub fn apply(
         of_item.iter().map(|index| &distinct[*index]).collect();
     let mut templates = TemplateCache::default();
     for patch in patches {
-        let name = quote(&patch.name);
+        // Only errors name the patch.
+        let name = || quote(&patch.name);
         let generate_extension = patch
             .external
             .as_ref()
@@ -254,7 +268,7 @@ pub fn apply(
         {
             let request = external::generate_request(cluster, globals, &items, patch);
             let response = external::generate(extensions, handler, cluster, &request)
-                .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
+                .map_err(|e| format!("failed to generate patches for patch {}: {e}", name()))?;
             for generated in response.items {
                 let Some(index) = (0..items.len()).find(|i| external::uid(*i) == generated.uid)
                 else {
@@ -267,11 +281,13 @@ pub fn apply(
                     .unwrap_or_default();
                 let applied =
                     external::decode(&generated.patch_type, &generated.patch, &item.object)
-                        .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
+                        .map_err(|e| {
+                            format!("failed to apply patches for patch {}: {e}", name())
+                        })?;
                 match applied {
                     external::Applied::Operations(mut operations) => {
                         apply_to_item(item, &mut operations, true).map_err(|e| {
-                            format!("failed to apply patches for patch {name}: {e}")
+                            format!("failed to apply patches for patch {}: {e}", name())
                         })?;
                         explanation
                             .changes
@@ -307,15 +323,16 @@ pub fn apply(
                     .is_some_and(|e| e.generate_extension.is_some())
                 {
                     format!(
-                        "can not use external patch {name} if RuntimeSDK feature flag is disabled"
+                        "can not use external patch {} if RuntimeSDK feature flag is disabled",
+                        name()
                     )
                 } else {
-                    format!("failed to create patch generator for patch {name}")
+                    format!("failed to create patch generator for patch {}", name())
                 },
             );
         }
         let outcomes = inline::generate(patch, &items, &variables, &mut templates)
-            .map_err(|e| format!("failed to generate patches for patch {name}: {e}"))?;
+            .map_err(|e| format!("failed to generate patches for patch {}: {e}", name()))?;
         for outcome in outcomes {
             let index = match &outcome {
                 Outcome::Operations(index, _) | Outcome::Disabled(index) => *index,
@@ -334,8 +351,9 @@ pub fn apply(
                     object,
                 }),
                 Outcome::Operations(_, mut operations) => {
-                    apply_to_item(item, &mut operations, false)
-                        .map_err(|e| format!("failed to apply patches for patch {name}: {e}"))?;
+                    apply_to_item(item, &mut operations, false).map_err(|e| {
+                        format!("failed to apply patches for patch {}: {e}", name())
+                    })?;
                     explanation
                         .changes
                         .extend(operations.into_iter().map(|op| Change {

@@ -7,6 +7,8 @@
 //! objects' labels and annotations are synced into them first so that patches see
 //! (and may change) what the objects will carry.
 
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 use topograph_api::model::{Cluster, Topology, Variable};
 use topograph_api::object::{ObjectExt, object_at_mut, remove_at, set_at};
@@ -71,8 +73,9 @@ pub struct Item {
     pub holder: Holder,
     /// The template, as patches so far left it.
     pub object: Value,
-    /// Variables of this item (overrides and builtin), merged over the global ones.
-    pub variables: Map<String, Value>,
+    /// Variables of this item (overrides and builtin), merged over the global ones;
+    /// shared by the items of one holder.
+    pub variables: Rc<Map<String, Value>>,
     /// The desired object the item feeds.
     pub target: Target,
 }
@@ -199,22 +202,22 @@ pub fn build(
         items.push(Item {
             holder: cluster_holder(field_path::INFRASTRUCTURE_REF),
             object: item,
-            variables: Map::new(),
+            variables: Rc::new(Map::new()),
             target: Target::InfrastructureCluster,
         });
     }
     let cp = &desired.control_plane;
-    let cp_variables = with_builtin(
+    let cp_variables = Rc::new(with_builtin(
         defined(values.control_plane, &definitions),
         "controlPlane",
         builtin::control_plane(topology, cp),
-    );
+    ));
     let mut item = template_item(blueprint.control_plane_template);
     sync_metadata(&mut item, &["spec", "template", "metadata"], &cp.object);
     items.push(Item {
         holder: cluster_holder(field_path::CONTROL_PLANE_REF),
         object: item,
-        variables: cp_variables.clone(),
+        variables: Rc::clone(&cp_variables),
         target: Target::ControlPlane,
     });
     if let (Some(template), Some(copy)) = (
@@ -258,11 +261,11 @@ pub fn build(
             .get(index)
             .copied()
             .unwrap_or(&[]);
-        let variables = with_builtin(
+        let variables = Rc::new(with_builtin(
             defined(overrides, &definitions),
             "machineDeployment",
             builtin::machine_deployment(md_topology, md),
-        );
+        ));
         let holder = |field_path: &str| Holder {
             api_version: crate::wire::API_VERSION.to_string(),
             kind: "MachineDeployment".to_string(),
@@ -288,7 +291,7 @@ pub fn build(
             items.push(Item {
                 holder: holder(field),
                 object: item,
-                variables: variables.clone(),
+                variables: Rc::clone(&variables),
                 target,
             });
         }
@@ -305,11 +308,11 @@ pub fn build(
             continue;
         };
         let overrides = values.machine_pools.get(index).copied().unwrap_or(&[]);
-        let variables = with_builtin(
+        let variables = Rc::new(with_builtin(
             defined(overrides, &definitions),
             "machinePool",
             builtin::machine_pool(mp_topology, mp),
-        );
+        ));
         let holder = |field_path: &str| Holder {
             api_version: crate::wire::API_VERSION.to_string(),
             kind: "MachinePool".to_string(),
@@ -337,7 +340,7 @@ pub fn build(
             items.push(Item {
                 holder: holder(field),
                 object: item,
-                variables: variables.clone(),
+                variables: Rc::clone(&variables),
                 target,
             });
         }

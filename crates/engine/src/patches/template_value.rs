@@ -2,33 +2,34 @@
 //! functions, evaluated over the variables, whose output is read as YAML the way Cluster
 //! API reads it ([`super::yaml`]) into a JSON value. Templates are parsed once per render.
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 use topograph_gocompat::strconv::quote;
 use topograph_gotemplate::{Data, Options, Template};
 
 use topograph_gocompat::yaml::yaml_to_json;
 
-/// Parsed templates by text, so a template used for many items is parsed once.
+/// Parsed templates by text, so a template used for many items is parsed once. A
+/// class has few template texts: a list finds one sooner than a hash map hashes it.
 #[derive(Default)]
 pub struct TemplateCache {
-    parsed: HashMap<String, Result<Template, String>>,
+    parsed: Vec<(String, Result<Template, String>)>,
 }
 
 impl TemplateCache {
     fn get(&mut self, text: &str) -> Result<&Template, String> {
-        // Looked up by reference first: the text is copied only when it is new.
-        if !self.parsed.contains_key(text) {
-            let parsed = crate::template_cache::parse("tpl", text, &Options::patch())
-                .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)));
-            self.parsed.insert(text.to_string(), parsed);
+        let at = match self.parsed.iter().position(|(t, _)| t == text) {
+            Some(at) => at,
+            None => {
+                let parsed = crate::template_cache::parse("tpl", text, &Options::patch())
+                    .map_err(|e| format!("failed to parse template: {}: {e}", quote(text)));
+                self.parsed.push((text.to_string(), parsed));
+                self.parsed.len() - 1
+            }
+        };
+        match self.parsed.get(at) {
+            Some((_, parsed)) => parsed.as_ref().map_err(Clone::clone),
+            None => Err(format!("failed to parse template: {}", quote(text))),
         }
-        self.parsed
-            .get(text)
-            .ok_or_else(|| format!("failed to parse template: {}", quote(text)))?
-            .as_ref()
-            .map_err(Clone::clone)
     }
 
     /// Renders `text` with `data` and reads the output as YAML.

@@ -5,7 +5,7 @@
 //! the desired object; a patch may still add one the topology left unset.
 
 use serde_json::Value;
-use topograph_api::object::{ObjectExt, remove_at, set_at};
+use topograph_api::object::{ObjectExt, object_at_mut, remove_at, set_at};
 
 use super::request::{Item, Target};
 use crate::desired::DesiredState;
@@ -153,9 +153,14 @@ fn patch_object(
     }
     for (from_base, to_base) in metadata {
         for field in ["labels", "annotations"] {
-            let from = [from_base, &[field][..]].concat();
-            let to = [to_base, &[field][..]].concat();
-            copy(item, &from, object, &to);
+            // `copy` with the field under both bases, without joining the paths.
+            let moved = from_base
+                .iter()
+                .try_fold(&mut *item, |v, key| v.as_object_mut()?.get_mut(*key))
+                .and_then(|from| from.as_object_mut()?.remove(field));
+            if let Some(value) = moved {
+                object_at_mut(object, to_base).insert(field.to_string(), value);
+            }
         }
     }
     for (path, value) in saved {

@@ -51,7 +51,7 @@ impl Go {
         }
     }
 
-    fn set(entries: &mut Vec<(Go, Go)>, key: Go, value: Go) {
+    pub(super) fn set(entries: &mut Vec<(Go, Go)>, key: Go, value: Go) {
         match entries.iter_mut().find(|(k, _)| k.same_key(&key)) {
             Some(entry) => entry.1 = value,
             None => entries.push((key, value)),

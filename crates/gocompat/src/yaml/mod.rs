@@ -26,6 +26,7 @@ use tabs::{Cover, misplaced_tab};
 
 mod decode;
 mod json;
+mod simple;
 mod tabs;
 
 /// Prefix of every error `sigs.k8s.io/yaml` returns from reading YAML.
@@ -38,10 +39,16 @@ pub(super) const MAX_DEPTH: usize = 1000;
 /// Reads rendered output as Kubernetes' YAML reader does: empty output is `null`; the
 /// error is the text `sigs.k8s.io/yaml` gives.
 pub fn yaml_to_json(text: &str) -> Result<Value, String> {
-    // Most template output is one plain word (a version, an image, a number): its
-    // value is the scalar's resolution alone, with no document to compose.
-    if is_simple_plain_scalar(text) {
-        let go = decode::plain_scalar(text);
+    // Most template output is one plain word (a version, an image, a number), often
+    // with the line break a block scalar in the class leaves after it: its value is
+    // the scalar's resolution alone, with no document to compose. Line breaks after a
+    // plain scalar only end it.
+    let word = text.trim_end_matches('\n');
+    if is_simple_plain_scalar(word) {
+        let go = decode::plain_scalar(word);
+        return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
+    }
+    if let Some(go) = simple::block_mapping(text) {
         return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
     }
     read_json(text)
@@ -664,13 +671,17 @@ mod tests {
             "/x/y",
         ] {
             assert_eq!(yaml_to_json(text), read_json(text), "{text:?}");
+            for breaks in ["\n", "\n\n"] {
+                let text = format!("{text}{breaks}");
+                assert_eq!(yaml_to_json(&text), read_json(&text), "{text:?}");
+            }
         }
     }
 
     proptest::proptest! {
         #[test]
         fn the_fast_path_agrees_with_the_document_reader(
-            text in "[-+.~/a-zA-Z0-9_:=@,]{1,12}"
+            text in "[-+.~/a-zA-Z0-9_:=@,]{1,12}\n{0,2}"
         ) {
             proptest::prop_assert_eq!(yaml_to_json(&text), read_json(&text));
         }
