@@ -2,19 +2,16 @@
 //! tests see a deterministic end state right after the DELETE returns.
 
 use crate::store::GcStore;
-use serde_json::Value;
+use crate::stored::IndexEntries;
 
 /// Deletes the dependents of a removed owner that have no other existing owner (they go
 /// through normal deletion, so their finalizers hold them and their own dependents
 /// follow); dependents with another live owner only lose the dangling reference.
 pub(crate) fn collect<S: GcStore>(store: &mut S, owner_uid: &str) {
     for (rt, key, obj) in store.dependents_of(owner_uid) {
-        let other_owner_alive = obj
-            .pointer("/metadata/ownerReferences")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        let other_owner_alive = IndexEntries::of(&obj)
+            .owners
+            .iter()
             .any(|uid| uid != owner_uid && store.uid_exists(uid));
         if other_owner_alive {
             store.drop_owner_ref(&rt, &key, owner_uid);
