@@ -57,6 +57,11 @@ impl Duration {
         }
     }
 
+    /// A duration of nanoseconds.
+    pub fn from_nanos(nanos: i64) -> Self {
+        Duration { nanos }
+    }
+
     /// The duration in nanoseconds.
     pub fn as_nanos(self) -> i64 {
         self.nanos

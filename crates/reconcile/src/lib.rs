@@ -23,6 +23,7 @@ pub mod events;
 pub mod hooks;
 pub mod merge;
 pub mod plan;
+pub mod rollout;
 mod time;
 
 pub use cluster::write::apply_intent;
