@@ -21,6 +21,7 @@ pub mod protobuf;
 mod routes;
 pub mod selector;
 mod simulate;
+pub use simulate::FailRule;
 pub mod snapshot;
 pub mod status;
 pub mod store;
@@ -58,6 +59,8 @@ pub struct Config {
     pub event_ttl: Duration,
     /// Simulated providers with this delay, or none.
     pub simulate_providers: Option<Duration>,
+    /// What the simulated providers fail (`KEY=VALUE` labels, `version=V`).
+    pub simulate_failures: Vec<FailRule>,
     /// Snapshot file: loaded at start when present, written when changed and at shutdown.
     pub snapshot: Option<PathBuf>,
     pub snapshot_interval: Duration,
@@ -80,6 +83,7 @@ impl Default for Config {
             history_limit: 10_000,
             event_ttl: Duration::from_secs(3600),
             simulate_providers: None,
+            simulate_failures: Vec::new(),
             snapshot: None,
             snapshot_interval: Duration::from_secs(3),
             seed: Vec::new(),
@@ -139,7 +143,8 @@ impl Server {
         });
         let mut background = Vec::new();
         if let Some(delay) = config.simulate_providers {
-            let sim = simulate::Simulator::new(store.clone(), delay);
+            let sim = simulate::Simulator::new(store.clone(), delay)
+                .failing(config.simulate_failures.clone());
             background.push(tokio::spawn(sim.run(shutdown_rx.clone())));
         }
         background.push(tokio::spawn(event_ttl::run(

@@ -34,6 +34,11 @@ struct Args {
     /// How long simulated providers take to react to a change, in milliseconds.
     #[arg(long, env = "TOPOGRAPH_KUBE_PROVIDER_DELAY_MS", default_value_t = 2000)]
     provider_delay_ms: u64,
+    /// Simulated providers fail the control planes and MachineDeployments this matches:
+    /// `KEY=VALUE` (a label on the object or its machine template) or `version=V`.
+    /// Their machines never become ready. Repeatable.
+    #[arg(long = "simulate-fail", value_name = "KEY=VALUE")]
+    simulate_fail: Vec<topograph_kube::FailRule>,
     /// How many changes watches can resume from (older resourceVersions get 410 Gone
     /// and the client lists again, as with an API server's watch cache).
     #[arg(long, env = "TOPOGRAPH_KUBE_WATCH_HISTORY", default_value_t = 10_000)]
@@ -69,6 +74,7 @@ async fn main() -> anyhow::Result<()> {
         simulate_providers: args
             .simulate_providers
             .then(|| Duration::from_millis(args.provider_delay_ms)),
+        simulate_failures: args.simulate_fail.clone(),
         snapshot: args.snapshot.clone(),
         server_side_apply: !args.no_server_side_apply,
         ..Config::default()

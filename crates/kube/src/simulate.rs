@@ -83,9 +83,84 @@ pub(crate) struct Simulator {
     resync: bool,
     /// Objects looked at so far, for tests to see that a settled fleet costs nothing.
     looked_at: u64,
+    /// Control planes and MachineDeployments these match never get ready machines.
+    failing: Vec<FailRule>,
+}
+
+/// A simulated provider told to fail: `KEY=VALUE[,KEY=VALUE...]` matches a control
+/// plane or MachineDeployment carrying every one of those labels (on the object or its
+/// machine template), where the key `version` means its Kubernetes version instead. Its
+/// machines never become ready: its status observes each generation with no replica
+/// ready or updated, as when new machines never join.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailRule {
+    all: Vec<(String, String)>,
+}
+
+impl std::str::FromStr for FailRule {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let all = text
+            .split(',')
+            .map(|pair| match pair.split_once('=') {
+                Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+                _ => Err(format!(
+                    "{text:?}: expected KEY=VALUE[,KEY=VALUE...] (labels; the key version: a Kubernetes version)"
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(FailRule { all })
+    }
+}
+
+impl FailRule {
+    fn matches(&self, obj: &Value) -> bool {
+        self.all.iter().all(|(key, value)| {
+            let paths: &[&str] = if key == "version" {
+                &["/spec/version", "/spec/template/spec/version"]
+            } else {
+                &["/metadata/labels", "/spec/template/metadata/labels"]
+            };
+            paths.iter().filter_map(|p| obj.pointer(p)).any(|found| {
+                let found = if key == "version" {
+                    Some(found)
+                } else {
+                    found.get(key)
+                };
+                found.and_then(Value::as_str) == Some(value.as_str())
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod fail_rule_tests {
+    use super::*;
+
+    #[test]
+    fn rules_match_labels_all_together_or_a_version() {
+        let md = json!({"metadata": {"labels": {"cluster.x-k8s.io/cluster-name": "c-5"}},
+                        "spec": {"template": {"metadata": {"labels": {"channel": "beta"}},
+                                              "spec": {"version": "v1.31.0"}}}});
+        let rule = |text: &str| text.parse::<FailRule>().unwrap_or_else(|e| panic!("{e}"));
+        assert!(rule("channel=beta").matches(&md));
+        assert!(rule("channel=beta,cluster.x-k8s.io/cluster-name=c-5").matches(&md));
+        assert!(!rule("channel=beta,cluster.x-k8s.io/cluster-name=c-6").matches(&md));
+        assert!(rule("version=v1.31.0").matches(&md));
+        assert!(!rule("version=v1.30.0").matches(&md));
+        assert!("nothing".parse::<FailRule>().is_err());
+        assert!("=x".parse::<FailRule>().is_err());
+    }
 }
 
 impl Simulator {
+    /// Providers told to fail what `rules` match.
+    pub fn failing(mut self, rules: Vec<FailRule>) -> Self {
+        self.failing = rules;
+        self
+    }
+
     pub fn new(store: Arc<Store>, delay: Duration) -> Self {
         Simulator {
             store,
@@ -99,6 +174,7 @@ impl Simulator {
             dependents: Dependents::default(),
             resync: true,
             looked_at: 0,
+            failing: Vec::new(),
         }
     }
 
@@ -262,6 +338,13 @@ impl Simulator {
             .and_then(Value::as_i64)
             .unwrap_or(0);
         let due = now.duration_since(since) >= self.delay;
+        if due
+            && matches!(role, Role::ControlPlane | Role::MachineDeployment)
+            && self.failing.iter().any(|rule| rule.matches(&obj))
+        {
+            self.machines_failing(&rt, &obj, generation);
+            return;
+        }
         match role {
             Role::InfraCluster if due => self.infra_ready(&rt, &obj),
             Role::ControlPlane if due => {
@@ -310,6 +393,28 @@ impl Simulator {
             Role::Cluster => self.cluster(key, &rt, &obj),
             _ => {}
         }
+    }
+
+    /// What a control plane or MachineDeployment whose machines never join reports: its
+    /// generation observed, no replica ready or updated.
+    /// Cluster API's v1beta2 MachineDeployment keeps its v1beta1 counters under
+    /// `deprecated.v1beta1`, which is what a v1beta1 reader sees.
+    fn machines_failing(&mut self, rt: &ResourceType, obj: &Value, generation: i64) {
+        let replicas = replicas(obj);
+        let mut status = json!({
+            "readyReplicas": 0, "upToDateReplicas": 0, "availableReplicas": 0,
+            "observedGeneration": generation,
+        });
+        if rt.group != CLUSTER_GROUP || obj.api_version().ends_with("/v1beta1") {
+            status["updatedReplicas"] = json!(0);
+            status["unavailableReplicas"] = json!(replicas);
+        } else {
+            status["deprecated"] = json!({"v1beta1": {
+                "readyReplicas": 0, "updatedReplicas": 0, "availableReplicas": 0,
+                "unavailableReplicas": replicas,
+            }});
+        }
+        self.patch(rt, obj, Sub::Status, json!({ "status": status }));
     }
 
     /// Cluster API's MachineDeployment and MachinePool controllers make the Cluster named

@@ -271,6 +271,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         processes.push(process);
         kube_addrs.push(addr);
         let mut seed = crds::cluster_api();
+        seed.extend(crds::topograph());
         seed.extend(crds::for_objects(&class));
         seed.push(
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),

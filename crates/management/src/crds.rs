@@ -104,6 +104,31 @@ pub fn extension_config() -> Value {
     crd
 }
 
+/// topograph's own kinds (decision 0030): `RolloutPolicy` (a class's rollout, its
+/// state in status) and `ClusterClassRevision` (a class and its templates as they were),
+/// both `topograph.io/v1alpha1`, namespaced. Neither implements a provider contract.
+pub fn topograph() -> Vec<Value> {
+    let mut policy = crd("topograph.io", "RolloutPolicy", &["v1alpha1"]);
+    policy["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
+        {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+        {"name": "Stable", "type": "string", "jsonPath": ".status.stableRevision"},
+        {"name": "Target", "type": "string", "jsonPath": ".status.targetRevision"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]);
+    let mut revision = crd("topograph.io", "ClusterClassRevision", &["v1alpha1"]);
+    revision["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
+        {"name": "ClusterClass", "type": "string", "jsonPath": ".spec.clusterClass"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]);
+    let mut crds = vec![policy, revision];
+    for crd in &mut crds {
+        if let Some(metadata) = crd["metadata"].as_object_mut() {
+            metadata.remove("labels");
+        }
+    }
+    crds
+}
+
 /// CRDs for Cluster API's kinds as today's Cluster API installs them: the kinds the
 /// topology reads and writes are served in `v1beta2` (the storage version) and
 /// `v1beta1`, converted by Cluster API's conversion webhook (which `topograph-kube`

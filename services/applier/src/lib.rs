@@ -11,6 +11,7 @@
 pub mod extensions;
 pub mod lease;
 pub mod metrics;
+pub mod rollouts;
 pub mod service;
 pub mod watch;
 pub mod watch_index;

@@ -82,6 +82,9 @@ struct Args {
     /// Seconds between full resyncs of every known Cluster.
     #[arg(long, default_value_t = 300)]
     resync_seconds: u64,
+    /// Milliseconds between steps of the rollouts of a watched management cluster.
+    #[arg(long, default_value_t = 2000)]
+    rollout_interval_ms: u64,
     /// Seconds a job (and a watcher lease) is held before others may take it over if
     /// this process stops renewing it (a reconcile renews it every third of this).
     #[arg(long, default_value_t = 30)]
@@ -136,6 +139,7 @@ async fn start(args: Args) -> Result<(), String> {
             lease_ttl: lease_time,
             quiet: Duration::from_millis(args.quiet_ms),
             max_delay: Duration::from_millis(args.max_delay_ms.max(args.quiet_ms)),
+            rollout_interval: Duration::from_millis(args.rollout_interval_ms.max(10)),
         },
     };
     let connected = args

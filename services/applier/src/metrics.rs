@@ -71,8 +71,85 @@ pub struct RenderLabels {
     pub result: String,
 }
 
+/// Labels of the rollout metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RolloutLabels {
+    /// The management cluster.
+    pub management_cluster: String,
+    /// The rollout policy (`namespace/name`, the class's).
+    pub policy: String,
+}
+
+/// Labels of the rollout event metric.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RolloutEventLabels {
+    /// The management cluster.
+    pub management_cluster: String,
+    /// The Event's reason (`RolloutStarted`, `RolloutWaveOpened`, `RolloutHalted`, ...).
+    pub reason: String,
+}
+
+/// Labels of the rollout phase gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RolloutPhaseLabels {
+    /// The management cluster.
+    pub management_cluster: String,
+    /// The rollout policy.
+    pub policy: String,
+    /// The phase (1 for the policy's current one, 0 for the others it had).
+    pub phase: String,
+}
+
+/// Rollout metrics (`topograph_rollout_*`), decision 0030.
+pub struct RolloutMetrics {
+    /// Clusters pinned to a revision (moved, or moved back).
+    pub pins: Family<RolloutLabels, Counter>,
+    /// What happened to rollouts, by Event reason.
+    pub events: Family<RolloutEventLabels, Counter>,
+    /// Class revisions recorded.
+    pub revisions: Family<WatchLabels, Counter>,
+    /// Each policy's phase.
+    pub phase: Family<RolloutPhaseLabels, Gauge>,
+    registry: Registry,
+}
+
+impl RolloutMetrics {
+    fn new() -> Self {
+        let mut registry = Registry::with_prefix("topograph_rollout");
+        RolloutMetrics {
+            pins: registered(
+                &mut registry,
+                "pins",
+                "Clusters pinned to a class revision by a rollout (moved or moved back)",
+                Family::default(),
+            ),
+            events: registered(
+                &mut registry,
+                "events",
+                "Rollout Events by reason",
+                Family::default(),
+            ),
+            revisions: registered(
+                &mut registry,
+                "revisions",
+                "ClusterClass revisions recorded",
+                Family::default(),
+            ),
+            phase: registered(
+                &mut registry,
+                "phase",
+                "1 for each rollout policy's current phase",
+                Family::default(),
+            ),
+            registry,
+        }
+    }
+}
+
 /// The applier's metrics.
 pub struct Metrics {
+    /// Rollouts.
+    pub rollout: RolloutMetrics,
     /// Reconciles by result.
     pub reconciles: Family<ResultLabels, Counter>,
     /// Reconcile duration in seconds.
@@ -204,6 +281,7 @@ impl Metrics {
             Gauge::default(),
         );
         Metrics {
+            rollout: RolloutMetrics::new(),
             reconciles,
             duration,
             writes,
@@ -246,8 +324,18 @@ impl Metrics {
     /// The OpenMetrics text.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
-            out.clear();
+        // Two registries (two prefixes); the OpenMetrics `# EOF` ends only the whole.
+        let mut rollout = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err()
+            || prometheus_client::encoding::text::encode(&mut rollout, &self.rollout.registry)
+                .is_err()
+        {
+            return String::new();
+        }
+        if let Some(body) = out.strip_suffix("# EOF\n") {
+            let mut joined = body.to_string();
+            joined.push_str(&rollout);
+            return joined;
         }
         out
     }

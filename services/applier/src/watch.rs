@@ -49,6 +49,8 @@ pub struct WatchConfig {
     /// ...or this long after its first unqueued change, whichever comes first, so a
     /// burst of changes costs one reconcile and constant churn still gets reconciled.
     pub max_delay: Duration,
+    /// How often the rollouts of a watched management cluster take a step.
+    pub rollout_interval: Duration,
 }
 
 impl Default for WatchConfig {
@@ -58,6 +60,7 @@ impl Default for WatchConfig {
             lease_ttl: Duration::from_secs(15),
             quiet: Duration::from_millis(500),
             max_delay: Duration::from_secs(10),
+            rollout_interval: Duration::from_secs(2),
         }
     }
 }
@@ -374,6 +377,9 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         })
         .clone();
     let mut watched: BTreeSet<(String, String)> = BTreeSet::new();
+    // Kinds not served (yet: Cluster API may be installed after the fleet starts) or
+    // whose watch could not start; tried again at every lease renewal.
+    let mut unwatched: BTreeSet<(String, String)> = BTreeSet::new();
     for kind in [
         "Cluster",
         "ClusterClass",
@@ -382,9 +388,12 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         "MachinePool",
     ] {
         watched.insert((API_VERSION.to_string(), kind.to_string()));
-        tasks
-            .0
-            .extend(spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await);
+        match spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await {
+            Some(task) => tasks.0.push(task),
+            None => {
+                unwatched.insert((API_VERSION.to_string(), kind.to_string()));
+            }
+        }
     }
     // ExtensionConfig changes are handled beside the loop: discovery calls extensions
     // (up to their timeouts) and must not hold up the watch streams.
@@ -442,6 +451,14 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             .await;
         })
     };
+    // Rollouts are driven by whoever watches the management cluster: one driver each.
+    tasks.0.push(tokio::spawn(crate::rollouts::drive(
+        api.clone(),
+        management_cluster.to_string(),
+        to_queue.clone(),
+        watchers.metrics.clone(),
+        watchers.config.rollout_interval,
+    )));
     loop {
         tokio::select! {
             change = rx.recv() => {
@@ -455,7 +472,10 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                         if new_kinds {
                             for (api_version, kind) in index.template_kinds().clone() {
                                 if watched.insert((api_version.clone(), kind.clone())) {
-                                    tasks.0.extend(spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await);
+                                    match spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await {
+                                        Some(task) => tasks.0.push(task),
+                                        None => { unwatched.insert((api_version, kind)); }
+                                    }
                                 }
                             }
                         }
@@ -500,6 +520,16 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                     Ok(true) => {}
                     Ok(false) => { tracing::warn!(management_cluster, "watch lease lost"); break; }
                     Err(e) => { tracing::warn!(management_cluster, error = %e, "watch lease not renewed"); break; }
+                }
+                for (api_version, kind) in unwatched.clone() {
+                    if !api.serves(&api_version, &kind).await.unwrap_or(false) {
+                        continue;
+                    }
+                    if let Some(task) = spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await {
+                        tracing::info!(management_cluster, kind, api_version, "now served: watching");
+                        tasks.0.push(task);
+                        unwatched.remove(&(api_version, kind));
+                    }
                 }
             }
             _ = resync.tick() => { let _ = to_queue.send(index.all_clusters()); }

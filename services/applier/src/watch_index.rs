@@ -33,6 +33,41 @@ pub struct WatchIndex {
     class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
     /// `(apiVersion, kind)` of every template kind classes reference.
     template_kinds: BTreeSet<(String, String)>,
+    /// A hash of what Clusters read of each class, as last seen.
+    class_seen: HashMap<Name, u64>,
+}
+
+fn hash_of(value: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// What a Cluster's reconcile reads of its class: its identity and spec, and whether it
+/// is ready for its Clusters (observed generation, variables, `VariablesReady`).
+fn what_clusters_read(class: &Value) -> Value {
+    let ready =
+        topograph_reconcile::conditions::find(class, topograph_reconcile::class::VARIABLES_READY)
+            .or_else(|| {
+                class
+                    .at(&["status", "conditions"])
+                    .and_then(Value::as_array)?
+                    .iter()
+                    .find(|c| {
+                        c.get("type").and_then(Value::as_str)
+                            == Some(topograph_reconcile::class::VARIABLES_READY)
+                    })
+            })
+            .map(|c| (c.get("status").cloned(), c.get("message").cloned()));
+    serde_json::json!([
+        class.at(&["metadata", "generation"]),
+        class.at(&["metadata", "labels"]),
+        class.at(&["metadata", "annotations"]),
+        class.get("spec"),
+        class.at(&["status", "observedGeneration"]),
+        class.at(&["status", "variables"]),
+        ready,
+    ])
 }
 
 fn name_of(object: &Value) -> Name {
@@ -77,6 +112,10 @@ impl WatchIndex {
     /// also whether new template kinds appeared (the watchers then watch them too).
     pub fn class_applied(&mut self, class: &Value) -> (Vec<Name>, bool) {
         let name = name_of(class);
+        // A change of what no Cluster reads of its class (other controllers' conditions,
+        // a rollout's `RolloutHealthy`) affects none of them.
+        let read = hash_of(&what_clusters_read(class));
+        let unchanged = self.class_seen.insert(name.clone(), read) == Some(read);
         let mut templates = BTreeSet::new();
         let mut new_kinds = false;
         if let Ok(decoded) = topograph_api::load::decode_cluster_class(class.clone()) {
@@ -98,12 +137,16 @@ impl WatchIndex {
             }
         }
         self.class_templates.insert(name.clone(), templates);
+        if unchanged {
+            return (Vec::new(), new_kinds);
+        }
         (self.clusters_of(&name), new_kinds)
     }
 
     /// A ClusterClass was deleted: its Clusters are affected (they report the error).
     pub fn class_deleted(&mut self, class: &Value) -> Vec<Name> {
         let name = name_of(class);
+        self.class_seen.remove(&name);
         self.class_templates.remove(&name);
         self.clusters_of(&name)
     }
@@ -200,6 +243,30 @@ mod tests {
         index.cluster_deleted(&cluster("a"));
         assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
         assert_eq!(index.class_deleted(&class()), [("ns".into(), "b".into())]);
+    }
+
+    #[test]
+    fn a_class_changed_only_in_what_no_cluster_reads_affects_nothing() {
+        let mut index = WatchIndex::default();
+        index.cluster_applied(&cluster("a"));
+        let mut class = class();
+        assert_eq!(index.class_applied(&class).0.len(), 1);
+        // Another controller's condition (a rollout's RolloutHealthy): nothing.
+        class["status"] = json!({"conditions": [{"type": "RolloutHealthy", "status": "True"}],
+                                 "v1beta2": {"conditions": [{"type": "RolloutHealthy", "status": "True"}]}});
+        assert!(index.class_applied(&class).0.is_empty());
+        // The class becoming ready for its Clusters: they are affected.
+        class["status"]["v1beta2"]["conditions"] = json!([
+            {"type": "RolloutHealthy", "status": "True"}, {"type": "VariablesReady", "status": "True"}]);
+        assert_eq!(index.class_applied(&class).0.len(), 1);
+        class["status"]["observedGeneration"] = json!(2);
+        assert_eq!(index.class_applied(&class).0.len(), 1);
+        class["spec"]["variables"] = json!([]);
+        assert_eq!(index.class_applied(&class).0.len(), 1);
+        assert!(
+            index.class_applied(&class).0.is_empty(),
+            "the same class again"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `topograph crds`: the CustomResourceDefinitions a management cluster needs for
-//! Cluster API's kinds and for the provider kinds the given files use, as one JSON
+//! Cluster API's kinds, topograph's own (rollout policies, class revisions) and the
+//! provider kinds the given files use, as one JSON
 //! `List` to pipe into `kubectl create -f -` (for `topograph-kube` or a test cluster;
 //! real clusters get their CRDs from Cluster API and the providers).
 
@@ -44,6 +45,7 @@ pub fn run(args: &CrdsArgs) -> ExitCode {
         Storage::V1beta2 => crds::cluster_api(),
         Storage::V1beta1 => crds::cluster_api_v1beta1(),
     };
+    items.extend(crds::topograph());
     items.extend(crds::for_objects(bundle.objects.iter().map(|o| &o.value)));
     let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
     match serde_json::to_string_pretty(&list) {

@@ -179,6 +179,7 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     // Cluster API's CRDs, and the providers' for the example's kinds (more kinds can be
     // added later with `kubectl apply` of CRDs against the in-memory server).
     let mut seed = topograph_management::crds::cluster_api();
+    seed.extend(topograph_management::crds::topograph());
     seed.extend(topograph_management::crds::for_objects(&examples));
     let server = topograph_kube::Server::start(topograph_kube::Config {
         simulate_providers: Some(Duration::from_millis(args.provider_delay_ms)),

@@ -33,6 +33,7 @@ use crate::class::{self, API_VERSION};
 use crate::error::ReconcileError;
 use crate::events;
 use crate::hooks::{self, Hook, HookResponses, LifecycleHooks, NoHooks};
+use crate::rollout;
 use status::Progress;
 use topograph_engine::Engine;
 use topograph_engine::service::{RenderFailure, RenderInputs};
@@ -185,6 +186,13 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     if class::not_reconciled(&class_object).is_some() {
         return Ok(Progress::ClassNotReconciled);
     }
+    // With a rollout policy, the Cluster renders the revision it was moved to (or the
+    // stable one), not the class as it is now (decision 0030).
+    let revision = rollout::pin::revision_for(run.api, &run.cluster, &class_object).await?;
+    let class_object = match &revision {
+        Some(revision) => revision.class.clone(),
+        None => class_object,
+    };
     let class =
         topograph_api::load::decode_cluster_class(class_object.clone()).map_err(|problems| {
             ReconcileError::invalid(format!(
@@ -193,7 +201,13 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
             ))
         })?;
 
-    let current = read::read(run.api, &c, &class).await?;
+    let current = read::read(
+        run.api,
+        &c,
+        &class,
+        revision.as_ref().map(|r| r.templates.as_slice()),
+    )
+    .await?;
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
     if let Some(message) = before_create(run).await? {
         return Ok(Progress::HookBlocking(message));
@@ -238,12 +252,27 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
     pools::reconcile(run, &current, &desired).await?;
+    if let Some(revision) = &revision {
+        observed_revision(run, &revision.name).await?;
+    }
     Ok(Progress::Done(status::Done {
         creating,
         upgrade: status::upgrade_condition(&topology.version, &desired),
         phase: status::phase(&class, &current),
         hooks_blocking: run.responses.retry_after().map(|_| run.responses.message()),
     }))
+}
+
+/// Records on the Cluster the revision its topology was written from, which the
+/// rollout's health gate waits for.
+async fn observed_revision(run: &mut Run<'_>, revision: &str) -> Result<(), ReconcileError> {
+    if rollout::pin::annotation(&run.cluster, rollout::OBSERVED_ANNOTATION) == Some(revision) {
+        return Ok(());
+    }
+    let patch =
+        serde_json::json!({"metadata": {"annotations": {rollout::OBSERVED_ANNOTATION: revision}}});
+    run.cluster = run.api.merge_patch(&run.cluster, &patch).await?;
+    Ok(())
 }
 
 /// Neither reference is set yet: the topology is about to be created.

@@ -170,10 +170,13 @@ async fn health_check(
 }
 
 /// Reads the current state of `cluster`, whose class is `class`.
+/// `templates`: the class's templates as a revision recorded them (decision 0030);
+/// `None` reads them live.
 pub(crate) async fn read(
     cluster: &ManagementCluster,
     c: &Cluster,
     class: &ClusterClass,
+    templates: Option<&[Value]>,
 ) -> Result<Current, ReconcileError> {
     let ns = c.namespace.as_str();
     let mut current = Current::default();
@@ -182,8 +185,12 @@ pub(crate) async fn read(
     // mostly round trips to the API server.
     // Templates live in the class's namespace; a missing one is left to the engine,
     // which reports every missing template with Cluster API's texts.
-    let refs = template_refs(class);
-    let (templates, infrastructure_cluster, control_plane) = futures::try_join!(
+    let refs = if templates.is_some() {
+        Vec::new()
+    } else {
+        template_refs(class)
+    };
+    let (live_templates, infrastructure_cluster, control_plane) = futures::try_join!(
         try_join_all(
             refs.iter()
                 .map(|r| get_ref(cluster, Some(r), &class.namespace))
@@ -191,7 +198,10 @@ pub(crate) async fn read(
         get_ref(cluster, c.infrastructure_ref.as_ref(), ns),
         get_ref(cluster, c.control_plane_ref.as_ref(), ns),
     )?;
-    inputs.extend(templates.into_iter().flatten());
+    match templates {
+        Some(recorded) => inputs.extend(recorded.iter().cloned()),
+        None => inputs.extend(live_templates.into_iter().flatten()),
+    }
     current.infrastructure_cluster = infrastructure_cluster;
     current.control_plane = control_plane;
 

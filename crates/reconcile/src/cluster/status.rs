@@ -154,6 +154,13 @@ pub fn without_report(cluster: &Value) -> Value {
     if let Some(meta) = rest.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
         meta.remove("managedFields");
+        // The revision a reconcile rendered is its report too (decision 0030).
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove(crate::rollout::OBSERVED_ANNOTATION);
+            if annotations.is_empty() {
+                meta.remove("annotations");
+            }
+        }
     }
     if let Some(status) = rest.get_mut("status").and_then(Value::as_object_mut) {
         status.remove("observedGeneration");

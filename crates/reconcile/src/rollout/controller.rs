@@ -30,8 +30,8 @@ pub type Enqueue = Arc<dyn Fn(Vec<(String, String)>) + Send + Sync>;
 /// What one tick did, for metrics and logs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Clusters pinned (moved forward or back).
-    pub pinned: u64,
+    /// Clusters pinned (moved forward or back), by policy `namespace/name`.
+    pub pins: BTreeMap<String, u64>,
     /// Revisions recorded.
     pub revisions: u64,
     /// Notes by reason (`RolloutHalted`, `RolloutWaveOpened`, ...).
@@ -97,7 +97,7 @@ impl Controller {
         let policies = self.api.list(API_VERSION, POLICY_KIND, "", &[]).await?;
         let with_policy: BTreeSet<String> = policies.iter().map(key).collect();
         // Classes without a policy get their revisions recorded too, less often.
-        if self.ticks % 10 == 0 {
+        if self.ticks.is_multiple_of(10) {
             for class in self
                 .api
                 .list(class::API_VERSION, "ClusterClass", "", &[])
@@ -304,8 +304,9 @@ impl Controller {
             };
             let patch = json!({"metadata": {"annotations": {PIN_ANNOTATION: revision}}});
             self.api.merge_patch(cluster, &patch).await?;
+            tracing::info!(cluster = %cluster_key, revision, "pinned");
             queued.push((cluster.namespace().to_string(), cluster.name().to_string()));
-            report.pinned += 1;
+            *report.pins.entry(key(policy_object)).or_default() += 1;
         }
         if !queued.is_empty() {
             (self.enqueue)(queued);
@@ -484,22 +485,21 @@ fn condition_for(status: &Status) -> Condition {
                 status.target_revision
             ),
         ),
-        other => {
-            let mut ok = Condition::ok(
-                CONDITION,
-                if other.is_empty() {
-                    phase::STABLE
-                } else {
-                    other
-                },
-            );
+        _ => {
+            // Soaking or progressing alike: the class's status is written only when
+            // the rollout starts, halts, aborts or ends.
+            let reason = if status.target_revision.is_empty() {
+                phase::STABLE
+            } else {
+                "RolloutProgressing"
+            };
+            let mut ok = Condition::ok(CONDITION, reason);
             ok.message = if status.target_revision.is_empty() {
                 format!("every Cluster renders revision {}", status.stable_revision)
             } else {
                 format!(
-                    "rolling out revision {}: wave {} of the policy",
-                    status.target_revision,
-                    status.waves.len()
+                    "rolling out revision {} (from {})",
+                    status.target_revision, status.stable_revision
                 )
             };
             ok

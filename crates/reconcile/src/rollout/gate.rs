@@ -140,7 +140,8 @@ mod tests {
 
     #[test]
     fn the_gate_names_what_is_not_there_yet() {
-        let cases: Vec<(Value, Option<Value>, Vec<Value>, Result<(), &str>)> = vec![
+        type Case = (Value, Option<Value>, Vec<Value>, Result<(), &'static str>);
+        let cases: Vec<Case> = vec![
             (
                 cluster("r2", "True"),
                 Some(control_plane("v1.30.0", 3)),
