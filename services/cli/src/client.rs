@@ -168,6 +168,36 @@ pub struct WatchArgs {
     output: Output,
 }
 
+/// What `topograph rollout` does.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum RolloutAction {
+    /// Where the rollout of the class is.
+    Status,
+    /// Move no more Clusters until resumed.
+    Pause,
+    /// Go on (also after a halt: the halted Clusters get a new deadline).
+    Resume,
+    /// Move the Clusters already moved back to the stable revision.
+    Abort,
+}
+
+/// `topograph rollout`.
+#[derive(Args, Debug)]
+pub struct RolloutArgs {
+    #[command(flatten)]
+    connection: Connection,
+    /// status, pause, resume or abort.
+    action: RolloutAction,
+    /// The ClusterClass (its RolloutPolicy has its name).
+    class: String,
+    /// Its namespace.
+    #[arg(short = 'n', long, default_value = "default")]
+    namespace: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "text")]
+    output: Output,
+}
+
 /// The client subcommands.
 #[derive(Subcommand, Debug)]
 pub enum ClientCommand {
@@ -185,6 +215,8 @@ pub enum ClientCommand {
     Impact(PlanArgs),
     /// Stream reconcile outcomes and condition changes.
     Watch(WatchArgs),
+    /// The rollout of a class change in waves: status, pause, resume, abort.
+    Rollout(RolloutArgs),
 }
 
 /// An error with every cause under it (`transport error: tcp connect error: Connection
@@ -425,6 +457,7 @@ pub fn run(command: &ClientCommand) -> ExitCode {
             ClientCommand::Delete(a) => &a.connection,
             ClientCommand::Plan(a) | ClientCommand::Impact(a) => &a.connection,
             ClientCommand::Watch(a) => &a.connection,
+            ClientCommand::Rollout(a) => &a.connection,
         };
         let client = match Client::connect(&connection.addr, &connection.token).await {
             Ok(client) => client,
@@ -442,6 +475,7 @@ pub fn run(command: &ClientCommand) -> ExitCode {
             ClientCommand::Plan(a) => plan(&client, mc, a).await,
             ClientCommand::Impact(a) => impact(&client, mc, a).await,
             ClientCommand::Watch(a) => watch(&client, mc, a).await,
+            ClientCommand::Rollout(a) => rollout(&client, mc, a).await,
         };
         match result {
             Ok(()) => ExitCode::SUCCESS,
@@ -491,6 +525,71 @@ async fn apply(client: &Client, mc: &str, args: &ApplyArgs) -> Result<(), Failur
         print_value(&json!(list), args.output);
     }
     Ok(())
+}
+
+async fn rollout(client: &Client, mc: &str, args: &RolloutArgs) -> Result<(), Failure> {
+    let mut inner = client.inner.clone();
+    let request = client.request(pb::RolloutRequest {
+        management_cluster: mc.to_string(),
+        namespace: args.namespace.clone(),
+        name: args.class.clone(),
+    });
+    let answer = match args.action {
+        RolloutAction::Status => inner.get_rollout(request).await?,
+        RolloutAction::Pause => inner.pause_rollout(request).await?,
+        RolloutAction::Resume => inner.resume_rollout(request).await?,
+        RolloutAction::Abort => inner.abort_rollout(request).await?,
+    }
+    .into_inner();
+    let policy = parse_json(&answer.policy);
+    if printed_structured(&policy, args.output) {
+        return Ok(());
+    }
+    for line in rollout_text(&args.namespace, &args.class, &answer) {
+        println!("{line}");
+    }
+    print_conditions(&answer.conditions);
+    Ok(())
+}
+
+/// A rollout for people: phase and revisions, the waves, a halt, the conditions.
+fn rollout_text(namespace: &str, class: &str, r: &pb::Rollout) -> Vec<String> {
+    let mut lines = vec![format!(
+        "ClusterClass {namespace}/{class}  phase {}{}",
+        if r.phase.is_empty() { "-" } else { &r.phase },
+        if r.paused { " (paused)" } else { "" }
+    )];
+    lines.push(format!(
+        "  stable revision  {}",
+        or_dash(&r.stable_revision)
+    ));
+    lines.push(format!(
+        "  target revision  {}",
+        or_dash(&r.target_revision)
+    ));
+    if !r.waves.is_empty() {
+        lines.push(format!(
+            "  {:<16} {:>8} {:>6} {:>7}  {}",
+            "WAVE", "CLUSTERS", "MOVED", "PASSED", "OPENED"
+        ));
+        for w in &r.waves {
+            lines.push(format!(
+                "  {:<16} {:>8} {:>6} {:>7}  {}",
+                w.name, w.clusters, w.moved, w.passed, w.opened_at
+            ));
+        }
+    }
+    if !r.halted_cluster.is_empty() {
+        lines.push(format!(
+            "  halted by Cluster {}: {}",
+            r.halted_cluster, r.halted_reason
+        ));
+    }
+    lines
+}
+
+fn or_dash(text: &str) -> &str {
+    if text.is_empty() { "-" } else { text }
 }
 
 async fn get(client: &Client, mc: &str, args: &GetArgs) -> Result<(), Failure> {

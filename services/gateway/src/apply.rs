@@ -116,7 +116,7 @@ fn parse(list: &'static str, objects: &[Vec<u8>]) -> Result<Vec<Item>, Vec<Viola
                 problems.push(Violation::new(
                     format!("{at}.kind"),
                     format!(
-                        "Unsupported value: {:?}: Apply takes ClusterClasses, their templates (kinds ending in Template) and Clusters",
+                        "Unsupported value: {:?}: Apply takes ClusterClasses, their templates (kinds ending in Template), Clusters and RolloutPolicies",
                         value.kind()
                     ),
                 ));
@@ -472,7 +472,8 @@ pub async fn apply(
                         written.name()
                     )),
                 },
-                Role::Template => {}
+                // The appliers' rollout driver reads the policy at its next step.
+                Role::Template | Role::Policy => {}
             }
         }
         tracing::info!(
@@ -510,9 +511,16 @@ async fn admit(
     // Stored classes read for the request's Clusters: many Clusters of one class read it
     // once.
     let mut stored_classes: BTreeMap<(String, String), Option<Value>> = BTreeMap::new();
+    for n in 0..items.len() {
+        if items[n].role == Role::Policy {
+            let problems = admit_policy(api, &items[n], items).await?;
+            let field = items[n].field();
+            violations.extend(problems.into_iter().map(|v| v.prefixed(&field)));
+        }
+    }
     for item in items.iter_mut() {
         let verdict = match item.role {
-            Role::Template => continue,
+            Role::Template | Role::Policy => continue,
             Role::Class => {
                 // Only an update is checked against the Clusters using the class.
                 let users = match &item.stored {
@@ -595,6 +603,60 @@ async fn admit(
         item.object = verdict.object;
     }
     Ok((violations, warnings))
+}
+
+/// A RolloutPolicy's problems (decision 0030): its spec's, and those its class's
+/// Clusters show (a selector matching none of them, two waves selecting one). The
+/// class and its Clusters may come in the same request.
+async fn admit_policy(
+    api: &ManagementCluster,
+    policy: &Item,
+    items: &[Item],
+) -> Result<Vec<Violation>, Status> {
+    use topograph_reconcile::rollout::policy::{self, Member};
+    let (namespace, name) = (policy.object.namespace(), policy.object.name());
+    let class_in_request = items.iter().any(|i| {
+        i.role == Role::Class && i.object.namespace() == namespace && i.object.name() == name
+    });
+    if !class_in_request
+        && api
+            .get(crate::objects::API_VERSION, "ClusterClass", namespace, name)
+            .await
+            .map_err(|e| api_status("reading the policy's ClusterClass", e))?
+            .is_none()
+    {
+        return Ok(vec![Violation::new(
+            "metadata.name",
+            format!(
+                "Not found: {name:?}: a RolloutPolicy is named like the ClusterClass it rolls out, and there is no ClusterClass {namespace}/{name}"
+            ),
+        )]);
+    }
+    let mut clusters: BTreeMap<String, Value> = clusters_using(api, namespace, name)
+        .await
+        .map_err(|e| api_status("listing the Clusters of the policy's class", e))?
+        .into_iter()
+        .map(|c| (format!("{}/{}", c.namespace(), c.name()), c))
+        .collect();
+    for item in items.iter().filter(|i| i.role == Role::Cluster) {
+        let key = format!("{}/{}", item.object.namespace(), item.object.name());
+        if class_of(&item.object) == Some((namespace.to_string(), name.to_string())) {
+            clusters.insert(key, item.object.clone());
+        } else {
+            clusters.remove(&key);
+        }
+    }
+    let members: Vec<Member> = clusters
+        .into_iter()
+        .map(|(key, c)| Member {
+            key,
+            labels: c.labels().clone().into_iter().collect(),
+        })
+        .collect();
+    Ok(match policy::admit(&policy.object, &members) {
+        Ok(_) => Vec::new(),
+        Err(errors) => Violation::from_field_errors(&errors),
+    })
 }
 
 /// Installs CRDs for the provider kinds of `objects` (each object's kind and, for a

@@ -26,6 +26,7 @@ pub mod pagination;
 pub mod plan;
 pub mod ratelimit;
 pub mod registration;
+pub mod rollouts;
 pub mod service;
 pub mod state;
 pub mod tenancy;

@@ -21,8 +21,10 @@ pub enum Role {
     Template,
     /// A ClusterClass (written second).
     Class,
-    /// A Cluster (written last).
+    /// A Cluster (written third).
     Cluster,
+    /// A class's RolloutPolicy (written last: admission reads the class's Clusters).
+    Policy,
 }
 
 /// The role of an object, or `None` for kinds Apply does not take.
@@ -31,6 +33,7 @@ pub fn role(object: &Value) -> Option<Role> {
     match (group_of(object.api_version()), kind) {
         (GROUP, "ClusterClass") => Some(Role::Class),
         (GROUP, "Cluster") => Some(Role::Cluster),
+        ("topograph.io", "RolloutPolicy") => Some(Role::Policy),
         (_, k) if k.ends_with("Template") && k.len() > "Template".len() => Some(Role::Template),
         _ => None,
     }
@@ -183,6 +186,10 @@ mod tests {
                 "DockerClusterTemplate"
             ),
             Some(Role::Template)
+        );
+        assert_eq!(
+            of("topograph.io/v1alpha1", "RolloutPolicy"),
+            Some(Role::Policy)
         );
         assert_eq!(of("v1", "Secret"), None);
         assert_eq!(of("example.com/v1", "Cluster"), None);

@@ -11,7 +11,7 @@ use topograph_proto::gateway::v1::gateway_service_server::GatewayService;
 use crate::auth::caller;
 use crate::state::State;
 use crate::tenancy::Tenant;
-use crate::{apply, classes, clusters, plan, registration, watch};
+use crate::{apply, classes, clusters, plan, registration, rollouts, watch};
 
 /// The caller and what the request is about, recorded on the request's span (see
 /// `topograph_telemetry::trace::server_span`), so a trace view can find every call on a
@@ -53,6 +53,7 @@ named_target!(
     pb::DeleteClusterClassRequest,
     pb::PlanRequest,
     pb::WatchRequest,
+    pb::RolloutRequest,
 );
 
 /// Requests naming a management cluster and at most a namespace.
@@ -198,6 +199,46 @@ impl GatewayService for GatewayServer {
         request: Request<pb::ImpactRequest>,
     ) -> Result<Response<Self::ImpactStream>, Status> {
         self.serve(request, plan::impact).await
+    }
+
+    async fn get_rollout(
+        &self,
+        request: Request<pb::RolloutRequest>,
+    ) -> Result<Response<pb::Rollout>, Status> {
+        self.serve(request, async |state, tenant, r| {
+            rollouts::serve(state, tenant, r, rollouts::Action::Get).await
+        })
+        .await
+    }
+
+    async fn pause_rollout(
+        &self,
+        request: Request<pb::RolloutRequest>,
+    ) -> Result<Response<pb::Rollout>, Status> {
+        self.serve(request, async |state, tenant, r| {
+            rollouts::serve(state, tenant, r, rollouts::Action::Pause).await
+        })
+        .await
+    }
+
+    async fn resume_rollout(
+        &self,
+        request: Request<pb::RolloutRequest>,
+    ) -> Result<Response<pb::Rollout>, Status> {
+        self.serve(request, async |state, tenant, r| {
+            rollouts::serve(state, tenant, r, rollouts::Action::Resume).await
+        })
+        .await
+    }
+
+    async fn abort_rollout(
+        &self,
+        request: Request<pb::RolloutRequest>,
+    ) -> Result<Response<pb::Rollout>, Status> {
+        self.serve(request, async |state, tenant, r| {
+            rollouts::serve(state, tenant, r, rollouts::Action::Abort).await
+        })
+        .await
     }
 
     type WatchStream = watch::WatchStream;

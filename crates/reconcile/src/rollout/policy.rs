@@ -79,6 +79,16 @@ const SPEC_FIELDS: &[&str] = &[
 
 /// Reads a policy object, reporting every problem with its field path.
 pub fn parse(object: &Value) -> Result<Policy, Vec<FieldError>> {
+    let (policy, errors) = read(object);
+    if errors.is_empty() {
+        Ok(policy)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The policy as far as it reads (defaults where a field is wrong), and its problems.
+fn read(object: &Value) -> (Policy, Vec<FieldError>) {
     let mut errors = Vec::new();
     let meta = |f: &str| {
         object
@@ -169,21 +179,18 @@ pub fn parse(object: &Value) -> Result<Policy, Vec<FieldError>> {
         ));
     }
     check_waves(&waves, &mut errors);
-    if errors.is_empty() {
-        Ok(Policy {
-            namespace: meta("namespace"),
-            name: meta("name"),
-            waves,
-            max_rolling,
-            soak,
-            health_deadline,
-            paused,
-            abort_revision,
-            resume_at,
-        })
-    } else {
-        Err(errors)
-    }
+    let policy = Policy {
+        namespace: meta("namespace"),
+        name: meta("name"),
+        waves,
+        max_rolling,
+        soak,
+        health_deadline,
+        paused,
+        abort_revision,
+        resume_at,
+    };
+    (policy, errors)
 }
 
 fn type_error(path: &str, value: &Value, expected: &str) -> FieldError {
@@ -433,10 +440,11 @@ pub fn check_against(policy: &Policy, clusters: &[Member]) -> Vec<FieldError> {
     errors
 }
 
-/// [`parse`] then [`check_against`]: what admission refuses.
+/// [`parse`] and [`check_against`] (over the waves that read): what admission refuses,
+/// every problem at once.
 pub fn admit(object: &Value, clusters: &[Member]) -> Result<Policy, Vec<FieldError>> {
-    let policy = parse(object)?;
-    let errors = check_against(&policy, clusters);
+    let (policy, mut errors) = read(object);
+    errors.extend(check_against(&policy, clusters));
     if errors.is_empty() {
         Ok(policy)
     } else {
