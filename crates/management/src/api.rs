@@ -400,11 +400,13 @@ impl ManagementCluster {
     }
 
     /// The kind across all namespaces (for watches), or `None` when it is not served.
-    pub async fn api_all(
+    /// `K` is what its objects are read into: a watch may read them into less than a
+    /// `DynamicObject`.
+    pub async fn api_all<K: kube::Resource<DynamicType = ApiResource>>(
         &self,
         api_version: &str,
         kind: &str,
-    ) -> Result<Option<Api<DynamicObject>>, Error> {
+    ) -> Result<Option<Api<K>>, Error> {
         Ok(self
             .resolve(api_version, kind)
             .await?

@@ -20,9 +20,11 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::api::DynamicObject;
+use kube::api::{ApiResource, ObjectMeta};
+use kube::core::DynamicResourceScope;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -31,7 +33,7 @@ use topograph_queue::Queue;
 use crate::extensions::RuntimeExtensions;
 use crate::lease::Lease;
 use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
-use crate::watch_index::WatchIndex;
+use crate::watch_index::{Summary, WatchIndex};
 use topograph_management::ManagementCluster;
 use topograph_management::keys::ClusterKey;
 use topograph_management::registry::Registry;
@@ -67,8 +69,73 @@ impl Default for WatchConfig {
 
 /// What a watch task reports.
 enum Change {
-    Applied(Value),
-    Deleted(Value),
+    Applied(Summary),
+    Deleted(Summary),
+}
+
+/// One watched object as its watch reads it: the [`Summary`] the index needs, taken as
+/// the object is parsed, and the resourceVersion the kube watcher resumes from (all it
+/// reads of an object). The watcher keeps a listing's page (500 objects) while it hands
+/// them out, and the channel to the index up to 1,024 changes per management cluster:
+/// both hold this, never the object. The object is parsed once, into a `Value`, and
+/// dropped as soon as it is summarised (a `DynamicObject`, then a `Value` of it, was
+/// two copies more).
+#[derive(Clone, Debug)]
+struct Seen {
+    metadata: ObjectMeta,
+    summary: Summary,
+}
+
+impl<'de> Deserialize<'de> for Seen {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use topograph_api::object::ObjectExt;
+        let object = Value::deserialize(deserializer)?;
+        let resource_version = object
+            .at(&["metadata", "resourceVersion"])
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        Ok(Seen {
+            metadata: ObjectMeta {
+                resource_version,
+                ..ObjectMeta::default()
+            },
+            summary: Summary::of(object),
+        })
+    }
+}
+
+/// As `DynamicObject` is one: the kind comes with the `Api`.
+impl kube::Resource for Seen {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
+        resource.kind.as_str().into()
+    }
+
+    fn group(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
+        resource.group.as_str().into()
+    }
+
+    fn version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
+        resource.version.as_str().into()
+    }
+
+    fn api_version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
+        resource.api_version.as_str().into()
+    }
+
+    fn plural(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
+        resource.plural.as_str().into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
 }
 
 /// What the watchers of a process share.
@@ -306,7 +373,7 @@ async fn spawn_watch(
     tx: &mpsc::Sender<Change>,
     errors: &prometheus_client::metrics::counter::Counter,
 ) -> Option<JoinHandle<()>> {
-    let resource = match api.api_all(api_version, kind).await {
+    let resource = match api.api_all::<Seen>(api_version, kind).await {
         Ok(Some(resource)) => resource,
         Ok(None) => return None,
         Err(e) => {
@@ -324,12 +391,8 @@ async fn spawn_watch(
             .boxed();
         while let Some(event) = stream.next().await {
             let change = match event {
-                Ok(Event::Apply(o) | Event::InitApply(o)) => {
-                    serde_json::to_value(without_managed_fields(o)).map(Change::Applied)
-                }
-                Ok(Event::Delete(o)) => {
-                    serde_json::to_value(without_managed_fields(o)).map(Change::Deleted)
-                }
+                Ok(Event::Apply(o) | Event::InitApply(o)) => Change::Applied(o.summary),
+                Ok(Event::Delete(o)) => Change::Deleted(o.summary),
                 Ok(Event::Init | Event::InitDone) => continue,
                 Err(e) => {
                     tracing::info!(watch = %what, error = %e, "watch error; retrying with backoff");
@@ -337,24 +400,11 @@ async fn spawn_watch(
                     continue;
                 }
             };
-            match change {
-                Ok(change) => {
-                    if tx.send(change).await.is_err() {
-                        return;
-                    }
-                }
-                Err(e) => tracing::warn!(watch = %what, error = %e, "unreadable object"),
+            if tx.send(change).await.is_err() {
+                return;
             }
         }
     }))
-}
-
-/// What the watch consumers read of an object: everything but its `managedFields`,
-/// which nothing here reads and which are half of a Cluster API object. Changes wait in
-/// a channel of 1,024 per management cluster, and a burst of new Clusters filled them.
-fn without_managed_fields(mut object: DynamicObject) -> DynamicObject {
-    object.metadata.managed_fields = None;
-    object
 }
 
 async fn watch_while_held<Q: Queue, L: Lease>(
@@ -464,33 +514,24 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             change = rx.recv() => {
                 let Some(change) = change else { break };
                 watchers.metrics.watch_events.get_or_create(&labels).inc();
-                let affected = match &change {
-                    Change::Applied(o) if is_kind(o, "Cluster") => index.cluster_applied(o),
-                    Change::Deleted(o) if is_kind(o, "Cluster") => { index.cluster_deleted(o); Vec::new() }
-                    Change::Applied(o) if is_kind(o, "ClusterClass") => {
-                        let (affected, new_kinds) = index.class_applied(o);
-                        if new_kinds {
-                            for (api_version, kind) in index.template_kinds().clone() {
-                                if watched.insert((api_version.clone(), kind.clone())) {
-                                    match spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await {
-                                        Some(task) => tasks.0.push(task),
-                                        None => { unwatched.insert((api_version, kind)); }
-                                    }
-                                }
+                let affected = match change {
+                    Change::Applied(summary) => index.changed(summary, false),
+                    Change::Deleted(summary) => index.changed(summary, true),
+                };
+                if affected.new_kinds {
+                    for (api_version, kind) in index.template_kinds().clone() {
+                        if watched.insert((api_version.clone(), kind.clone())) {
+                            match spawn_watch(&api, &api_version, &kind, &tx, &watch_errors).await {
+                                Some(task) => tasks.0.push(task),
+                                None => { unwatched.insert((api_version, kind)); }
                             }
                         }
-                        affected
                     }
-                    Change::Deleted(o) if is_kind(o, "ClusterClass") => index.class_deleted(o),
-                    Change::Applied(o) | Change::Deleted(o) if is_extension_config(o) => {
-                        if let Some(changed) = &configs_changed {
-                            let _ = changed.send(());
-                        }
-                        Vec::new()
-                    }
-                    Change::Applied(o) | Change::Deleted(o) => index.object_changed(o),
-                };
-                pending.changed(affected, Instant::now());
+                }
+                if affected.extension_config && let Some(changed) = &configs_changed {
+                    let _ = changed.send(());
+                }
+                pending.changed(affected.clusters, Instant::now());
             }
             classes = async { configs_done.as_mut()?.recv().await }, if configs_done.is_some() => {
                 match classes {
@@ -543,12 +584,6 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     drop(to_queue);
     let _ = enqueuer.await;
     ended
-}
-
-fn is_extension_config(object: &Value) -> bool {
-    use topograph_api::object::ObjectExt;
-    object.kind() == "ExtensionConfig"
-        && topograph_api::object::group_of(object.api_version()) == "runtime.cluster.x-k8s.io"
 }
 
 /// Discovers a management cluster's ExtensionConfigs whenever one changes (changes
@@ -658,12 +693,6 @@ impl Debounce {
         due.sort();
         due
     }
-}
-
-fn is_kind(object: &Value, kind: &str) -> bool {
-    use topograph_api::object::ObjectExt;
-    object.kind() == kind
-        && topograph_api::object::group_of(object.api_version()) == "cluster.x-k8s.io"
 }
 
 /// Queues every name received, holding on to the ones the queue refused (Redis

@@ -10,24 +10,173 @@
 //!
 //! The index is built from the watch streams themselves (Clusters say which class they
 //! use, classes say which templates they reference), so it needs no extra reads.
+//!
+//! It reads objects only as [`Summary`]s, taken by the watch tasks as each object is
+//! read off the wire: changes wait in a channel per management cluster between the
+//! watch tasks and the index, and a burst of new Clusters filled those channels with
+//! whole objects (the applier holding the watches of ten management clusters of 1,000
+//! Clusters peaked at 238 MB). A summary is the few names and a hash the index reads.
 
 use std::collections::{BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
-use topograph_api::object::{ObjectExt, ObjectKey};
+use topograph_api::model::ObjectRef;
+use topograph_api::object::{ObjectExt, ObjectKey, group_of};
 
 use topograph_reconcile::class::template_refs;
 
 /// `(namespace, name)`.
 pub type Name = (String, String);
 
+/// What the index reads of one object, whatever happened to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Summary {
+    /// A Cluster.
+    Cluster(ClusterSummary),
+    /// A ClusterClass.
+    Class(ClassSummary),
+    /// An ExtensionConfig: any change of one is discovered again, whichever it is.
+    ExtensionConfig,
+    /// Anything else: a Cluster's object or a class's template.
+    Object(ObjectSummary),
+}
+
+/// What the index reads of a Cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSummary {
+    /// Its `(namespace, name)`.
+    pub name: Name,
+    /// `(namespace, name)` of its topology's ClusterClass; `None` without a topology.
+    pub class: Option<Name>,
+    /// A hash of the Cluster without what a reconcile reports on it
+    /// ([`topograph_reconcile::cluster::without_report`]): equal hashes are a change
+    /// only in that report.
+    pub unreported: u64,
+}
+
+/// What the index reads of a ClusterClass: the templates it references.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassSummary {
+    /// Its `(namespace, name)`.
+    pub name: Name,
+    /// Every template reference of the class, its namespace filled in (an empty one is
+    /// the class's). Empty when the class cannot be read.
+    pub templates: Vec<ObjectRef>,
+    /// A hash of what its Clusters' reconciles read of it ([`what_clusters_read`]).
+    pub read: u64,
+}
+
+/// What the index reads of any other object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjectSummary {
+    /// An object labelled with its Cluster (`cluster.x-k8s.io/cluster-name`):
+    /// `(namespace, cluster name)`.
+    Owned(Name),
+    /// An unlabelled object: classes may reference it as a template.
+    Other(ObjectKey),
+}
+
+const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+
+fn name_of(object: &Value) -> Name {
+    (object.namespace().to_string(), object.name().to_string())
+}
+
+fn is_kind(object: &Value, kind: &str) -> bool {
+    object.kind() == kind && group_of(object.api_version()) == "cluster.x-k8s.io"
+}
+
+fn is_extension_config(object: &Value) -> bool {
+    object.kind() == "ExtensionConfig"
+        && group_of(object.api_version()) == "runtime.cluster.x-k8s.io"
+}
+
+impl Summary {
+    /// The summary of `object`, as the index reads it.
+    pub fn of(object: Value) -> Summary {
+        if is_kind(&object, "Cluster") {
+            Summary::Cluster(ClusterSummary::of(&object))
+        } else if is_kind(&object, "ClusterClass") {
+            Summary::Class(ClassSummary::of(object))
+        } else if is_extension_config(&object) {
+            Summary::ExtensionConfig
+        } else if let Some(cluster) = object.labels().get(CLUSTER_NAME_LABEL) {
+            Summary::Object(ObjectSummary::Owned((
+                object.namespace().to_string(),
+                cluster.clone(),
+            )))
+        } else {
+            Summary::Object(ObjectSummary::Other(ObjectKey::of(&object)))
+        }
+    }
+}
+
+impl ClusterSummary {
+    fn of(cluster: &Value) -> ClusterSummary {
+        let mut hasher = DefaultHasher::new();
+        topograph_reconcile::cluster::without_report(cluster)
+            .to_string()
+            .hash(&mut hasher);
+        let class = cluster
+            .at(&["spec", "topology", "class"])
+            .and_then(Value::as_str)
+            .map(|class| {
+                let namespace = cluster
+                    .at(&["spec", "topology", "classNamespace"])
+                    .and_then(Value::as_str)
+                    .filter(|ns| !ns.is_empty())
+                    .unwrap_or(cluster.namespace());
+                (namespace.to_string(), class.to_string())
+            });
+        ClusterSummary {
+            name: name_of(cluster),
+            class,
+            unreported: hasher.finish(),
+        }
+    }
+}
+
+impl ClassSummary {
+    fn of(class: Value) -> ClassSummary {
+        let name = name_of(&class);
+        let read = hash_of(&what_clusters_read(&class));
+        let templates = match topograph_api::load::decode_cluster_class(class) {
+            Ok(decoded) => template_refs(&decoded)
+                .into_iter()
+                .map(|mut r| {
+                    if r.namespace.is_empty() {
+                        r.namespace.clone_from(&name.0);
+                    }
+                    r
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        ClassSummary {
+            name,
+            templates,
+            read,
+        }
+    }
+}
+
+/// What one change means to the watchers.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Affected {
+    /// The Clusters to reconcile.
+    pub clusters: Vec<Name>,
+    /// Classes reference template kinds not seen before: watch them too.
+    pub new_kinds: bool,
+    /// An ExtensionConfig changed: discover them again.
+    pub extension_config: bool,
+}
+
 /// The index of one management cluster.
 #[derive(Debug, Default)]
 pub struct WatchIndex {
     cluster_class: HashMap<Name, Name>,
-    /// A hash of each Cluster without its reported status (see
-    /// [`topograph_reconcile::cluster::without_report`]), as last seen.
+    /// [`ClusterSummary::unreported`] of each Cluster, as last seen.
     seen: HashMap<Name, u64>,
     /// The templates each class references.
     class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
@@ -70,97 +219,110 @@ fn what_clusters_read(class: &Value) -> Value {
     ])
 }
 
-fn name_of(object: &Value) -> Name {
-    (object.namespace().to_string(), object.name().to_string())
-}
-
 impl WatchIndex {
+    /// An object was added or changed (`deleted` false) or deleted.
+    pub fn changed(&mut self, summary: Summary, deleted: bool) -> Affected {
+        let clusters = match (summary, deleted) {
+            (Summary::Cluster(cluster), false) => self.cluster_applied(cluster),
+            (Summary::Cluster(cluster), true) => {
+                self.cluster_deleted(&cluster.name);
+                Vec::new()
+            }
+            (Summary::Class(class), false) => {
+                let (clusters, new_kinds) = self.class_applied(class);
+                return Affected {
+                    clusters,
+                    new_kinds,
+                    ..Affected::default()
+                };
+            }
+            (Summary::Class(class), true) => self.class_deleted(&class.name),
+            (Summary::ExtensionConfig, _) => {
+                return Affected {
+                    extension_config: true,
+                    ..Affected::default()
+                };
+            }
+            (Summary::Object(object), _) => self.object_changed(&object),
+        };
+        Affected {
+            clusters,
+            ..Affected::default()
+        }
+    }
+
     /// A Cluster was added or changed: it is affected, unless only its reported status
     /// changed.
-    pub fn cluster_applied(&mut self, cluster: &Value) -> Vec<Name> {
-        let name = name_of(cluster);
-        let mut hasher = DefaultHasher::new();
-        topograph_reconcile::cluster::without_report(cluster)
-            .to_string()
-            .hash(&mut hasher);
-        let unreported = hasher.finish();
+    pub fn cluster_applied(&mut self, cluster: ClusterSummary) -> Vec<Name> {
+        let ClusterSummary {
+            name,
+            class,
+            unreported,
+        } = cluster;
         let unchanged = self.seen.insert(name.clone(), unreported) == Some(unreported);
-        if let Some(class) = cluster
-            .at(&["spec", "topology", "class"])
-            .and_then(Value::as_str)
-        {
-            let namespace = cluster
-                .at(&["spec", "topology", "classNamespace"])
-                .and_then(Value::as_str)
-                .filter(|ns| !ns.is_empty())
-                .unwrap_or(cluster.namespace());
-            self.cluster_class
-                .insert(name.clone(), (namespace.to_string(), class.to_string()));
-        } else {
-            self.cluster_class.remove(&name);
+        match class {
+            Some(class) => {
+                self.cluster_class.insert(name.clone(), class);
+            }
+            None => {
+                self.cluster_class.remove(&name);
+            }
         }
         if unchanged { Vec::new() } else { vec![name] }
     }
 
     /// A Cluster was deleted: nothing to reconcile (its objects go with it).
-    pub fn cluster_deleted(&mut self, cluster: &Value) {
-        self.cluster_class.remove(&name_of(cluster));
-        self.seen.remove(&name_of(cluster));
+    pub fn cluster_deleted(&mut self, cluster: &Name) {
+        self.cluster_class.remove(cluster);
+        self.seen.remove(cluster);
     }
 
     /// A ClusterClass was added or changed: every Cluster of it is affected. Returns
     /// also whether new template kinds appeared (the watchers then watch them too).
-    pub fn class_applied(&mut self, class: &Value) -> (Vec<Name>, bool) {
-        let name = name_of(class);
+    pub fn class_applied(&mut self, class: ClassSummary) -> (Vec<Name>, bool) {
         // A change of what no Cluster reads of its class (other controllers' conditions,
         // a rollout's `RolloutHealthy`) affects none of them.
-        let read = hash_of(&what_clusters_read(class));
-        let unchanged = self.class_seen.insert(name.clone(), read) == Some(read);
+        let unchanged = self.class_seen.insert(class.name.clone(), class.read) == Some(class.read);
         let mut templates = BTreeSet::new();
         let mut new_kinds = false;
-        if let Ok(decoded) = topograph_api::load::decode_cluster_class(class.clone()) {
-            for r in template_refs(&decoded) {
-                let namespace = if r.namespace.is_empty() {
-                    name.0.clone()
-                } else {
-                    r.namespace.clone()
-                };
+        for r in class.templates {
+            if let Some(stamped) = r.kind.strip_suffix("Template") {
                 new_kinds |= self
                     .template_kinds
-                    .insert((r.api_version.clone(), r.kind.clone()));
-                if let Some(stamped) = r.kind.strip_suffix("Template") {
-                    new_kinds |= self
-                        .template_kinds
-                        .insert((r.api_version.clone(), stamped.to_string()));
-                }
-                templates.insert(ObjectKey::new(&r.api_version, &r.kind, &namespace, &r.name));
+                    .insert((r.api_version.clone(), stamped.to_string()));
             }
+            templates.insert(ObjectKey::new(
+                &r.api_version,
+                &r.kind,
+                &r.namespace,
+                &r.name,
+            ));
+            new_kinds |= self.template_kinds.insert((r.api_version, r.kind));
         }
-        self.class_templates.insert(name.clone(), templates);
+        self.class_templates.insert(class.name.clone(), templates);
         if unchanged {
             return (Vec::new(), new_kinds);
         }
-        (self.clusters_of(&name), new_kinds)
+        (self.clusters_of(&class.name), new_kinds)
     }
 
     /// A ClusterClass was deleted: its Clusters are affected (they report the error).
-    pub fn class_deleted(&mut self, class: &Value) -> Vec<Name> {
-        let name = name_of(class);
-        self.class_seen.remove(&name);
-        self.class_templates.remove(&name);
-        self.clusters_of(&name)
+    pub fn class_deleted(&mut self, class: &Name) -> Vec<Name> {
+        self.class_seen.remove(class);
+        self.class_templates.remove(class);
+        self.clusters_of(class)
     }
 
     /// Any other object changed: the Cluster named by its label, or the Clusters of the
     /// classes that reference it.
-    pub fn object_changed(&self, object: &Value) -> Vec<Name> {
-        if let Some(cluster) = object.labels().get("cluster.x-k8s.io/cluster-name") {
-            return vec![(object.namespace().to_string(), cluster.clone())];
-        }
-        let id = ObjectKey::of(object);
+    pub fn object_changed(&self, object: &ObjectSummary) -> Vec<Name> {
+        let id = match object {
+            ObjectSummary::Owned(cluster) => return vec![cluster.clone()],
+            ObjectSummary::Other(id) => id,
+        };
         let mut affected = BTreeSet::new();
         for (class, templates) in &self.class_templates {
-            if templates.contains(&id) {
+            if templates.contains(id) {
                 affected.extend(self.clusters_of(class));
             }
         }
@@ -204,6 +366,15 @@ mod tests {
             "spec": {"controlPlane": {"ref": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "name": "cp"}}}})
     }
 
+    /// What the index makes of `object` added or changed, read as the watch tasks read it.
+    fn applied(index: &mut WatchIndex, object: &Value) -> Vec<Name> {
+        index.changed(Summary::of(object.clone()), false).clusters
+    }
+
+    fn deleted(index: &mut WatchIndex, object: &Value) -> Vec<Name> {
+        index.changed(Summary::of(object.clone()), true).clusters
+    }
+
     fn cluster(name: &str) -> Value {
         json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
             "metadata": {"name": name, "namespace": "ns"},
@@ -214,11 +385,15 @@ mod tests {
     fn changes_map_to_the_clusters_they_affect() {
         let mut index = WatchIndex::default();
         assert_eq!(
-            index.cluster_applied(&cluster("a")),
+            applied(&mut index, &cluster("a")),
             [("ns".into(), "a".into())]
         );
-        index.cluster_applied(&cluster("b"));
-        let (affected, new_kinds) = index.class_applied(&class());
+        applied(&mut index, &cluster("b"));
+        let Affected {
+            clusters: affected,
+            new_kinds,
+            ..
+        } = index.changed(Summary::of(class()), false);
         assert!(new_kinds);
         assert_eq!(affected.len(), 2);
         assert!(index.template_kinds().contains(&(
@@ -227,44 +402,44 @@ mod tests {
         )));
         // The class's template, in another version of its group: both Clusters.
         let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp", "namespace": "ns"}});
-        assert_eq!(index.object_changed(&template).len(), 2);
+        assert_eq!(applied(&mut index, &template).len(), 2);
         // An owned object: its Cluster only.
         let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
-        assert_eq!(index.object_changed(&owned), [("ns".into(), "a".into())]);
+        assert_eq!(applied(&mut index, &owned), [("ns".into(), "a".into())]);
         // A topology-owned MachinePool, and the infrastructure machine pool it
         // references (a kind stamped from a class template): their Cluster.
         let pool = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool", "metadata": {"name": "b-mp-0-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b", "topology.cluster.x-k8s.io/owned": "", "topology.cluster.x-k8s.io/pool-name": "mp-0"}}});
-        assert_eq!(index.object_changed(&pool), [("ns".into(), "b".into())]);
+        assert_eq!(applied(&mut index, &pool), [("ns".into(), "b".into())]);
         let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachinePool", "metadata": {"name": "b-mp-0-y", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
-        assert_eq!(index.object_changed(&infra), [("ns".into(), "b".into())]);
+        assert_eq!(deleted(&mut index, &infra), [("ns".into(), "b".into())]);
         // Unrelated: nothing.
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ns"}});
-        assert!(index.object_changed(&other).is_empty());
-        index.cluster_deleted(&cluster("a"));
+        assert!(applied(&mut index, &other).is_empty());
+        deleted(&mut index, &cluster("a"));
         assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
-        assert_eq!(index.class_deleted(&class()), [("ns".into(), "b".into())]);
+        assert_eq!(deleted(&mut index, &class()), [("ns".into(), "b".into())]);
     }
 
     #[test]
     fn a_class_changed_only_in_what_no_cluster_reads_affects_nothing() {
         let mut index = WatchIndex::default();
-        index.cluster_applied(&cluster("a"));
+        applied(&mut index, &cluster("a"));
         let mut class = class();
-        assert_eq!(index.class_applied(&class).0.len(), 1);
+        assert_eq!(applied(&mut index, &class).len(), 1);
         // Another controller's condition (a rollout's RolloutHealthy): nothing.
         class["status"] = json!({"conditions": [{"type": "RolloutHealthy", "status": "True"}],
                                  "v1beta2": {"conditions": [{"type": "RolloutHealthy", "status": "True"}]}});
-        assert!(index.class_applied(&class).0.is_empty());
+        assert!(applied(&mut index, &class).is_empty());
         // The class becoming ready for its Clusters: they are affected.
         class["status"]["v1beta2"]["conditions"] = json!([
             {"type": "RolloutHealthy", "status": "True"}, {"type": "VariablesReady", "status": "True"}]);
-        assert_eq!(index.class_applied(&class).0.len(), 1);
+        assert_eq!(applied(&mut index, &class).len(), 1);
         class["status"]["observedGeneration"] = json!(2);
-        assert_eq!(index.class_applied(&class).0.len(), 1);
+        assert_eq!(applied(&mut index, &class).len(), 1);
         class["spec"]["variables"] = json!([]);
-        assert_eq!(index.class_applied(&class).0.len(), 1);
+        assert_eq!(applied(&mut index, &class).len(), 1);
         assert!(
-            index.class_applied(&class).0.is_empty(),
+            applied(&mut index, &class).is_empty(),
             "the same class again"
         );
     }
@@ -273,21 +448,21 @@ mod tests {
     fn a_cluster_changed_only_in_its_reported_status_affects_nothing() {
         let mut index = WatchIndex::default();
         let mut c = cluster("a");
-        assert_eq!(index.cluster_applied(&c).len(), 1);
+        assert_eq!(applied(&mut index, &c).len(), 1);
         // A new Cluster's first report, where there was no status at all.
         c["status"] = json!({"observedGeneration": 1, "conditions": [{"type": "TopologyReconciled", "status": "False"}]});
-        assert!(index.cluster_applied(&c).is_empty(), "{c}");
+        assert!(applied(&mut index, &c).is_empty(), "{c}");
         c["status"] = json!({"infrastructureReady": false, "conditions": [{"type": "Ready", "status": "False"}]});
-        assert_eq!(index.cluster_applied(&c).len(), 1);
+        assert_eq!(applied(&mut index, &c).len(), 1);
         // The same again (a resync's re-list): nothing new.
-        assert!(index.cluster_applied(&c).is_empty());
+        assert!(applied(&mut index, &c).is_empty());
         // A reconcile's report, in both condition lists, and a new resourceVersion.
         c["metadata"]["resourceVersion"] = json!("7");
         c["status"]["observedGeneration"] = json!(1);
         c["status"]["phase"] = json!("Provisioned");
         c["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}, {"type": "TopologyReconciled", "status": "True"}]);
         c["status"]["v1beta2"] = json!({"conditions": [{"type": "TopologyReconciled", "status": "True", "observedGeneration": 1}]});
-        assert!(index.cluster_applied(&c).is_empty(), "{c}");
+        assert!(applied(&mut index, &c).is_empty(), "{c}");
         // Anything else: the Cluster is affected.
         let changes: [(&str, Value); 4] = [
             ("/status/infrastructureReady", json!(true)),
@@ -301,11 +476,11 @@ mod tests {
             } else if let Some(field) = c.pointer_mut(path) {
                 *field = value;
             }
-            assert_eq!(index.cluster_applied(&c).len(), 1, "{path}");
+            assert_eq!(applied(&mut index, &c).len(), 1, "{path}");
         }
         // Deleted and created again: affected.
-        index.cluster_deleted(&c);
-        assert_eq!(index.cluster_applied(&c).len(), 1);
+        deleted(&mut index, &c);
+        assert_eq!(applied(&mut index, &c).len(), 1);
     }
 
     #[test]
@@ -320,7 +495,7 @@ mod tests {
                 "infrastructure": {"ref": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachinePoolTemplate", "name": "i"}}
             }}]}
         }});
-        let (_, new_kinds) = index.class_applied(&class);
+        let new_kinds = index.changed(Summary::of(class), false).new_kinds;
         assert!(new_kinds);
         for (api_version, kind) in [
             (
@@ -336,5 +511,85 @@ mod tests {
                 "{kind} watched"
             );
         }
+    }
+
+    #[test]
+    fn summaries_keep_what_the_index_reads() {
+        // A Cluster and the same Cluster after a reconcile's report: the same summary,
+        // so the report maps to nothing.
+        let mut c = cluster("a");
+        c["metadata"]["managedFields"] =
+            json!([{"manager": "topograph", "fieldsV1": {"f:spec": {}}}]);
+        let before = Summary::of(c.clone());
+        let Summary::Cluster(summary) = &before else {
+            panic!("{before:?}")
+        };
+        assert_eq!(summary.name, ("ns".to_string(), "a".to_string()));
+        assert_eq!(summary.class, Some(("ns".to_string(), "cc".to_string())));
+        c["metadata"]["resourceVersion"] = json!("9");
+        c["metadata"]["managedFields"] = json!([]);
+        c["status"] = json!({"observedGeneration": 2, "phase": "Provisioned",
+            "conditions": [{"type": "TopologyReconciled", "status": "True"}]});
+        assert_eq!(Summary::of(c.clone()), before);
+        let mut index = WatchIndex::default();
+        assert_eq!(index.changed(before, false).clusters.len(), 1);
+        assert!(
+            index
+                .changed(Summary::of(c.clone()), false)
+                .clusters
+                .is_empty()
+        );
+        // Anything else of the Cluster is a different summary.
+        c["status"]["infrastructureReady"] = json!(true);
+        assert_eq!(index.changed(Summary::of(c), false).clusters.len(), 1);
+        // A class in another namespace.
+        let mut elsewhere = cluster("b");
+        elsewhere["spec"]["topology"]["classNamespace"] = json!("classes");
+        let Summary::Cluster(summary) = Summary::of(elsewhere) else {
+            panic!("a Cluster")
+        };
+        assert_eq!(
+            summary.class,
+            Some(("classes".to_string(), "cc".to_string()))
+        );
+
+        // An owned object: its Cluster, and nothing else of it.
+        let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+            "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}},
+            "spec": {"replicas": 3, "template": {"spec": {"clusterName": "a"}}}});
+        assert_eq!(
+            Summary::of(owned),
+            Summary::Object(ObjectSummary::Owned(("ns".to_string(), "a".to_string())))
+        );
+        // A template: its key, in any version of its group.
+        let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
+            "metadata": {"name": "cp", "namespace": "ns"}, "spec": {"template": {}}});
+        assert_eq!(
+            Summary::of(template),
+            Summary::Object(ObjectSummary::Other(ObjectKey::new(
+                "controlplane.cluster.x-k8s.io/v1beta1",
+                "KubeadmControlPlaneTemplate",
+                "ns",
+                "cp"
+            )))
+        );
+        // A class: its template references, in its namespace when they name none.
+        assert_eq!(
+            Summary::of(class()),
+            Summary::Class(ClassSummary {
+                name: ("ns".to_string(), "cc".to_string()),
+                templates: vec![ObjectRef {
+                    api_version: "controlplane.cluster.x-k8s.io/v1beta1".to_string(),
+                    kind: "KubeadmControlPlaneTemplate".to_string(),
+                    namespace: "ns".to_string(),
+                    name: "cp".to_string(),
+                }],
+                read: hash_of(&what_clusters_read(&class())),
+            })
+        );
+        // An ExtensionConfig: only that one changed.
+        let config = json!({"apiVersion": "runtime.cluster.x-k8s.io/v1alpha1", "kind": "ExtensionConfig",
+            "metadata": {"name": "ext"}, "spec": {"clientConfig": {"url": "https://ext"}}});
+        assert_eq!(Summary::of(config), Summary::ExtensionConfig);
     }
 }
