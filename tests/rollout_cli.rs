@@ -134,9 +134,9 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("no rollout to abort"));
 
-    // Paused: a class change waits.
-    let paused = ok(topograph(&addr, &["rollout", "pause", "quick-start"]));
-    assert!(paused.contains("(paused)"), "{paused}");
+    // The impact of a class change names the revision dev would get, the wave that
+    // would move it, and what it would change there (not nothing, as the stable
+    // revision dev renders until moved would say).
     let mut class = json_of(&addr, &["get", "clusterclass", "quick-start"]);
     for field in [
         "resourceVersion",
@@ -151,6 +151,37 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
     class["spec"]["workers"]["machineDeployments"][0]["template"]["metadata"] =
         json!({"labels": {"rollout": "two"}});
     let changed = write(&dir, "class.json", &class);
+    let impact = ok(topograph(&addr, &["impact", "-f", &changed, "-o", "json"]));
+    let impact: Value = serde_json::from_str(impact.lines().next().unwrap_or_default()).unwrap();
+    assert_eq!(impact["name"], "dev", "{impact:#}");
+    assert_eq!(impact["wave"], "all", "{impact:#}");
+    let planned = impact["revision"].as_str().unwrap_or_default().to_string();
+    assert!(
+        planned.starts_with("quick-start-") && planned != first,
+        "{impact:#}"
+    );
+    let modified: Vec<&str> = impact["modified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["kind"].as_str())
+        .collect();
+    assert!(modified.contains(&"MachineDeployment"), "{impact:#}");
+    assert!(
+        !modified.contains(&"Cluster"),
+        "the pin is the rollout's: {impact:#}"
+    );
+    let text = ok(topograph(&addr, &["impact", "-f", &changed]));
+    assert!(
+        text.contains(&format!(
+            "dev: changes (wave \"all\", to revision {planned})"
+        )),
+        "{text}"
+    );
+
+    // Paused: a class change waits.
+    let paused = ok(topograph(&addr, &["rollout", "pause", "quick-start"]));
+    assert!(paused.contains("(paused)"), "{paused}");
     ok(topograph(&addr, &["apply", "-f", &changed]));
     let held = wait(&addr, "paused with a target", |p| {
         p["status"]["phase"] == "Paused" && p["status"]["targetRevision"].is_string()
@@ -159,7 +190,10 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
         .as_str()
         .unwrap()
         .to_string();
-    assert_ne!(target, first);
+    assert_eq!(
+        target, planned,
+        "the impact named the revision the rollout made"
+    );
     std::thread::sleep(Duration::from_secs(3));
     let dev = json_of(&addr, &["get", "cluster", "dev"]);
     assert_ne!(

@@ -55,6 +55,10 @@ pub struct Plan {
     pub deleted: Vec<PlannedObject>,
     /// Why the reconcile would fail (it would report this on the Cluster), if it would.
     pub errors: Vec<String>,
+    /// With a rollout policy on its class: the class revision the Cluster would get
+    /// (and this plan renders) once its wave moves it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub revision: String,
 }
 
 impl Plan {
@@ -78,12 +82,17 @@ pub async fn plan_cluster(
 ) -> Result<Plan, ReconcileError> {
     let dry = api.dry_run();
     stage(&dry, proposed).await?;
+    let revision = crate::rollout::planned::stage(&dry, proposed, namespace, name).await?;
     let mut errors = Vec::new();
     if let Err(e) = reconcile_cluster_with_hooks(&dry, engine, hooks, namespace, name).await {
         errors.push(e.to_string());
     }
     let mut plan = summarize(&dry, dry.dry_run_writes()).await?;
     plan.errors = errors;
+    if let Some(revision) = revision {
+        without_rollout_writes(&mut plan);
+        plan.revision = revision;
+    }
     Ok(plan)
 }
 
@@ -100,6 +109,10 @@ pub struct ImpactItem {
     /// Why this Cluster makes the class change inadmissible (ClusterClass update
     /// rules that fail only because of it), with field paths.
     pub blocking: Vec<String>,
+    /// With a rollout policy on the class: the wave that would move this Cluster to the
+    /// proposed revision (`plan.revision`); empty when it is there already.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub wave: String,
 }
 
 /// The impact of `proposed` (one ClusterClass and any of its templates) on every
@@ -181,8 +194,22 @@ pub async fn impact(
             Ok::<_, ReconcileError>((cluster, plan))
         })
         .buffered(IMPACT_CONCURRENCY);
+    // The waves are the same for every Cluster's plan: computed with the first one
+    // that names the revision.
+    let mut waves: Option<BTreeMap<String, String>> = None;
     while let Some(planned) = plans.next().await {
         let (cluster, plan) = planned?;
+        if waves.is_none() && !plan.revision.is_empty() {
+            waves = Some(
+                crate::rollout::planned::waves_of(api, &new.namespace, &new.name, &plan.revision)
+                    .await?,
+            );
+        }
+        let wave = waves
+            .as_ref()
+            .and_then(|w| w.get(&format!("{}/{}", cluster.namespace, cluster.name)))
+            .cloned()
+            .unwrap_or_default();
         let blocking = validate(&[cluster])
             .difference(&without_clusters)
             .cloned()
@@ -192,12 +219,27 @@ pub async fn impact(
             name: cluster.name.clone(),
             plan,
             blocking,
+            wave,
         });
         if !more {
             break;
         }
     }
     Ok(users.len())
+}
+
+/// Leaves out what a plan staged to render a proposed class under a rollout policy:
+/// the revision and the Cluster's pin (and the reconcile's record of it).
+fn without_rollout_writes(plan: &mut Plan) {
+    use crate::rollout::planned::{is_rollout_object, keep_change};
+    plan.created.retain(|o| !is_rollout_object(&o.kind));
+    plan.modified.retain_mut(|o| {
+        let Some(ops) = o.patch.as_array_mut() else {
+            return true;
+        };
+        ops.retain_mut(keep_change);
+        !ops.is_empty()
+    });
 }
 
 /// How many Clusters an impact plans at once.

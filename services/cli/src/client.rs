@@ -796,12 +796,21 @@ fn plan_json(plans: &[pb::PlanResponse]) -> Value {
             .flat_map(|p| pick(p).iter().map(move |o| entry(o, patch)))
             .collect()
     };
-    json!({
+    let mut json = json!({
         "created": all(|p| &p.created, false),
         "modified": all(|p| &p.modified, true),
         "deleted": all(|p| &p.deleted, false),
         "errors": plans.iter().flat_map(|p| p.errors.clone()).collect::<Vec<_>>(),
-    })
+    });
+    let revisions: Vec<&str> = plans
+        .iter()
+        .map(|p| p.revision.as_str())
+        .filter(|r| !r.is_empty())
+        .collect();
+    if !revisions.is_empty() {
+        json["revisions"] = json!(revisions);
+    }
+    json
 }
 
 fn print_plan_text(plan: &pb::PlanResponse) {
@@ -844,6 +853,12 @@ async fn plan(client: &Client, mc: &str, args: &PlanArgs) -> Result<(), Failure>
             .into_inner();
         if args.output == Output::Text {
             println!("Cluster {}/{}:", cluster.namespace(), cluster.name());
+            if !response.revision.is_empty() {
+                println!(
+                    "  (its rollout policy moves it to revision {})",
+                    response.revision
+                );
+            }
             print_plan_text(&response);
         }
         plans.push(response);
@@ -881,7 +896,12 @@ async fn impact(client: &Client, mc: &str, args: &PlanArgs) -> Result<(), Failur
                 } else {
                     "unchanged"
                 };
-                println!("{}/{}: {state}", item.namespace, item.name);
+                let wave = match (item.wave.as_str(), plan.revision.as_str()) {
+                    ("", "") => String::new(),
+                    ("", revision) => format!(" (at revision {revision} already)"),
+                    (wave, revision) => format!(" (wave {wave:?}, to revision {revision})"),
+                };
+                println!("{}/{}: {state}{wave}", item.namespace, item.name);
                 for b in &item.blocking {
                     println!("  blocks: {b}");
                 }
@@ -894,6 +914,10 @@ async fn impact(client: &Client, mc: &str, args: &PlanArgs) -> Result<(), Failur
                 line["namespace"] = json!(item.namespace);
                 line["name"] = json!(item.name);
                 line["blocking"] = json!(item.blocking);
+                if !plan.revision.is_empty() {
+                    line["revision"] = json!(plan.revision);
+                    line["wave"] = json!(item.wave);
+                }
                 println!("{line}");
             }
         }

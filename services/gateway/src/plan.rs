@@ -56,6 +56,7 @@ fn response(p: plan::Plan) -> pb::PlanResponse {
         modified: p.modified.into_iter().map(planned).collect(),
         deleted: p.deleted.into_iter().map(planned).collect(),
         errors: p.errors,
+        revision: p.revision,
     }
 }
 
@@ -155,6 +156,7 @@ pub async fn impact(
                 name: item.name,
                 plan: Some(response(item.plan)),
                 blocking: item.blocking,
+                wave: item.wave,
             };
             if tx.send(Ok(message)).await.is_err() {
                 return;

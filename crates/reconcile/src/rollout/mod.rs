@@ -9,12 +9,15 @@
 //! * [`waves`]: the rollout's state machine, a pure function of the policy, its status,
 //!   the Clusters and the time.
 //! * [`pin`]: which revision a Cluster renders (what the reconcile asks).
+//! * [`planned`]: plans and impact of a class change under a policy: the revision each
+//!   Cluster would get and the wave it would move in.
 //! * [`controller`]: drives every policy of a management cluster, one step at a time,
 //!   with the state kept in the policies' status.
 
 pub mod controller;
 pub mod gate;
 pub mod pin;
+pub mod planned;
 pub mod policy;
 pub mod revision;
 pub mod waves;

@@ -412,6 +412,26 @@ pub fn step(
     }
 }
 
+/// The wave each Cluster not yet at `target` would move in, were every wave to pass:
+/// what a plan of a class change shows. Clusters already pinned to `target` have none.
+pub fn assign(policy: &Policy, clusters: &[ClusterInfo], target: &str) -> BTreeMap<String, String> {
+    let mut sorted: Vec<&ClusterInfo> = clusters.iter().collect();
+    sorted.sort_by(|a, b| a.member.key.cmp(&b.member.key));
+    let mut status = Status {
+        target_revision: target.to_string(),
+        ..Status::default()
+    };
+    let mut waves = BTreeMap::new();
+    for i in 0..policy.waves.len() {
+        let opened = open(policy, i, &status, &sorted, 0);
+        for m in &opened.clusters {
+            waves.insert(m.cluster.clone(), opened.name.clone());
+        }
+        status.waves.push(opened);
+    }
+    waves
+}
+
 /// Opens wave `i`: the Clusters not moved yet that its selector takes, as many as its
 /// percentage leaves (all of them without one), in key order.
 fn open(policy: &Policy, i: usize, s: &Status, sorted: &[&ClusterInfo], now: i64) -> WaveStatus {

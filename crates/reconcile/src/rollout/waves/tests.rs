@@ -398,3 +398,19 @@ proptest! {
         prop_assert!(order.windows(2).all(|w| w[0] <= w[1]), "waves out of order: {:?}", order);
     }
 }
+
+#[test]
+fn a_plan_assigns_each_cluster_the_wave_it_would_move_in() {
+    let p = policy(canary_ten_all(), 5, 0);
+    let mut fleet = Fleet::new(100, 1, S);
+    fleet.clusters[50].pin = Some("r2".into());
+    let waves = assign(&p, &fleet.clusters, "r2");
+    assert_eq!(
+        waves.get("default/c000").map(String::as_str),
+        Some("canary")
+    );
+    assert_eq!(waves.get("default/c050"), None, "already there");
+    let count = |name: &str| waves.values().filter(|w| *w == name).count();
+    // The pinned one counts as moved: the 10% wave takes eight more.
+    assert_eq!((count("canary"), count("ten"), count("all")), (1, 8, 90));
+}
