@@ -114,6 +114,7 @@ async fn every_service_exposes_its_metrics_and_they_move() {
         .await
         .unwrap();
     let mut seed = crds::cluster_api();
+    seed.extend(crds::topograph());
     seed.extend(crds::for_objects(&quick_start(
         "clusterclass.yaml",
         NAMESPACE,
@@ -281,6 +282,58 @@ async fn every_service_exposes_its_metrics_and_they_move() {
             "{gauge} missing: {applier_after:#?}"
         );
     }
+
+    // A class change rolled out under a policy: the rollout metrics move.
+    let policy = json!({"apiVersion": "topograph.io/v1alpha1", "kind": "RolloutPolicy",
+        "metadata": {"name": "quick-start", "namespace": NAMESPACE},
+        "spec": {"waves": [{"name": "all", "percent": 100}]}});
+    apply_through_gateway(&addr, TOKEN, MC, &[policy]).await;
+    tokio::task::spawn_blocking(move || {
+        wait_until(
+            applier_metrics,
+            Duration::from_secs(60),
+            "the policy's stable revision",
+            |s| sum(s, "topograph_rollout_phase", &["phase=\"Stable\""]) >= 1.0,
+        )
+    })
+    .await
+    .unwrap();
+    let mut changed = quick_start("clusterclass.yaml", NAMESPACE);
+    for object in &mut changed {
+        if object["kind"] == "ClusterClass" {
+            object["spec"]["workers"]["machineDeployments"][0]["template"]["metadata"] =
+                json!({"labels": {"rollout": "two"}});
+        }
+    }
+    apply_through_gateway(&addr, TOKEN, MC, &changed).await;
+    let rolled = tokio::task::spawn_blocking(move || {
+        wait_until(
+            applier_metrics,
+            Duration::from_secs(120),
+            "the class change rolled out",
+            |s| {
+                sum(
+                    s,
+                    "topograph_rollout_events_total",
+                    &["reason=\"RolloutComplete\""],
+                ) >= 1.0
+                    && sum(
+                        s,
+                        "topograph_rollout_pins_total",
+                        &["policy=\"team-a/quick-start\""],
+                    ) >= 1.0
+                    && sum(s, "topograph_rollout_revisions_total", &[]) >= 2.0
+            },
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        sum(&rolled, "topograph_rollout_phase", &["phase=\"Stable\""]),
+        1.0,
+        "{:?}",
+        rolled.get("topograph_rollout_phase")
+    );
 
     // The management cluster goes away: the watches break and are counted.
     drop(kube.take());
