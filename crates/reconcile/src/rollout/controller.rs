@@ -159,7 +159,12 @@ impl Controller {
                 .is_none()
             {
                 match self.api.create(&object).await {
-                    Ok(_) => report.revisions += 1,
+                    Ok(_) => {
+                        report.revisions += 1;
+                        if let Err(e) = self.prune(class, &name).await {
+                            tracing::warn!(class = %key(class), error = %e, "old revisions not pruned");
+                        }
+                    }
                     Err(e) if e.has_code(409) => {}
                     Err(e) => return Err(e.into()),
                 }
@@ -167,6 +172,71 @@ impl Controller {
             self.recorded.insert(name.clone());
         }
         Ok(Some(name))
+    }
+
+    /// Deletes the class's revisions beyond the newest [`KEPT_REVISIONS`] that nothing
+    /// names: not the policy's stable or target revision, no Cluster's pin or record of
+    /// what it rendered, not `newest`.
+    async fn prune(&mut self, class: &Value, newest: &str) -> Result<(), ReconcileError> {
+        let (namespace, name) = (class.namespace(), class.name());
+        let mut revisions = self
+            .api
+            .list(
+                API_VERSION,
+                REVISION_KIND,
+                namespace,
+                &[(super::CLASS_LABEL, name)],
+            )
+            .await?;
+        if revisions.len() <= KEPT_REVISIONS {
+            return Ok(());
+        }
+        let mut named: BTreeSet<String> = BTreeSet::from([newest.to_string()]);
+        if let Some(policy) = self
+            .api
+            .get(API_VERSION, POLICY_KIND, namespace, name)
+            .await?
+        {
+            for field in ["stableRevision", "targetRevision"] {
+                if let Some(r) = policy
+                    .pointer(&format!("/status/{field}"))
+                    .and_then(Value::as_str)
+                {
+                    named.insert(r.to_string());
+                }
+            }
+        }
+        let class_key = (namespace.to_string(), name.to_string());
+        for cluster in self
+            .api
+            .list(class::API_VERSION, "Cluster", "", &[])
+            .await?
+        {
+            if class_of(&cluster).as_ref() == Some(&class_key) {
+                for a in [PIN_ANNOTATION, super::OBSERVED_ANNOTATION] {
+                    named.extend(annotation(&cluster, a).map(str::to_string));
+                }
+            }
+        }
+        // Newest first; the name breaks ties of the same second.
+        revisions.sort_by(|a, b| {
+            let at = |o: &Value| {
+                o.pointer("/metadata/creationTimestamp")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            at(b).cmp(&at(a)).then_with(|| b.name().cmp(a.name()))
+        });
+        for old in revisions.iter().skip(KEPT_REVISIONS) {
+            if named.contains(old.name()) {
+                continue;
+            }
+            self.api.delete(old).await?;
+            self.recorded.remove(old.name());
+            tracing::info!(class = %key(class), revision = old.name(), "revision pruned");
+        }
+        Ok(())
     }
 
     async fn drive(
@@ -443,6 +513,9 @@ impl Controller {
         }
     }
 }
+
+/// Revisions of a class kept besides those something names.
+pub const KEPT_REVISIONS: usize = 10;
 
 /// The component rollout Events are reported by.
 pub const COMPONENT: &str = "topograph/rollout-controller";
