@@ -9,21 +9,45 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 use topograph_management::ManagementCluster;
+use topograph_management::keys::ClusterKey;
+use topograph_queue::Queue;
 use topograph_reconcile::rollout::controller::{Controller, Enqueue};
 
 use crate::metrics::{Metrics, RolloutEventLabels, RolloutLabels, RolloutPhaseLabels, WatchLabels};
 
 /// Steps the rollouts of `management_cluster` every `interval` until dropped (the
 /// watch's tasks are aborted when its lease ends).
-pub async fn drive(
+pub async fn drive<Q: Queue>(
     api: Arc<ManagementCluster>,
     management_cluster: String,
+    queue: Arc<Q>,
     to_queue: mpsc::UnboundedSender<Vec<(String, String)>>,
     metrics: Arc<Metrics>,
     interval: Duration,
 ) {
+    let mc = management_cluster.clone();
     let enqueue: Enqueue = Arc::new(move |clusters| {
-        let _ = to_queue.send(clusters);
+        // Called inside the step's `rollout` span: the jobs carry its trace, so each
+        // moved Cluster's reconcile is part of the rollout's trace. What the queue
+        // refuses goes to the watch's enqueuer, which retries.
+        let context = topograph_telemetry::trace::current_context();
+        let (queue, to_queue, mc) = (queue.clone(), to_queue.clone(), mc.clone());
+        tokio::spawn(async move {
+            let mut refused = Vec::new();
+            for (namespace, name) in clusters {
+                let key = ClusterKey::new(&mc, &namespace, &name).to_string();
+                if queue
+                    .enqueue_traced(&key, context.as_deref())
+                    .await
+                    .is_err()
+                {
+                    refused.push((namespace, name));
+                }
+            }
+            if !refused.is_empty() {
+                let _ = to_queue.send(refused);
+            }
+        });
     });
     let mut controller = Controller::new(api.as_ref().clone(), enqueue);
     let mut ticks = tokio::time::interval(interval);
@@ -31,8 +55,7 @@ pub async fn drive(
     let mut phases: std::collections::BTreeMap<String, String> = Default::default();
     loop {
         ticks.tick().await;
-        let span = tracing::info_span!("rollouts", management_cluster = %management_cluster);
-        let report = match tracing::Instrument::instrument(controller.tick(), span).await {
+        let report = match controller.tick().await {
             Ok(report) => report,
             Err(e) => {
                 tracing::warn!(%management_cluster, error = %e, "rollout policies not read");

@@ -505,6 +505,7 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     tasks.0.push(tokio::spawn(crate::rollouts::drive(
         api.clone(),
         management_cluster.to_string(),
+        watchers.queue.clone(),
         to_queue.clone(),
         watchers.metrics.clone(),
         watchers.config.rollout_interval,

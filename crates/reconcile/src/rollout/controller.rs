@@ -367,24 +367,45 @@ impl Controller {
                 Err(e) => return Err(e),
             }
         }
-        let mut queued = Vec::new();
-        for (cluster_key, revision) in &step.pins {
-            let Some(cluster) = members.iter().find(|c| &key(c) == cluster_key) else {
-                continue;
-            };
-            let patch = json!({"metadata": {"annotations": {PIN_ANNOTATION: revision}}});
-            self.api.merge_patch(cluster, &patch).await?;
-            tracing::info!(cluster = %cluster_key, revision, "pinned");
-            queued.push((cluster.namespace().to_string(), cluster.name().to_string()));
-            *report.pins.entry(key(policy_object)).or_default() += 1;
+        // A step that moves Clusters or has news is a trace of its own, which the
+        // reconciles of the Clusters it queues continue.
+        if step.pins.is_empty() && step.notes.is_empty() {
+            self.set_class_condition(&class, &condition).await;
+            report
+                .phases
+                .insert(key(policy_object), step.status.phase.clone());
+            return Ok(());
         }
-        if !queued.is_empty() {
-            (self.enqueue)(queued);
-        }
-        for note in &step.notes {
-            *report.notes.entry(note.reason).or_default() += 1;
-            self.tell(&class, &members, note);
-        }
+        let span = tracing::info_span!(
+            parent: None,
+            "rollout",
+            policy = %key(policy_object),
+            target = %step.status.target_revision,
+            phase = %step.status.phase,
+            pins = step.pins.len(),
+        );
+        let pins = async {
+            let mut queued = Vec::new();
+            for (cluster_key, revision) in &step.pins {
+                let Some(cluster) = members.iter().find(|c| &key(c) == cluster_key) else {
+                    continue;
+                };
+                let patch = json!({"metadata": {"annotations": {PIN_ANNOTATION: revision}}});
+                self.api.merge_patch(cluster, &patch).await?;
+                tracing::info!(cluster = %cluster_key, revision, "pinned");
+                queued.push((cluster.namespace().to_string(), cluster.name().to_string()));
+                *report.pins.entry(key(policy_object)).or_default() += 1;
+            }
+            if !queued.is_empty() {
+                (self.enqueue)(queued);
+            }
+            for note in &step.notes {
+                *report.notes.entry(note.reason).or_default() += 1;
+                self.tell(&class, &members, note);
+            }
+            Ok::<_, ReconcileError>(())
+        };
+        tracing::Instrument::instrument(pins, span).await?;
         self.set_class_condition(&class, &condition).await;
         report
             .phases
