@@ -109,6 +109,7 @@ pub fn extension_config() -> Value {
 /// both `topograph.io/v1alpha1`, namespaced. Neither implements a provider contract.
 pub fn topograph() -> Vec<Value> {
     let mut policy = crd("topograph.io", "RolloutPolicy", &["v1alpha1"]);
+    policy["spec"]["versions"][0]["schema"] = json!({"openAPIV3Schema": policy_schema()});
     policy["spec"]["versions"][0]["additionalPrinterColumns"] = json!([
         {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
         {"name": "Stable", "type": "string", "jsonPath": ".status.stableRevision"},
@@ -127,6 +128,56 @@ pub fn topograph() -> Vec<Value> {
         }
     }
     crds
+}
+
+/// The structural schema of `RolloutPolicy`: types and bounds a real API server checks
+/// (the rules across fields are the gateway's admission and the driver's); the status
+/// is the driver's, kept as written.
+fn policy_schema() -> Value {
+    let duration = json!({"type": "string", "description": "A Go duration (30s, 10m)."});
+    json!({
+        "type": "object",
+        "description": "How changes of the ClusterClass of the same name and namespace reach its Clusters: in waves.",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "required": ["waves"],
+                "properties": {
+                    "waves": {
+                        "type": "array",
+                        "minItems": 1,
+                        "description": "In order; the last one has percent 100 and no selector.",
+                        "items": {
+                            "type": "object",
+                            "required": ["name"],
+                            "properties": {
+                                "name": {"type": "string", "minLength": 1, "maxLength": 63},
+                                "selector": {
+                                    "type": "object",
+                                    "description": "Only Clusters with these labels (matchLabels, matchExpressions).",
+                                    "x-kubernetes-preserve-unknown-fields": true
+                                },
+                                "percent": {
+                                    "type": "integer", "minimum": 1, "maximum": 100,
+                                    "description": "The share of the class's Clusters moved once this wave is done, over all waves so far."
+                                }
+                            }
+                        }
+                    },
+                    "maxRolling": {"type": "integer", "minimum": 1, "description": "Moved Clusters not yet past their health gate, at most (default 1)."},
+                    "soak": duration,
+                    "healthDeadline": duration,
+                    "paused": {"type": "boolean"},
+                    "abortRevision": {"type": "string", "description": "The target revision to abort: the moved Clusters go back to the stable revision."},
+                    "resumeAt": {"type": "string", "format": "date-time", "description": "Later than a halt: the rollout goes on."}
+                }
+            },
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+        }
+    })
 }
 
 /// CRDs for Cluster API's kinds as today's Cluster API installs them: the kinds the
