@@ -985,6 +985,33 @@ fn the_management_cluster_access_builds() {
             "{needed} in {extension_configs:#}"
         );
     }
+    // Rollouts: topograph's own CRDs, as the binaries define them, and the rights to
+    // drive them.
+    for crd in topograph_management::crds::topograph() {
+        let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+        let shipped = named(&objects, "CustomResourceDefinition", name)
+            .unwrap_or_else(|| panic!("k8s/management-cluster/crds.yaml lacks {name}"));
+        assert_eq!(
+            shipped, &crd,
+            "k8s/management-cluster/crds.yaml differs from crds::topograph() for {name}; regenerate it from `topograph crds`"
+        );
+    }
+    let rollouts = role["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| strings(&r["apiGroups"]).iter().any(|g| g == "topograph.io"))
+        .unwrap_or_else(|| panic!("no rule for topograph.io: {role:#}"));
+    for needed in [
+        "rolloutpolicies",
+        "rolloutpolicies/status",
+        "clusterclassrevisions",
+    ] {
+        assert!(
+            strings(&rollouts["resources"]).iter().any(|x| x == needed),
+            "{needed}"
+        );
+    }
     let binding = named(&objects, "ClusterRoleBinding", "topograph-fleet")
         .unwrap_or_else(|| panic!("no ClusterRoleBinding"));
     let subject = &binding["subjects"][0];
