@@ -296,6 +296,14 @@ impl Controller {
         let Some(live) = self.live_revision(&class, report).await? else {
             return Ok(());
         };
+        // Nothing in flight and nothing new: no need to read the fleet.
+        let settled = status.target_revision.is_empty() && status.stable_revision == live;
+        if settled && has_condition(policy_object, &condition_for(&status)) {
+            report
+                .phases
+                .insert(key(policy_object), status.phase.clone());
+            return Ok(());
+        }
         let all = match clusters {
             Some(all) => all,
             None => clusters.insert(
