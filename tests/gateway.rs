@@ -221,6 +221,29 @@ async fn refusals(fleet: &mut Fleet) {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied, "{e:?}");
+    // Rollouts: only within the tenant's namespaces and management clusters.
+    let rollout = |token: Option<&str>, mc: &str| {
+        req(
+            token,
+            pb::RolloutRequest {
+                management_cluster: mc.to_string(),
+                namespace: "team-a".into(),
+                name: "quick-start".into(),
+            },
+        )
+    };
+    for (token, mc, code) in [
+        (None, MC, Code::Unauthenticated),
+        (Some(TOKEN_B), MC, Code::PermissionDenied),
+        (Some(TOKEN_A), "mgmt-b", Code::PermissionDenied),
+    ] {
+        let e = c.pause_rollout(rollout(token, mc)).await.unwrap_err();
+        assert_eq!(e.code(), code, "{e:?}");
+        let e = c.abort_rollout(rollout(token, mc)).await.unwrap_err();
+        assert_eq!(e.code(), code, "{e:?}");
+    }
+    let e = c.get_rollout(rollout(Some(TOKEN_A), MC)).await.unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "no policy yet: {e:?}");
     for (token, ns) in [(Some(TOKEN_B), "team-a"), (None, "team-a")] {
         let e = c
             .get_cluster(req(
