@@ -8,7 +8,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use support::{Env, NS, V1BETA1, quick_start};
+use support::{Env, NS, V1BETA1};
 use topograph_management::crds;
 use topograph_reconcile::rollout::controller::{Controller, KEPT_REVISIONS};
 use topograph_reconcile::rollout::{self, API_VERSION, POLICY_KIND, REVISION_KIND};
