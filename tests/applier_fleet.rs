@@ -306,6 +306,117 @@ async fn two_hundred_clusters_converge_with_one_and_with_two_appliers() {
     );
 }
 
+/// Rollouts across a fleet (decision 0030): two management clusters, two appliers. Each
+/// management cluster's rollout is driven by whichever applier holds its watch lease,
+/// and a class change reaches every Cluster of both in the policy's waves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn class_changes_roll_out_in_every_management_cluster() {
+    let _serial = SERIAL.lock().await;
+    // Providers simulated: a moved Cluster passes its health gate once its machines
+    // are ready.
+    let fleet = Fleet::start_with(
+        "fleet-rollout",
+        20,
+        &["--simulate-providers", "--provider-delay-ms", "200"],
+    )
+    .await;
+    let policy = json!({"apiVersion": "topograph.io/v1alpha1", "kind": "RolloutPolicy",
+        "metadata": {"name": "quick-start", "namespace": "default"},
+        "spec": {"waves": [{"name": "half", "percent": 50}, {"name": "all", "percent": 100}],
+                 "maxRolling": 4}});
+    for api in [&fleet.api_a, &fleet.api_b] {
+        for crd in crds::topograph() {
+            api.create(&crd).await.unwrap();
+        }
+        api.create(&policy).await.unwrap();
+    }
+    let _a = fleet.applier("applier-1");
+    let _b = fleet.applier("applier-2");
+    wait_converged(&[&fleet.api_a, &fleet.api_b], 40, Duration::from_secs(180)).await;
+    let status = |api: &ManagementCluster| {
+        let api = api.clone();
+        async move {
+            api.get(
+                "topograph.io/v1alpha1",
+                "RolloutPolicy",
+                "default",
+                "quick-start",
+            )
+            .await
+            .ok()
+            .flatten()
+            .map(|p| p["status"].clone())
+            .unwrap_or_default()
+        }
+    };
+    let mut first = Vec::new();
+    for api in [&fleet.api_a, &fleet.api_b] {
+        let started = Instant::now();
+        loop {
+            let s = status(api).await;
+            if let Some(stable) = s["stableRevision"].as_str() {
+                first.push(stable.to_string());
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no stable revision: {s}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let mut class = api
+            .get(
+                "cluster.x-k8s.io/v1beta1",
+                "ClusterClass",
+                "default",
+                "quick-start",
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        class["spec"]["workers"]["machineDeployments"][0]["template"]["metadata"] =
+            json!({"labels": {"rollout": "two"}});
+        api.replace(&class).await.unwrap();
+    }
+    for (api, first) in [&fleet.api_a, &fleet.api_b].into_iter().zip(&first) {
+        let started = Instant::now();
+        loop {
+            let s = status(api).await;
+            let done = s["stableRevision"].as_str().is_some_and(|r| r != first)
+                && s.get("targetRevision").is_none();
+            let mds = api
+                .list(
+                    "cluster.x-k8s.io/v1beta1",
+                    "MachineDeployment",
+                    "default",
+                    &[],
+                )
+                .await
+                .unwrap_or_default();
+            if done
+                && !mds.is_empty()
+                && mds
+                    .iter()
+                    .all(|m| m["metadata"]["labels"]["rollout"] == "two")
+            {
+                let waves: Vec<usize> = s["waves"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|w| w["clusters"].as_array().map_or(0, Vec::len))
+                    .collect();
+                assert_eq!(waves, [10, 10], "{s:#}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(240),
+                "the rollout did not complete: {s:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
 /// Scaling the render service out works without a load balancer in front: an applier
 /// given both replicas (the list form of `--render`; `dns:///name:port` resolves to the
 /// same set behind a headless Service) sends renders to both, and when one dies the
