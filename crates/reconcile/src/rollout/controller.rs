@@ -18,8 +18,8 @@ use super::pin::annotation;
 use super::policy::{self, Member};
 use super::revision;
 use super::waves::{self, ClusterInfo, Gates, Note, Status, phase};
-use super::{API_VERSION, CONDITION, PIN_ANNOTATION, POLICY_KIND, REVISION_KIND};
-use crate::class::{self, template_refs};
+use super::{API_VERSION, CONDITION, PIN_ANNOTATION, POLICY_KIND, REVISION_KIND, class_of};
+use crate::class;
 use crate::conditions::{self, Condition};
 use crate::error::ReconcileError;
 use crate::events;
@@ -54,21 +54,6 @@ fn now_ms() -> i64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or_default()
-}
-
-/// The namespace/name of the class a Cluster uses, if it has a topology.
-fn class_of(cluster: &Value) -> Option<(String, String)> {
-    let class = cluster
-        .pointer("/spec/topology/class")
-        .or_else(|| cluster.pointer("/spec/topology/classRef/name"))
-        .and_then(Value::as_str)?;
-    let namespace = cluster
-        .pointer("/spec/topology/classNamespace")
-        .or_else(|| cluster.pointer("/spec/topology/classRef/namespace"))
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(cluster.namespace());
-    Some((namespace.to_string(), class.to_string()))
 }
 
 fn key(object: &Value) -> String {
@@ -130,25 +115,9 @@ impl Controller {
         if class::not_reconciled(class).is_some() {
             return Ok(None);
         }
-        let Ok(decoded) = topograph_api::load::decode_cluster_class(class.clone()) else {
+        let Some(templates) = super::templates_of(&self.api, class).await? else {
             return Ok(None);
         };
-        let mut templates = Vec::new();
-        for r in template_refs(&decoded) {
-            let namespace = if r.namespace.is_empty() {
-                class.namespace()
-            } else {
-                r.namespace.as_str()
-            };
-            match self
-                .api
-                .get(&r.api_version, &r.kind, namespace, &r.name)
-                .await?
-            {
-                Some(t) => templates.push(t),
-                None => return Ok(None),
-            }
-        }
         let object = revision::object(class, &templates);
         let name = object.name().to_string();
         if !self.recorded.contains(&name) {

@@ -15,22 +15,11 @@ use topograph_management::ManagementCluster;
 use super::pin::annotation;
 use super::policy::{self, Member};
 use super::waves::{self, ClusterInfo};
-use super::{API_VERSION, OBSERVED_ANNOTATION, PIN_ANNOTATION, POLICY_KIND, REVISION_KIND};
+use super::{
+    API_VERSION, OBSERVED_ANNOTATION, PIN_ANNOTATION, POLICY_KIND, REVISION_KIND, class_of,
+};
 use crate::class::{self, template_refs};
 use crate::error::ReconcileError;
-
-/// The class `(namespace, name)` a Cluster uses.
-fn class_of(cluster: &Value) -> Option<(String, String)> {
-    let class = cluster
-        .pointer("/spec/topology/class")
-        .and_then(Value::as_str)?;
-    let namespace = cluster
-        .pointer("/spec/topology/classNamespace")
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(cluster.namespace());
-    Some((namespace.to_string(), class.to_string()))
-}
 
 /// Whether `proposed` changes the class or one of its templates.
 fn touches(proposed: &[Value], class: &Value) -> bool {
@@ -97,18 +86,9 @@ pub async fn stage(
             staged = reconciled;
         }
     }
-    let decoded = topograph_api::load::decode_cluster_class(staged.clone()).map_err(|p| {
-        ReconcileError::invalid(format!("the proposed ClusterClass: {}", p.join("; ")))
-    })?;
-    let mut templates = Vec::new();
-    for r in template_refs(&decoded) {
-        let ns = if r.namespace.is_empty() {
-            class_ns.as_str()
-        } else {
-            r.namespace.as_str()
-        };
-        templates.extend(dry.get(&r.api_version, &r.kind, ns, &r.name).await?);
-    }
+    let Some(templates) = super::templates_of(dry, &staged).await? else {
+        return Ok(None);
+    };
     let revision = super::revision::object(&staged, &templates);
     let revision_name = revision.name().to_string();
     if dry
