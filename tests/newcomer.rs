@@ -2,52 +2,13 @@
 //! subcommands against it — list, get, plan a change, apply it, see it reconciled — and
 //! `up` without a token printing the one it generated.
 
-use std::io::{BufRead, BufReader, Lines};
-use std::process::{ChildStdout, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use topograph_tests::{Process, TempDir, binary, free_port, root};
+use topograph_tests::{TempDir, binary, root, succeeded, topograph_up};
 
 const TOKEN: &str = "newcomer-token";
-
-/// `topograph up` on a free port; its stdout lines, read so far up to the listening one.
-fn up(extra: &[&str]) -> (Process, String, Vec<String>, Lines<BufReader<ChildStdout>>) {
-    let port = free_port();
-    let mut child = Command::new(binary("topograph-cli", "topograph"))
-        .args([
-            "up",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--provider-delay-ms",
-            "200",
-        ])
-        .args(extra)
-        .current_dir(std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting topograph up: {e}"));
-    let stdout = child.stdout.take().unwrap();
-    let process = Process(child);
-    let mut lines = BufReader::new(stdout).lines();
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push(line.clone());
-        if line.starts_with("gateway listening on ") {
-            break;
-        }
-    }
-    let addr = seen
-        .last()
-        .and_then(|l| l.strip_prefix("gateway listening on "))
-        .unwrap_or_else(|| panic!("topograph up printed {seen:?}"))
-        .to_string();
-    assert_eq!(addr, format!("127.0.0.1:{port}"));
-    // The address as `up` prints it, as a newcomer copies it.
-    (process, addr, seen, lines)
-}
 
 fn topograph(addr: &str, args: &[&str]) -> Output {
     Command::new(binary("topograph-cli", "topograph"))
@@ -56,16 +17,6 @@ fn topograph(addr: &str, args: &[&str]) -> Output {
         .current_dir(root())
         .output()
         .unwrap()
-}
-
-fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 fn reconciled(cluster: &Value) -> bool {
@@ -83,7 +34,7 @@ fn reconciled(cluster: &Value) -> bool {
 fn wait_reconciled(addr: &str, what: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let cluster: Value = serde_json::from_str(&ok(topograph(
+        let cluster: Value = serde_json::from_str(&succeeded(topograph(
             addr,
             &["get", "cluster", "dev", "-n", "default", "-o", "json"],
         )))
@@ -98,7 +49,7 @@ fn wait_reconciled(addr: &str, what: impl Fn(&Value) -> bool) -> Value {
 
 #[test]
 fn up_then_list_get_plan_apply() {
-    let (_up, addr, seen, _rest) = up(&["--token", TOKEN]);
+    let (_up, addr, seen, _rest) = topograph_up(&["--token", TOKEN]);
     assert_eq!(
         seen.len(),
         1,
@@ -106,7 +57,7 @@ fn up_then_list_get_plan_apply() {
     );
 
     // The example Cluster is there and gets reconciled.
-    let listed = ok(topograph(&addr, &["list", "clusters"]));
+    let listed = succeeded(topograph(&addr, &["list", "clusters"]));
     assert!(
         listed
             .lines()
@@ -139,7 +90,7 @@ fn up_then_list_get_plan_apply() {
     std::fs::write(&same, serde_json::to_string(&changed).unwrap()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let plan: Value = serde_json::from_str(&ok(topograph(
+        let plan: Value = serde_json::from_str(&succeeded(topograph(
             &addr,
             &["plan", "-f", same.to_str().unwrap(), "-o", "json"],
         )))
@@ -157,8 +108,11 @@ fn up_then_list_get_plan_apply() {
     let file = dir.0.join("dev.json");
     std::fs::write(&file, serde_json::to_string(&changed).unwrap()).unwrap();
     let file = file.to_str().unwrap();
-    let plan: Value =
-        serde_json::from_str(&ok(topograph(&addr, &["plan", "-f", file, "-o", "json"]))).unwrap();
+    let plan: Value = serde_json::from_str(&succeeded(topograph(
+        &addr,
+        &["plan", "-f", file, "-o", "json"],
+    )))
+    .unwrap();
     assert_eq!(plan["created"], json!([]), "{plan:#}");
     assert_eq!(plan["deleted"], json!([]), "{plan:#}");
     let modified = plan["modified"].as_array().unwrap();
@@ -183,12 +137,12 @@ fn up_then_list_get_plan_apply() {
     );
 
     // Apply it; the MachineDeployment follows.
-    let applied = ok(topograph(&addr, &["apply", "-f", file]));
+    let applied = succeeded(topograph(&addr, &["apply", "-f", file]));
     assert_eq!(applied.trim(), "Cluster default/dev configured");
     wait_reconciled(&addr, |c| {
         c["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] == 5
     });
-    let got = ok(topograph(
+    let got = succeeded(topograph(
         &addr,
         &["get", "cluster", "dev", "-n", "default"],
     ));
@@ -205,7 +159,7 @@ fn up_then_list_get_plan_apply() {
 
 #[test]
 fn up_without_a_token_prints_the_one_it_generated() {
-    let (_up, addr, seen, _rest) = up(&["--no-examples"]);
+    let (_up, addr, seen, _rest) = topograph_up(&["--no-examples"]);
     assert_eq!(seen.len(), 2, "{seen:?}");
     let token = seen[0]
         .strip_prefix("token: ")
@@ -254,7 +208,7 @@ fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
     let dir = TempDir::new("newcomer-own-class");
     let kubeconfig = dir.0.join("kubeconfig");
     let kubeconfig_arg = kubeconfig.display().to_string();
-    let (_up, addr, _seen, _rest) = up(&[
+    let (_up, addr, _seen, _rest) = topograph_up(&[
         "--no-examples",
         "--token",
         TOKEN,
@@ -275,7 +229,7 @@ fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
     std::fs::write(&class, own("clusterclass.yaml")).unwrap();
     let cluster = dir.0.join("cluster.yaml");
     std::fs::write(&cluster, own("cluster.yaml")).unwrap();
-    ok(topograph(
+    succeeded(topograph(
         &addr,
         &[
             "apply",
@@ -299,7 +253,7 @@ fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
         eprintln!("skipping the kubectl half: no kubectl on PATH");
         return;
     };
-    let crds = ok(crds);
+    let crds = succeeded(crds);
     for crd in [
         "acmeclustertemplates.infrastructure.acme.example",
         "acmeclusters.infrastructure.acme.example",
@@ -307,7 +261,7 @@ fn up_takes_a_class_of_any_provider_and_writes_a_kubeconfig() {
     ] {
         assert!(crds.contains(crd), "{crd} in {crds}");
     }
-    let clusters = ok(kubectl(&["get", "clusters", "-A", "-o", "name"]).unwrap());
+    let clusters = succeeded(kubectl(&["get", "clusters", "-A", "-o", "name"]).unwrap());
     assert!(
         clusters.contains("cluster.cluster.x-k8s.io/dev"),
         "{clusters}"
@@ -320,7 +274,7 @@ fn up_with_the_example_extension_holds_an_upgrade_until_its_answer_changes() {
     let answers = dir.0.join("answers.json");
     std::fs::write(&answers, "{}").unwrap();
     let answers_arg = answers.display().to_string();
-    let (_up, addr, _seen, _rest) = up(&[
+    let (_up, addr, _seen, _rest) = topograph_up(&[
         "--token",
         TOKEN,
         "--example-extension",
@@ -365,7 +319,7 @@ fn up_with_the_example_extension_holds_an_upgrade_until_its_answer_changes() {
     }
     let file = dir.0.join("cluster.json");
     std::fs::write(&file, cluster.to_string()).unwrap();
-    ok(topograph(
+    succeeded(topograph(
         &addr,
         &["apply", "-f", &file.display().to_string()],
     ));
@@ -378,7 +332,7 @@ fn up_with_the_example_extension_holds_an_upgrade_until_its_answer_changes() {
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     let held = loop {
-        let c: Value = serde_json::from_str(&ok(topograph(
+        let c: Value = serde_json::from_str(&succeeded(topograph(
             &addr,
             &["get", "cluster", "dev", "-n", "default", "-o", "json"],
         )))
@@ -416,7 +370,8 @@ fn up_with_the_example_extension_applies_and_plans_a_class_with_external_patches
         return;
     };
     let dir = TempDir::new("newcomer-external-patches");
-    let (_up, addr, _seen, _rest) = up(&["--no-examples", "--token", TOKEN, "--example-extension"]);
+    let (_up, addr, _seen, _rest) =
+        topograph_up(&["--no-examples", "--token", TOKEN, "--example-extension"]);
     let write = |name: &str, object: &Value| {
         let path = dir.0.join(name);
         std::fs::write(&path, object.to_string()).unwrap();
@@ -430,7 +385,7 @@ fn up_with_the_example_extension_applies_and_plans_a_class_with_external_patches
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let applied = topograph(&addr, &args);
     let stderr = String::from_utf8_lossy(&applied.stderr).to_string();
-    ok(applied);
+    succeeded(applied);
     assert!(
         stderr.contains("hasn't been successfully reconciled"),
         "{stderr}"
@@ -438,7 +393,7 @@ fn up_with_the_example_extension_applies_and_plans_a_class_with_external_patches
 
     let name = cluster["metadata"]["name"].as_str().unwrap().to_string();
     let get = || -> Value {
-        serde_json::from_str(&ok(topograph(
+        serde_json::from_str(&succeeded(topograph(
             &addr,
             &["get", "cluster", &name, "-n", "default", "-o", "json"],
         )))
@@ -473,7 +428,7 @@ fn up_with_the_example_extension_applies_and_plans_a_class_with_external_patches
         {"name": "imageRepository", "value": "registry.example"}
     ]);
     changed.as_object_mut().unwrap().remove("status");
-    let planned: Value = serde_json::from_str(&ok(topograph(
+    let planned: Value = serde_json::from_str(&succeeded(topograph(
         &addr,
         &["plan", "-f", &write("changed.json", &changed), "-o", "json"],
     )))

@@ -3,35 +3,13 @@
 //! paused rollout moves nobody, resume takes the class change to the Cluster, and abort
 //! with nothing to abort is refused.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use topograph_tests::{Process, TempDir, binary, free_port, root};
+use topograph_tests::{TempDir, binary, root, succeeded, topograph_up};
 
 const TOKEN: &str = "rollout-token";
-
-fn up() -> (Process, String) {
-    let port = free_port();
-    let mut child = Command::new(binary("topograph-cli", "topograph"))
-        .args(["up", "--listen", &format!("127.0.0.1:{port}")])
-        .args(["--provider-delay-ms", "200", "--token", TOKEN])
-        .current_dir(std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting topograph up: {e}"));
-    let stdout = child.stdout.take().unwrap();
-    let process = Process(child);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if let Some(addr) = line.strip_prefix("gateway listening on ") {
-            return (process, addr.to_string());
-        }
-    }
-    panic!("topograph up ended before listening");
-}
 
 fn topograph(addr: &str, args: &[&str]) -> Output {
     Command::new(binary("topograph-cli", "topograph"))
@@ -42,20 +20,10 @@ fn topograph(addr: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn ok(output: Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}: {}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 fn json_of(addr: &str, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["-o", "json"]);
-    serde_json::from_str(&ok(topograph(addr, &all))).unwrap()
+    serde_json::from_str(&succeeded(topograph(addr, &all))).unwrap()
 }
 
 fn wait(addr: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
@@ -84,7 +52,7 @@ fn policy(waves: Value) -> Value {
 
 #[test]
 fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
-    let (_up, addr) = up();
+    let (_up, addr, _, _rest) = topograph_up(&["--token", TOKEN]);
     let dir = TempDir::new("rollout-cli");
 
     // Refused at admission, every problem with its field path; nothing written.
@@ -120,7 +88,7 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
         "good.json",
         &policy(json!([{"name": "all", "percent": 100}])),
     );
-    ok(topograph(&addr, &["apply", "-f", &good]));
+    succeeded(topograph(&addr, &["apply", "-f", &good]));
     let stable = wait(&addr, "stable revision", |p| {
         p["status"]["stableRevision"]
             .as_str()
@@ -151,7 +119,7 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
     class["spec"]["workers"]["machineDeployments"][0]["template"]["metadata"] =
         json!({"labels": {"rollout": "two"}});
     let changed = write(&dir, "class.json", &class);
-    let impact = ok(topograph(&addr, &["impact", "-f", &changed, "-o", "json"]));
+    let impact = succeeded(topograph(&addr, &["impact", "-f", &changed, "-o", "json"]));
     let impact: Value = serde_json::from_str(impact.lines().next().unwrap_or_default()).unwrap();
     assert_eq!(impact["name"], "dev", "{impact:#}");
     assert_eq!(impact["wave"], "all", "{impact:#}");
@@ -171,7 +139,7 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
         !modified.contains(&"Cluster"),
         "the pin is the rollout's: {impact:#}"
     );
-    let text = ok(topograph(&addr, &["impact", "-f", &changed]));
+    let text = succeeded(topograph(&addr, &["impact", "-f", &changed]));
     assert!(
         text.contains(&format!(
             "dev: changes (wave \"all\", to revision {planned})"
@@ -180,9 +148,9 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
     );
 
     // Paused: a class change waits.
-    let paused = ok(topograph(&addr, &["rollout", "pause", "quick-start"]));
+    let paused = succeeded(topograph(&addr, &["rollout", "pause", "quick-start"]));
     assert!(paused.contains("(paused)"), "{paused}");
-    ok(topograph(&addr, &["apply", "-f", &changed]));
+    succeeded(topograph(&addr, &["apply", "-f", &changed]));
     let held = wait(&addr, "paused with a target", |p| {
         p["status"]["phase"] == "Paused" && p["status"]["targetRevision"].is_string()
     });
@@ -202,7 +170,7 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
     );
 
     // Resumed: dev moves, renders the new revision, and it becomes the stable one.
-    ok(topograph(&addr, &["rollout", "resume", "quick-start"]));
+    succeeded(topograph(&addr, &["rollout", "resume", "quick-start"]));
     wait(&addr, "rollout complete", |p| {
         p["status"]["stableRevision"] == target.as_str() && p["status"]["phase"] == "Stable"
     });
@@ -211,7 +179,7 @@ fn policies_are_admitted_and_rollouts_paused_resumed_and_refused() {
         dev["metadata"]["annotations"]["topograph.io/observed-class-revision"],
         target.as_str()
     );
-    let text = ok(topograph(&addr, &["rollout", "status", "quick-start"]));
+    let text = succeeded(topograph(&addr, &["rollout", "status", "quick-start"]));
     assert!(
         text.contains(&format!("stable revision  {target}")),
         "{text}"

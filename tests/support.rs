@@ -499,3 +499,58 @@ pub fn runtimesdk(namespace: &str) -> Option<(Vec<serde_json::Value>, serde_json
         .find(|o| o["kind"] == "Cluster")?;
     Some((class, cluster))
 }
+
+/// What `topograph up` gave a test: the process, the gateway's address as it printed it,
+/// its stdout lines up to the listening one, and the rest of its stdout.
+pub type Up = (
+    Process,
+    String,
+    Vec<String>,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+);
+
+/// `topograph up` on a free port with `extra` arguments (providers at 200 ms).
+pub fn topograph_up(extra: &[&str]) -> Up {
+    use std::io::BufRead;
+    let port = free_port();
+    let mut child = Command::new(binary("topograph-cli", "topograph"))
+        .args(["up", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--provider-delay-ms", "200"])
+        .args(extra)
+        .current_dir(std::env::temp_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting topograph up: {e}"));
+    let Some(stdout) = child.stdout.take() else {
+        panic!("topograph up without stdout")
+    };
+    let process = Process(child);
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        seen.push(line.clone());
+        if line.starts_with("gateway listening on ") {
+            break;
+        }
+    }
+    let addr = seen
+        .last()
+        .and_then(|l| l.strip_prefix("gateway listening on "))
+        .unwrap_or_else(|| panic!("topograph up printed {seen:?}"))
+        .to_string();
+    assert_eq!(addr, format!("127.0.0.1:{port}"));
+    (process, addr, seen, lines)
+}
+
+/// The stdout of a command that must have succeeded (else its exit and stderr).
+pub fn succeeded(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
