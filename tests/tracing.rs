@@ -208,6 +208,7 @@ async fn one_trace_from_apply_to_the_management_cluster() {
         .await
         .unwrap();
     let mut seed = crds::cluster_api();
+    seed.extend(crds::topograph());
     seed.extend(crds::for_objects(&quick_start(
         "clusterclass.yaml",
         NAMESPACE,
@@ -396,6 +397,78 @@ async fn one_trace_from_apply_to_the_management_cluster() {
             && s.parent == found.apply.span_id
             && s.attribute("kind") == "Cluster"),
         "the gateway's write of the Cluster under apply"
+    );
+    // A class change rolled out under a policy: the step that moves the Cluster is a
+    // trace of its own (`rollout`), and the reconcile of the moved Cluster continues it
+    // through the Redis job.
+    let policy = json!({"apiVersion": "topograph.io/v1alpha1", "kind": "RolloutPolicy",
+        "metadata": {"name": "quick-start", "namespace": NAMESPACE},
+        "spec": {"waves": [{"name": "all", "percent": 100}]}});
+    apply_through_gateway(&addr, TOKEN, MC, &[policy]).await;
+    let recorded = Instant::now();
+    while api
+        .get(
+            "topograph.io/v1alpha1",
+            "RolloutPolicy",
+            NAMESPACE,
+            "quick-start",
+        )
+        .await
+        .ok()
+        .flatten()
+        .and_then(|p| p["status"]["stableRevision"].as_str().map(str::to_string))
+        .is_none()
+    {
+        assert!(recorded.elapsed() < within, "no stable revision recorded");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut changed = quick_start("clusterclass.yaml", NAMESPACE);
+    for object in &mut changed {
+        if object["kind"] == "ClusterClass" {
+            object["spec"]["workers"]["machineDeployments"][0]["template"]["metadata"] =
+                json!({"labels": {"rollout": "two"}});
+        }
+    }
+    apply_through_gateway(&addr, TOKEN, MC, &changed).await;
+    let moved = Instant::now();
+    let (step, reconcile) = loop {
+        let spans = receiver
+            .spans
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let linked = spans
+            .iter()
+            .filter(|s| s.service == "tg-applier" && s.name == "rollout" && s.parent.is_empty())
+            .find_map(|step| {
+                spans
+                    .iter()
+                    .find(|r| {
+                        r.service == "tg-applier"
+                            && r.name == "reconcile"
+                            && r.parent == step.span_id
+                            && r.trace_id == step.trace_id
+                    })
+                    .map(|r| (step.clone(), r.clone()))
+            });
+        if let Some(found) = linked {
+            break found;
+        }
+        assert!(
+            moved.elapsed() < within,
+            "no reconcile in a rollout step's trace; rollout spans: {:?}",
+            spans
+                .iter()
+                .filter(|s| s.name == "rollout")
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(step.attribute("policy"), format!("{NAMESPACE}/quick-start"));
+    assert_eq!(step.attribute("pins"), "1");
+    assert_eq!(
+        reconcile.attribute("cluster"),
+        format!("{NAMESPACE}/{CLUSTER}")
     );
     server.abort();
     drop(processes);
