@@ -198,7 +198,14 @@ async fn an_invalid_policy_and_a_deleted_class_are_reported_on_the_policy() {
             .cloned()
             .unwrap_or_default()
     };
-    let invalid = condition(&policy(&env).await);
+    let written = policy(&env).await;
+    controller.tick().await.unwrap();
+    assert_eq!(
+        policy(&env).await["metadata"]["resourceVersion"],
+        written["metadata"]["resourceVersion"],
+        "an invalid policy is reported once, not at every step"
+    );
+    let invalid = condition(&written);
     assert_eq!(invalid["status"], "False");
     assert_eq!(invalid["reason"], "InvalidPolicy");
     assert!(
@@ -225,6 +232,12 @@ async fn an_invalid_policy_and_a_deleted_class_are_reported_on_the_policy() {
     env.other.delete(&class).await.unwrap();
     controller.tick().await.unwrap();
     let ended = policy(&env).await;
+    controller.tick().await.unwrap();
+    assert_eq!(
+        policy(&env).await["metadata"]["resourceVersion"],
+        ended["metadata"]["resourceVersion"],
+        "the end is reported once"
+    );
     assert_eq!(ended["status"]["phase"], "ClassDeleted");
     assert!(ended["status"].get("targetRevision").is_none(), "{ended:#}");
     let deleted = condition(&ended);

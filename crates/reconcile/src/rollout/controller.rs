@@ -243,7 +243,10 @@ impl Controller {
                 "ClusterClassDeleted",
                 message,
             );
-            self.write_status(policy_object, &ended, &condition).await?;
+            // Written once: what it says then (the rollout it ended) stays.
+            if status.phase != ended.phase {
+                self.write_status(policy_object, &ended, &condition).await?;
+            }
             report.phases.insert(key(policy_object), ended.phase);
             return Ok(());
         };
@@ -257,8 +260,10 @@ impl Controller {
                     .join("; ");
                 let condition =
                     Condition::not_ok(CONDITION, "InvalidPolicy", "InvalidPolicy", message);
-                self.write_status(policy_object, &status, &condition)
-                    .await?;
+                if !has_condition(policy_object, &condition) {
+                    self.write_status(policy_object, &status, &condition)
+                        .await?;
+                }
                 return Ok(());
             }
         };
