@@ -71,6 +71,7 @@ pub(crate) fn on_create(
             .collect();
         refuse(rt, name, problems)?;
     }
+    refuse(rt, name, label_problems(object))?;
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
     };
@@ -100,6 +101,7 @@ pub(crate) fn on_update(
     sub: Sub,
     field_validation: FieldValidation,
 ) -> Result<(), ApiError> {
+    refuse(rt, name, label_problems(object))?;
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
     };
@@ -113,6 +115,29 @@ pub(crate) fn on_update(
         Sub::Status => schema.validate_status(object, old),
     };
     refuse(rt, name, errors)
+}
+
+/// ValidateObjectMeta's label rules, for every kind: keys are qualified names, values
+/// label values (63 characters at most), each problem at `metadata.labels`.
+fn label_problems(object: &Value) -> Vec<FieldError> {
+    let Some(labels) = object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for (key, value) in labels {
+        for message in topograph_variables::labels::qualified_name(key) {
+            problems.push(FieldError::invalid("metadata.labels", key, message));
+        }
+        if let Some(value) = value.as_str() {
+            for message in topograph_variables::labels::label_value(value) {
+                problems.push(FieldError::invalid("metadata.labels", value, message));
+            }
+        }
+    }
+    problems
 }
 
 /// What decoding found.

@@ -749,3 +749,61 @@ async fn a_name_that_is_not_a_dns_subdomain_is_refused() {
         "metadata.name"
     );
 }
+
+/// Label keys are qualified names and values at most 63 characters, on create and on
+/// every later write (ValidateObjectMeta), whatever the schema.
+#[tokio::test]
+async fn labels_kube_apiserver_would_refuse_are_refused() {
+    let server = start().await;
+    let long = "c".repeat(64);
+    let mut object = widget(json!({}));
+    object["metadata"]["labels"] = json!({ "topograph.io/cluster-class": long });
+    let refused = request(
+        &server,
+        "POST",
+        BASE,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(refused.code, 422, "{}", refused.body);
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "metadata.labels: Invalid value: \"{long}\": must be no more than 63 characters"
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        refused.body["details"]["causes"][0]["field"],
+        "metadata.labels"
+    );
+
+    object["metadata"]["labels"] = json!({ "ok": "yes" });
+    let created = request(
+        &server,
+        "POST",
+        BASE,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await;
+    assert_eq!(created.code, 201, "{}", created.body);
+    let path = format!("{BASE}/{}", object["metadata"]["name"].as_str().unwrap());
+    let patched = request(
+        &server,
+        "PATCH",
+        &path,
+        "application/merge-patch+json",
+        None,
+        &json!({"metadata": {"labels": {"bad key/x/y": "v"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(patched.code, 422, "{}", patched.body);
+    assert_eq!(
+        patched.body["details"]["causes"][0]["field"],
+        "metadata.labels"
+    );
+}
