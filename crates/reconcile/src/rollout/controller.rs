@@ -154,9 +154,11 @@ impl Controller {
                 API_VERSION,
                 REVISION_KIND,
                 namespace,
-                &[(super::CLASS_LABEL, name)],
+                &[(super::CLASS_LABEL, &revision::class_label(name))],
             )
             .await?;
+        // A shortened label may be shared: the revision's spec names its class.
+        revisions.retain(|r| r.pointer("/spec/clusterClass").and_then(Value::as_str) == Some(name));
         if revisions.len() <= KEPT_REVISIONS {
             return Ok(());
         }

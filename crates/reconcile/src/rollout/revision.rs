@@ -81,6 +81,22 @@ pub fn name(class: &str, hash: &str) -> String {
     format!("{base}-{short}")
 }
 
+/// The value of a revision's class label: the class's name when it is a valid label
+/// value (63 characters at most), else its first 52 characters and 10 hex of its hash,
+/// which a real API server accepts. Readers match `spec.clusterClass` for the name.
+pub fn class_label(class: &str) -> String {
+    if class.len() <= 63 {
+        return class.to_string();
+    }
+    let digest = Sha256::digest(class.as_bytes());
+    let short: String = digest.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    let base = class
+        .get(..52)
+        .unwrap_or_default()
+        .trim_end_matches(['-', '.']);
+    format!("{base}-{short}")
+}
+
 /// What a snapshot keeps of an object's metadata: identity and what templates carry
 /// into what they stamp out; nothing a server sets on every write.
 fn kept_metadata(object: &Value, with_generation: bool) -> Value {
@@ -134,7 +150,7 @@ pub fn object(class: &Value, templates: &[Value]) -> Value {
         "metadata": {
             "name": name,
             "namespace": class.namespace(),
-            "labels": {CLASS_LABEL: class.name()},
+            "labels": {CLASS_LABEL: class_label(class.name())},
             "ownerReferences": [owner],
         },
         "spec": {
@@ -237,5 +253,12 @@ mod tests {
         let n = name(&long, &"f".repeat(64));
         assert_eq!(n.len(), 253);
         assert!(n.ends_with("-ffffffffff"));
+        let label = class_label(&long);
+        assert!(label.len() <= 63 && label.starts_with("ccc"), "{label}");
+        assert!(
+            topograph_variables::labels::label_value(&label).is_empty(),
+            "{label}"
+        );
+        assert_eq!(class_label("quick-start"), "quick-start");
     }
 }
