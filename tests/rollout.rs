@@ -158,7 +158,7 @@ async fn policy_status(api: &ManagementCluster) -> waves::Status {
         "quick-start",
     )
     .await;
-    serde_json::from_value(policy.get("status").cloned().unwrap_or(json!({}))).unwrap_or_default()
+    waves::Status::of(&policy).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Waits until `done` holds for the policy's status, or fails with it after `limit`.

@@ -37,8 +37,20 @@ pub fn updated(stored: &Value, version_at: &[&str], version_from: Option<&str>) 
     format!("Updated {} {}{suffix}", stored.kind(), key(stored))
 }
 
-/// The Event object for `message` about `involved`.
+/// The Event object for `message` about `involved`, from the topology controller.
 pub fn event(involved: &Value, reason: &str, message: &str) -> Value {
+    event_from(COMPONENT, involved, reason, message, false)
+}
+
+/// The Event object for `message` about `involved`, reported by `component`; a
+/// `warning` is of type Warning, else Normal.
+pub fn event_from(
+    component: &str,
+    involved: &Value,
+    reason: &str,
+    message: &str,
+    warning: bool,
+) -> Value {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -60,9 +72,9 @@ pub fn event(involved: &Value, reason: &str, message: &str) -> Value {
         },
         "reason": reason,
         "message": message,
-        "type": "Normal",
-        "source": {"component": COMPONENT},
-        "reportingComponent": COMPONENT,
+        "type": if warning { "Warning" } else { "Normal" },
+        "source": {"component": component},
+        "reportingComponent": component,
         "firstTimestamp": now,
         "lastTimestamp": now,
         "count": 1,

@@ -54,11 +54,7 @@ async fn read(api: &ManagementCluster, namespace: &str, name: &str) -> Result<Va
 
 /// The spec change `action` makes, given the policy as stored; `None` for a read.
 fn spec_patch(action: Action, policy: &Value, now: &str) -> Result<Option<Value>, Status> {
-    let status: waves::Status = policy
-        .get("status")
-        .cloned()
-        .and_then(|s| serde_json::from_value(s).ok())
-        .unwrap_or_default();
+    let status = waves::Status::of(policy).unwrap_or_default();
     Ok(match action {
         Action::Get => None,
         Action::Pause => Some(json!({"spec": {"paused": true}})),
@@ -77,11 +73,7 @@ fn spec_patch(action: Action, policy: &Value, now: &str) -> Result<Option<Value>
 
 /// The answer: the policy's status and spec as the RPC's message.
 pub fn rollout(policy: &Value) -> pb::Rollout {
-    let status: waves::Status = policy
-        .get("status")
-        .cloned()
-        .and_then(|s| serde_json::from_value(s).ok())
-        .unwrap_or_default();
+    let status = waves::Status::of(policy).unwrap_or_default();
     let count = |w: &waves::WaveStatus, f: fn(&waves::WaveMember) -> bool| {
         i32::try_from(w.clusters.iter().filter(|m| f(m)).count()).unwrap_or(i32::MAX)
     };
@@ -137,12 +129,7 @@ pub async fn serve(
     tenant.authorize(action.method(), mc, Some(&request.namespace))?;
     let api = state.cluster(mc)?;
     let policy = read(&api, &request.namespace, &request.name).await?;
-    let now = waves::stamp(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            .unwrap_or_default(),
-    );
+    let now = waves::stamp(waves::now_ms());
     let Some(patch) = spec_patch(action, &policy, &now)? else {
         return Ok(rollout(&policy));
     };

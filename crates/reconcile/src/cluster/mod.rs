@@ -188,11 +188,15 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     }
     // With a rollout policy, the Cluster renders the revision it was moved to (or the
     // stable one), not the class as it is now (decision 0030).
-    let revision = rollout::pin::revision_for(run.api, &run.cluster, &class_object).await?;
-    let class_object = match &revision {
-        Some(revision) => revision.class.clone(),
-        None => class_object,
-    };
+    let (class_object, recorded, rendered) =
+        match rollout::pin::revision_for(run.api, &run.cluster, &class_object).await? {
+            Some(revision) => (
+                revision.class,
+                Some(revision.templates),
+                Some(revision.name),
+            ),
+            None => (class_object, None, None),
+        };
     let class =
         topograph_api::load::decode_cluster_class(class_object.clone()).map_err(|problems| {
             ReconcileError::invalid(format!(
@@ -201,13 +205,7 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
             ))
         })?;
 
-    let current = read::read(
-        run.api,
-        &c,
-        &class,
-        revision.as_ref().map(|r| r.templates.as_slice()),
-    )
-    .await?;
+    let current = read::read(run.api, &c, &class, recorded.as_deref()).await?;
     let creating = current.infrastructure_cluster.is_none() && current.control_plane.is_none();
     if let Some(message) = before_create(run).await? {
         return Ok(Progress::HookBlocking(message));
@@ -252,8 +250,8 @@ async fn reconcile(run: &mut Run<'_>, engine: &dyn Engine) -> Result<Progress, R
     control_plane::reconcile(run, &c, &class, &current, &desired).await?;
     workers::reconcile(run, &c, &current, &desired).await?;
     pools::reconcile(run, &current, &desired).await?;
-    if let Some(revision) = &revision {
-        observed_revision(run, &revision.name).await?;
+    if let Some(revision) = &rendered {
+        observed_revision(run, revision).await?;
     }
     Ok(Progress::Done(status::Done {
         creating,

@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
@@ -49,13 +48,6 @@ pub struct Controller {
     ticks: u64,
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or_default()
-}
-
 fn key(object: &Value) -> String {
     format!("{}/{}", object.namespace(), object.name())
 }
@@ -73,7 +65,7 @@ impl Controller {
 
     /// One pass over the management cluster's classes and policies.
     pub async fn tick(&mut self) -> Result<Report, ReconcileError> {
-        self.tick_at(now_ms()).await
+        self.tick_at(waves::now_ms()).await
     }
 
     /// [`Controller::tick`] at a given time (milliseconds since the epoch).
@@ -218,11 +210,9 @@ impl Controller {
         report: &mut Report,
     ) -> Result<(), ReconcileError> {
         let (namespace, name) = (policy_object.namespace(), policy_object.name());
-        let status: Status = policy_object
-            .get("status")
-            .cloned()
-            .and_then(|s| serde_json::from_value(s).ok())
-            .unwrap_or_default();
+        // A status someone garbled is left alone: stepping from an empty one would
+        // forget the rollout in flight.
+        let status = Status::of(policy_object).map_err(ReconcileError::invalid)?;
         let Some(class) = self
             .api
             .get(class::API_VERSION, "ClusterClass", namespace, name)
@@ -238,7 +228,7 @@ impl Controller {
             };
             let mut ended = status.clone();
             ended.target_revision.clear();
-            ended.phase = "ClassDeleted".into();
+            ended.phase = phase::CLASS_DELETED.into();
             let condition = Condition::not_ok(
                 CONDITION,
                 "ClusterClassDeleted",
@@ -483,18 +473,13 @@ impl Controller {
         } else {
             tracing::info!(reason = note.reason, class = %key(class), "{}", note.message);
         }
-        let mut event = events::event(involved, note.reason, &note.message);
-        event["type"] = json!(if note.warning { "Warning" } else { "Normal" });
-        event["source"] = json!({"component": COMPONENT});
-        event["reportingComponent"] = json!(COMPONENT);
-        self.api.create_detached(event.clone(), "an Event");
+        let event = |on: &Value| {
+            events::event_from(COMPONENT, on, note.reason, &note.message, note.warning)
+        };
+        self.api.create_detached(event(involved), "an Event");
         if note.cluster.is_some() {
             // The class hears of its Clusters' harm too.
-            let mut on_class = events::event(class, note.reason, &note.message);
-            on_class["type"] = event["type"].clone();
-            on_class["source"] = event["source"].clone();
-            on_class["reportingComponent"] = json!(COMPONENT);
-            self.api.create_detached(on_class, "an Event");
+            self.api.create_detached(event(class), "an Event");
         }
     }
 

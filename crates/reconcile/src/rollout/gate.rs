@@ -63,13 +63,7 @@ pub fn check(
     control_plane: Option<&Value>,
     machine_deployments: &[Value],
 ) -> Result<(), String> {
-    let observed = text(
-        cluster,
-        &format!(
-            "/metadata/annotations/{}",
-            OBSERVED_ANNOTATION.replace('/', "~1")
-        ),
-    );
+    let observed = super::pin::annotation(cluster, OBSERVED_ANNOTATION);
     if observed != Some(target) {
         return Err(format!(
             "its topology has not been reconciled at revision {target} yet"

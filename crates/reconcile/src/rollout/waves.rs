@@ -25,6 +25,8 @@ pub mod phase {
     pub const HALTED: &str = "Halted";
     /// The target was aborted: its Clusters went back to the stable revision.
     pub const ABORTED: &str = "Aborted";
+    /// The class is gone: the rollout ended.
+    pub const CLASS_DELETED: &str = "ClassDeleted";
 }
 
 /// One Cluster of a wave.
@@ -90,6 +92,18 @@ pub struct Status {
     pub halted: Option<Halt>,
 }
 
+impl Status {
+    /// The status of a RolloutPolicy object (none yet: the default), or why it cannot
+    /// be read (someone wrote it by hand).
+    pub fn of(policy: &serde_json::Value) -> Result<Status, String> {
+        match policy.get("status") {
+            None | Some(serde_json::Value::Null) => Ok(Status::default()),
+            Some(status) => Status::deserialize(status)
+                .map_err(|e| format!("status of RolloutPolicy cannot be read: {e}")),
+        }
+    }
+}
+
 /// A Cluster of the class as a step sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterInfo {
@@ -131,6 +145,14 @@ pub struct Step {
 pub fn stamp(ms: i64) -> String {
     k8s_openapi::jiff::Timestamp::from_millisecond(ms)
         .map(|t| format!("{t:.3}"))
+        .unwrap_or_default()
+}
+
+/// Now, in milliseconds since the epoch (what [`step`] and [`stamp`] take).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or_default()
 }
 
@@ -303,13 +325,8 @@ pub fn step(
                         "did not pass its health gate within {}: {why}",
                         humantime(policy.health_deadline)
                     );
-                    out.notes.push(halt_note(&m.cluster, &target, &reason));
-                    s.halted = Some(Halt {
-                        cluster: m.cluster.clone(),
-                        reason,
-                        at: stamp(now),
-                    });
-                    s.phase = phase::HALTED.into();
+                    let cluster = m.cluster.clone();
+                    out.halt(cluster, &target, reason, now);
                     return out;
                 }
             }
@@ -372,13 +389,7 @@ pub fn step(
                     wave.name,
                     humantime(policy.soak)
                 );
-                out.notes.push(halt_note(&cluster, &target, &reason));
-                s.halted = Some(Halt {
-                    cluster,
-                    reason,
-                    at: stamp(now),
-                });
-                s.phase = phase::HALTED.into();
+                out.halt(cluster, &target, reason, now);
                 return out;
             }
         }
@@ -491,13 +502,23 @@ fn note(cluster: Option<String>, reason: &'static str, message: String, warning:
     }
 }
 
-fn halt_note(cluster: &str, target: &str, reason: &str) -> Note {
-    note(
-        Some(cluster.to_string()),
-        "RolloutHalted",
-        format!("the rollout of revision {target} halted: Cluster {cluster} {reason}"),
-        true,
-    )
+impl Step {
+    /// Halts the rollout of `target` on `cluster`, for `reason`: the status says so and a
+    /// warning names the Cluster.
+    fn halt(&mut self, cluster: String, target: &str, reason: String, now: i64) {
+        self.notes.push(note(
+            Some(cluster.clone()),
+            "RolloutHalted",
+            format!("the rollout of revision {target} halted: Cluster {cluster} {reason}"),
+            true,
+        ));
+        self.status.halted = Some(Halt {
+            cluster,
+            reason,
+            at: stamp(now),
+        });
+        self.status.phase = phase::HALTED.into();
+    }
 }
 
 /// A duration as Go prints short ones (`90s` -> `1m30s`).
