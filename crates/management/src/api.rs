@@ -447,6 +447,7 @@ impl ManagementCluster {
         let Some(resource) = self.resource(api_version, kind, namespace).await? else {
             return Ok(None);
         };
+        tracing::debug!(target: "topograph_management::reads", verb = "get", kind, namespace, name);
         resource.get_live(name).await
     }
 
@@ -531,6 +532,7 @@ impl ManagementCluster {
         let Some(resource) = self.resource(api_version, kind, namespace).await? else {
             return Ok(Vec::new());
         };
+        tracing::debug!(target: "topograph_management::reads", verb = "list", kind, namespace, selector);
         let request = resource
             .request
             .list(&ListParams::default().labels(selector));

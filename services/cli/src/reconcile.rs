@@ -55,6 +55,9 @@ pub fn run(args: &ReconcileArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     crate::block_on(false, async {
+        // Warnings unless RUST_LOG asks for more (`topograph_management::reads=debug`
+        // lists every read the reconcile makes).
+        let _tracing = topograph_telemetry::trace::init_with("topograph-reconcile", "warn");
         let api = match ManagementCluster::from_kubeconfig(&args.kubeconfig).await {
             Ok(api) => api,
             Err(e) => {
