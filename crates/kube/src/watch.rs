@@ -54,9 +54,8 @@ impl Encoding {
     fn frame(self, event: &Value) -> Bytes {
         match self {
             Encoding::Json => {
-                let mut line = serde_json::to_vec(event).unwrap_or_default();
-                line.push(b'\n');
-                Bytes::from(line)
+                let object = serde_json::to_vec(&event["object"]).unwrap_or_default();
+                json_frame(event["type"].as_str().unwrap_or(""), &object)
             }
             Encoding::Protobuf(kind) => {
                 let event_type = event["type"].as_str().unwrap_or("");
@@ -278,16 +277,25 @@ fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: b
     json!({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": api_version, "metadata": metadata}})
 }
 
-/// An event of an object sent as stored: what `serde_json` writes for
-/// `{"type": …, "object": …}` (keys in order), from the object's stored text.
+/// An event of an object sent as stored, from the object's stored text.
 fn stored_frame(event_type: EventType, object: &Stored) -> Bytes {
-    let json = object.json();
-    let mut line = Vec::with_capacity(json.len() + 32);
-    line.extend_from_slice(b"{\"object\":");
-    line.extend_from_slice(json);
-    line.extend_from_slice(b",\"type\":\"");
-    line.extend_from_slice(event_type.as_str().as_bytes());
-    line.extend_from_slice(b"\"}\n");
+    json_frame(event_type.as_str(), object.json())
+}
+
+/// A JSON watch event: `{"type":…,"object":…}`, `type` first, as kube-apiserver writes it
+/// (Go writes a struct's fields in order). Clients decode the event's type before its
+/// object then, so they can read the object straight into its own type; with `object`
+/// first (the order of a sorted map), serde-based clients such as kube-rs must buffer the
+/// whole object before they know what it is.
+fn json_frame(event_type: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + event_type.len() + 24);
+    line.extend_from_slice(b"{\"type\":");
+    // An event type is one of a few upper-case words: nothing to escape.
+    line.push(b'"');
+    line.extend_from_slice(event_type.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
 
@@ -384,5 +392,23 @@ mod tests {
             kind(translate(&ev(EventType::Added, other_ns, None), &params)),
             None
         );
+    }
+
+    #[test]
+    fn json_events_name_their_type_before_their_object() {
+        let event = json!({"type": "ERROR", "object": {"kind": "Status", "code": 410}});
+        let frame = Encoding::Json.frame(&event);
+        assert_eq!(
+            frame.as_ref(),
+            br#"{"type":"ERROR","object":{"code":410,"kind":"Status"}}"#
+                .as_slice()
+                .iter()
+                .chain(b"\n")
+                .copied()
+                .collect::<Vec<u8>>()
+                .as_slice()
+        );
+        let parsed: Value = serde_json::from_slice(&frame).unwrap_or_default();
+        assert_eq!(parsed, event);
     }
 }
