@@ -29,6 +29,7 @@ use topograph_api::object::{GroupVersion, ObjectExt, ObjectKey};
 use topograph_api::server::{NAME_REQUIRED, Refused, Sub};
 use topograph_ssa::schema::Schema;
 
+use crate::class_cache::{Cached, ClassCache, Keep};
 use crate::dry_run::{Overlay, Refusal, Touched};
 use crate::error::{Error, is_not_found};
 
@@ -118,6 +119,8 @@ pub struct ManagementCluster {
     ref_versions: Arc<Mutex<crate::versions::RefVersions>>,
     // Creates sent without waiting for their answer (Events), until `settle`.
     detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    // Class-level objects kept by watches (`crate::class_cache`); `None` reads them live.
+    class_cache: Option<Arc<ClassCache>>,
 }
 
 /// Structural schemas by (apiVersion, kind).
@@ -144,6 +147,17 @@ impl ManagementCluster {
             preferred: Arc::default(),
             ref_versions: Arc::default(),
             detached: Arc::default(),
+            class_cache: None,
+        }
+    }
+
+    /// The same management cluster, reading class-level objects
+    /// ([`ManagementCluster::get_class_level`]) from caches its watches keep: for a
+    /// long-running process reconciling many Clusters of few classes (the applier).
+    pub fn with_class_cache(&self) -> Self {
+        ManagementCluster {
+            class_cache: Some(Arc::default()),
+            ..self.clone()
         }
     }
 
@@ -449,6 +463,33 @@ impl ManagementCluster {
         };
         tracing::debug!(target: "topograph_management::reads", verb = "get", kind, namespace, name);
         resource.get_live(name).await
+    }
+
+    /// One object that every Cluster of a class reads alike (its ClusterClass, a
+    /// template it references, its RolloutPolicy or a revision), from the class cache
+    /// when this client has one and the cache knows the answer (see
+    /// [`crate::class_cache`] for what `keep` keeps); otherwise as [`ManagementCluster::get`].
+    pub async fn get_class_level(
+        &self,
+        api_version: &str,
+        kind: &str,
+        keep: Keep,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        if let Some(cache) = &self.class_cache
+            && !self.is_dry_run()
+        {
+            match cache
+                .get(self, api_version, kind, keep, namespace, name)
+                .await
+            {
+                Cached::Found(object) => return Ok(Some(object)),
+                Cached::Missing => return Ok(None),
+                Cached::Unknown => {}
+            }
+        }
+        self.get(api_version, kind, namespace, name).await
     }
 
     /// Objects of a kind in a namespace (`""`: in all of them) carrying every given

@@ -4,6 +4,8 @@
 //! * [`api`]: [`ManagementCluster`], the only door to an API server (discovery, reads,
 //!   writes, counted), live or dry-run.
 //! * [`dry_run`]: the in-memory overlay a dry-run client writes into.
+//! * [`class_cache`]: class-level objects (classes, their templates, rollout policies
+//!   and revisions) read from watch-fed caches.
 //! * [`registry`]: the management clusters a process serves, from kubeconfig files and
 //!   labelled Secrets.
 //! * [`contracts`]: which Cluster API contract a provider kind implements, from its
@@ -15,6 +17,7 @@
 //! * `versions`: Cluster API's kinds applied in the version the server prefers.
 
 pub mod api;
+pub mod class_cache;
 pub mod contracts;
 pub mod crds;
 pub mod dry_run;

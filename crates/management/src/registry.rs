@@ -141,6 +141,8 @@ pub struct Changes {
 pub struct Registry {
     sources: Vec<Source>,
     clusters: RwLock<BTreeMap<String, Entry>>,
+    // Whether the clients built read class-level objects through a class cache.
+    class_cache: bool,
 }
 
 impl Registry {
@@ -155,7 +157,15 @@ impl Registry {
         Registry {
             sources,
             clusters: RwLock::default(),
+            class_cache: false,
         }
+    }
+
+    /// The same registry, its clients reading class-level objects from watch-fed
+    /// caches ([`ManagementCluster::with_class_cache`]): for appliers.
+    pub fn with_class_cache(mut self) -> Self {
+        self.class_cache = true;
+        self
     }
 
     /// A registry of the given management clusters (tests, the embedded mode).
@@ -175,6 +185,7 @@ impl Registry {
         Registry {
             sources: Vec::new(),
             clusters: RwLock::new(clusters),
+            class_cache: false,
         }
     }
 
@@ -225,6 +236,9 @@ impl Registry {
                 continue;
             }
             match ManagementCluster::from_kubeconfig_yaml(text).await {
+                Ok(api) if self.class_cache => {
+                    built.push((name.clone(), text.clone(), api.with_class_cache()))
+                }
                 Ok(api) => built.push((name.clone(), text.clone(), api)),
                 Err(e) => {
                     tracing::warn!(management_cluster = %name, error = %e, "unusable kubeconfig")

@@ -194,7 +194,7 @@ async fn run<Q: Queue, L: Lease>(
             namespace: namespace.clone(),
         });
     }
-    let registry = Arc::new(Registry::with_sources(sources));
+    let registry = Arc::new(Registry::with_sources(sources).with_class_cache());
     let (stop, shutdown) = watch::channel(false);
     tokio::spawn(async move {
         topograph_telemetry::rpc::shutdown_signal().await;

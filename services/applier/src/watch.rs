@@ -67,6 +67,10 @@ impl Default for WatchConfig {
     }
 }
 
+/// How long after a class-level change its Clusters are queued again: well beyond the
+/// moment every applier's class cache watch delivers it.
+const CLASS_CACHE_SETTLE: Duration = Duration::from_secs(2);
+
 /// What a watch task reports.
 enum Change {
     Applied(Summary),
@@ -483,6 +487,9 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         management_cluster: management_cluster.to_string(),
     };
     let mut pending = Debounce::default();
+    // Clusters of a changed class, queued again once every applier's class cache has
+    // seen the change (see `Affected::class_level`).
+    let mut again: Vec<(Instant, Vec<(String, String)>)> = Vec::new();
     let mut flush = tokio::time::interval(Duration::from_millis(100));
     // Queueing runs beside the event loop, so a slow queue never backs up the watch
     // streams (a watch that is not read falls behind and must list everything again).
@@ -532,6 +539,9 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                 if affected.extension_config && let Some(changed) = &configs_changed {
                     let _ = changed.send(());
                 }
+                if affected.class_level {
+                    again.push((Instant::now() + CLASS_CACHE_SETTLE, affected.clusters.clone()));
+                }
                 pending.changed(affected.clusters, Instant::now());
             }
             classes = async { configs_done.as_mut()?.recv().await }, if configs_done.is_some() => {
@@ -544,6 +554,10 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                 }
             }
             _ = flush.tick() => {
+                let now = Instant::now();
+                for (_, clusters) in again.extract_if(.., |(at, _)| *at <= now) {
+                    pending.changed(clusters, now);
+                }
                 let due = pending.due_timed(Instant::now(), watchers.config.quiet, watchers.config.max_delay);
                 for (_, lag) in &due {
                     watchers.metrics.watch_lagged(management_cluster, *lag);

@@ -170,6 +170,11 @@ pub struct Affected {
     pub new_kinds: bool,
     /// An ExtensionConfig changed: discover them again.
     pub extension_config: bool,
+    /// The change is of what every Cluster of a class reads alike (the class, a template
+    /// it references): appliers read those from caches their own watches keep, so the
+    /// Clusters are queued once more a little later (see `class_cache` in
+    /// topograph-management).
+    pub class_level: bool,
 }
 
 /// The index of one management cluster.
@@ -231,12 +236,21 @@ impl WatchIndex {
             (Summary::Class(class), false) => {
                 let (clusters, new_kinds) = self.class_applied(class);
                 return Affected {
+                    class_level: !clusters.is_empty(),
                     clusters,
                     new_kinds,
                     ..Affected::default()
                 };
             }
             (Summary::Class(class), true) => self.class_deleted(&class.name),
+            (Summary::Object(object @ ObjectSummary::Other(_)), _) => {
+                let clusters = self.object_changed(&object);
+                return Affected {
+                    class_level: !clusters.is_empty(),
+                    clusters,
+                    ..Affected::default()
+                };
+            }
             (Summary::ExtensionConfig, _) => {
                 return Affected {
                     extension_config: true,
@@ -418,6 +432,24 @@ mod tests {
         deleted(&mut index, &cluster("a"));
         assert_eq!(index.all_clusters(), [("ns".into(), "b".into())]);
         assert_eq!(deleted(&mut index, &class()), [("ns".into(), "b".into())]);
+    }
+
+    #[test]
+    fn class_and_template_changes_are_class_level_and_owned_objects_are_not() {
+        let mut index = WatchIndex::default();
+        applied(&mut index, &cluster("a"));
+        let class_change = index.changed(Summary::of(class()), false);
+        assert!(class_change.class_level);
+        let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp", "namespace": "ns"}});
+        let template_change = index.changed(Summary::of(template), false);
+        assert!(template_change.class_level);
+        assert_eq!(template_change.clusters, [("ns".into(), "a".into())]);
+        let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
+        assert!(!index.changed(Summary::of(owned), false).class_level);
+        assert!(!index.changed(Summary::of(cluster("b")), false).class_level);
+        // A template no class references affects nothing, so nothing is queued again.
+        let other = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "unused", "namespace": "ns"}});
+        assert!(!index.changed(Summary::of(other), false).class_level);
     }
 
     #[test]

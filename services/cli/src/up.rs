@@ -204,7 +204,12 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     } else {
         None
     };
-    let registry = Arc::new(Registry::fixed([(LOCAL.to_string(), Arc::new(api))]));
+    // The embedded applier reads class-level objects from watch-fed caches, as the
+    // fleet's appliers do.
+    let registry = Arc::new(Registry::fixed([(
+        LOCAL.to_string(),
+        Arc::new(api.with_class_cache()),
+    )]));
     let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
 
     let (token, generated) = match &args.token {

@@ -38,6 +38,7 @@ use status::Progress;
 use topograph_engine::Engine;
 use topograph_engine::service::{RenderFailure, RenderInputs};
 use topograph_management::ManagementCluster;
+use topograph_management::class_cache::Keep;
 
 /// What one reconcile did: objects created, updated and deleted, and every write request
 /// it made (status and Events included).
@@ -376,8 +377,12 @@ async fn read_class(
     namespace: &str,
     name: &str,
 ) -> Result<Value, ReconcileError> {
-    let get = || api.get(API_VERSION, "ClusterClass", namespace, name);
-    let Some(class) = get().await? else {
+    // From the class cache when there is one; a class just created and not in it yet
+    // is read live (positive answers only).
+    let class = api
+        .get_class_level(API_VERSION, "ClusterClass", Keep::Unowned, namespace, name)
+        .await?;
+    let Some(class) = class else {
         return Err(ReconcileError::invalid(format!(
             "error reading the ClusterClass: failed to get ClusterClass {namespace}/{name}: clusterclasses.cluster.x-k8s.io \"{name}\" not found"
         )));
@@ -399,5 +404,9 @@ async fn read_class(
     if let Err(e) = class::reconcile_class_with(api, extensions, namespace, name).await {
         tracing::warn!(class = %format!("{namespace}/{name}"), error = %e, "ClusterClass reconcile failed");
     }
-    Ok(get().await?.unwrap_or(class))
+    // Live: the cache may not have the status just written yet.
+    Ok(api
+        .get(API_VERSION, "ClusterClass", namespace, name)
+        .await?
+        .unwrap_or(class))
 }

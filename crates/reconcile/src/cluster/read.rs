@@ -21,6 +21,7 @@ use topograph_engine::wire::read_ref;
 use crate::class::{API_VERSION, template_refs};
 use crate::error::ReconcileError;
 use topograph_management::ManagementCluster;
+use topograph_management::class_cache::Keep;
 use topograph_management::crds::plural;
 
 /// A current MachineDeployment and what belongs to it.
@@ -124,6 +125,26 @@ async fn get_ref(
         .await?)
 }
 
+/// A template the class references, from the class cache when there is one (see
+/// `topograph_management::class_cache`: a Cluster's own copies are never kept there).
+async fn class_template(
+    cluster: &ManagementCluster,
+    r: &ObjectRef,
+    namespace: &str,
+) -> Result<Option<Value>, ReconcileError> {
+    if r.name.is_empty() {
+        return Ok(None);
+    }
+    let namespace = if r.namespace.is_empty() {
+        namespace
+    } else {
+        r.namespace.as_str()
+    };
+    Ok(cluster
+        .get_class_level(&r.api_version, &r.kind, Keep::Unowned, namespace, &r.name)
+        .await?)
+}
+
 /// The object `object` references at `path` (a contract reference), if any.
 async fn referenced(
     cluster: &ManagementCluster,
@@ -193,7 +214,7 @@ pub(crate) async fn read(
     let (live_templates, infrastructure_cluster, control_plane) = futures::try_join!(
         try_join_all(
             refs.iter()
-                .map(|r| get_ref(cluster, Some(r), &class.namespace))
+                .map(|r| class_template(cluster, r, &class.namespace))
         ),
         get_ref(cluster, c.infrastructure_ref.as_ref(), ns),
         get_ref(cluster, c.control_plane_ref.as_ref(), ns),

@@ -5,6 +5,7 @@
 use serde_json::Value;
 use topograph_api::object::ObjectExt;
 use topograph_management::ManagementCluster;
+use topograph_management::class_cache::Keep;
 
 use super::revision::{self, Revision};
 use super::{API_VERSION, PIN_ANNOTATION, POLICY_KIND, REVISION_KIND};
@@ -30,7 +31,11 @@ pub async fn revision_for(
     let wanted = match annotation(cluster, PIN_ANNOTATION) {
         Some(pinned) => pinned.to_string(),
         None => {
-            let Some(policy) = api.get(API_VERSION, POLICY_KIND, namespace, name).await? else {
+            // Kept whole: most classes have none, and the cache says so without a request.
+            let policy = api
+                .get_class_level(API_VERSION, POLICY_KIND, Keep::All, namespace, name)
+                .await?;
+            let Some(policy) = policy else {
                 return Ok(None);
             };
             match policy
@@ -43,8 +48,16 @@ pub async fn revision_for(
             }
         }
     };
+    // A revision never changes once recorded; one just recorded may not be in the
+    // cache yet, and is read live then (positive answers only).
     let Some(stored) = api
-        .get(API_VERSION, REVISION_KIND, namespace, &wanted)
+        .get_class_level(
+            API_VERSION,
+            REVISION_KIND,
+            Keep::Unowned,
+            namespace,
+            &wanted,
+        )
         .await?
     else {
         return Err(ReconcileError::invalid(format!(
