@@ -20,12 +20,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::api::{ApiResource, ObjectMeta};
-use kube::core::DynamicResourceScope;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use serde::{Deserialize, Deserializer};
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use topograph_queue::Queue;
@@ -33,6 +29,7 @@ use topograph_queue::Queue;
 use crate::extensions::RuntimeExtensions;
 use crate::lease::Lease;
 use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
+use crate::seen::Seen;
 use crate::watch_index::{Summary, WatchIndex};
 use topograph_management::ManagementCluster;
 use topograph_management::keys::ClusterKey;
@@ -75,71 +72,6 @@ const CLASS_CACHE_SETTLE: Duration = Duration::from_secs(2);
 enum Change {
     Applied(Summary),
     Deleted(Summary),
-}
-
-/// One watched object as its watch reads it: the [`Summary`] the index needs, taken as
-/// the object is parsed, and the resourceVersion the kube watcher resumes from (all it
-/// reads of an object). The watcher keeps a listing's page (500 objects) while it hands
-/// them out, and the channel to the index up to 1,024 changes per management cluster:
-/// both hold this, never the object. The object is parsed once, into a `Value`, and
-/// dropped as soon as it is summarised (a `DynamicObject`, then a `Value` of it, was
-/// two copies more).
-#[derive(Clone, Debug)]
-struct Seen {
-    metadata: ObjectMeta,
-    summary: Summary,
-}
-
-impl<'de> Deserialize<'de> for Seen {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use topograph_api::object::ObjectExt;
-        let object = Value::deserialize(deserializer)?;
-        let resource_version = object
-            .at(&["metadata", "resourceVersion"])
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        Ok(Seen {
-            metadata: ObjectMeta {
-                resource_version,
-                ..ObjectMeta::default()
-            },
-            summary: Summary::of(object),
-        })
-    }
-}
-
-/// As `DynamicObject` is one: the kind comes with the `Api`.
-impl kube::Resource for Seen {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
-
-    fn kind(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.kind.as_str().into()
-    }
-
-    fn group(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.group.as_str().into()
-    }
-
-    fn version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.version.as_str().into()
-    }
-
-    fn api_version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.api_version.as_str().into()
-    }
-
-    fn plural(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.plural.as_str().into()
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
 }
 
 /// What the watchers of a process share.
