@@ -212,9 +212,12 @@ impl ClassCache {
         }
         match api.api_all::<Watched>(api_version, kind).await {
             Ok(Some(resource)) => {
-                let task = tokio::spawn(follow(resource, Arc::downgrade(&store), {
-                    format!("{kind}.{api_version}")
-                }));
+                let task = tokio::spawn(follow(
+                    resource,
+                    keep,
+                    Arc::downgrade(&store),
+                    format!("{kind}.{api_version}"),
+                ));
                 if let Ok(mut tasks) = self.tasks.lock() {
                     tasks.push(task);
                 }
@@ -232,10 +235,15 @@ impl ClassCache {
 }
 
 /// Feeds `store` from a watch of its kind until the cache is dropped.
-async fn follow(api: kube::Api<Watched>, store: Weak<KindStore>, what: String) {
-    let mut stream = watcher::watcher(api, watcher::Config::default())
-        .default_backoff()
-        .boxed();
+async fn follow(api: kube::Api<Watched>, keep: Keep, store: Weak<KindStore>, what: String) {
+    let config = match keep {
+        Keep::All => watcher::Config::default(),
+        // The server leaves out what would not be kept (a template kind's per-Cluster
+        // copies, a thousand per class in a fleet), and reports an object that gains the
+        // label as deleted.
+        Keep::Unowned => watcher::Config::default().labels(&format!("!{CLUSTER_NAME_LABEL}")),
+    };
+    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
     while let Some(event) = stream.next().await {
         let Some(store) = store.upgrade() else {
             return;
