@@ -42,6 +42,19 @@ struct LightMeta {
     owner_references: Option<Vec<OwnerUid>>,
 }
 
+/// An object's uid, parsed without the rest.
+#[derive(Deserialize, Default)]
+struct Uid {
+    #[serde(default)]
+    metadata: UidMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct UidMeta {
+    #[serde(default)]
+    uid: Option<String>,
+}
+
 #[derive(Deserialize)]
 struct OwnerUid {
     #[serde(default)]
@@ -49,7 +62,7 @@ struct OwnerUid {
 }
 
 /// An object's labels and the uids of its owners: its entries in the indexes.
-#[derive(Default)]
+#[derive(Default, PartialEq, Eq)]
 pub(crate) struct IndexEntries {
     pub labels: Vec<(String, String)>,
     pub owners: Vec<String>,
@@ -124,6 +137,14 @@ impl Stored {
         serde_json::from_slice(&self.json).unwrap_or(Value::Null)
     }
 
+    /// `metadata.uid`, or "" when the object has none (as `meta_str` reads it).
+    pub fn uid(&self) -> String {
+        serde_json::from_slice::<Uid>(&self.json)
+            .ok()
+            .and_then(|u| u.metadata.uid)
+            .unwrap_or_default()
+    }
+
     fn light(&self) -> Light {
         serde_json::from_slice(&self.json).unwrap_or_default()
     }
@@ -192,6 +213,12 @@ mod tests {
         let stored = Stored::new(("ns".into(), "e".into()), &object);
         assert_eq!(stored.value(), object);
         assert!(stored.is_in("v1"));
+        assert_eq!(stored.uid(), "");
+        let with_uid = json!({"metadata": {"name": "x", "uid": "u-1", "labels": {"a": "b"}}});
+        assert_eq!(
+            Stored::new((String::new(), "x".into()), &with_uid).uid(),
+            "u-1"
+        );
         assert!(!stored.is_in("v"));
         assert!(!stored.is_in("v1beta1"));
         assert_eq!(
