@@ -357,12 +357,12 @@ impl Simulator {
     /// What the provider (or core controller) does about `obj` as it is now.
     fn act(&mut self, key: &Key, rt: &Arc<ResourceType>, role: Role, obj: &Value, now: Instant) {
         if matches!(role, Role::MachineDeployment | Role::MachinePool) {
-            self.owned_by_cluster(key, &rt, &obj);
+            self.owned_by_cluster(key, rt, obj);
         }
         if obj.pointer("/metadata/deletionTimestamp").is_some() {
             return;
         }
-        let since = self.note_generation(key, &obj, now);
+        let since = self.note_generation(key, obj, now);
         let generation = obj
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -370,22 +370,22 @@ impl Simulator {
         let due = now.duration_since(since) >= self.delay;
         if due
             && matches!(role, Role::ControlPlane | Role::MachineDeployment)
-            && self.failing.iter().any(|rule| rule.matches(&obj))
+            && self.failing.iter().any(|rule| rule.matches(obj))
         {
-            self.machines_failing(&rt, &obj, generation);
+            self.machines_failing(rt, obj, generation);
             return;
         }
         match role {
-            Role::InfraCluster if due => self.infra_ready(&rt, &obj),
+            Role::InfraCluster if due => self.infra_ready(rt, obj),
             Role::ControlPlane if due => {
-                let replicas = replicas(&obj);
+                let replicas = replicas(obj);
                 let mut status = json!({
                     "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
                     "replicas": replicas, "readyReplicas": replicas,
                     "observedGeneration": generation,
                     "initialization": {"controlPlaneInitialized": true},
                 });
-                match self.contract(&rt, &obj) {
+                match self.contract(rt, obj) {
                     Contract::V1Beta1 => {
                         status["updatedReplicas"] = json!(replicas);
                         status["ready"] = json!(true);
@@ -396,10 +396,10 @@ impl Simulator {
                         status["availableReplicas"] = json!(replicas);
                     }
                 }
-                self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
+                self.patch(rt, obj, Sub::Status, json!({"status": status}));
             }
             Role::MachineDeployment if due => {
-                let replicas = replicas(&obj);
+                let replicas = replicas(obj);
                 let status = if obj.api_version().ends_with("/v1beta1") {
                     json!({
                         "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
@@ -415,12 +415,12 @@ impl Simulator {
                         }},
                     })
                 };
-                self.patch(&rt, &obj, Sub::Status, json!({ "status": status }));
+                self.patch(rt, obj, Sub::Status, json!({ "status": status }));
             }
-            Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
-            Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
-            Role::MachinePool if due => self.machine_pool(key, &rt, &obj, generation),
-            Role::Cluster => self.cluster(key, &rt, &obj),
+            Role::InfraMachinePool if due => self.provisioned(rt, obj),
+            Role::BootstrapConfig if due => self.bootstrap_ready(rt, obj),
+            Role::MachinePool if due => self.machine_pool(key, rt, obj, generation),
+            Role::Cluster => self.cluster(key, rt, obj),
             _ => {}
         }
     }
@@ -664,7 +664,14 @@ impl Simulator {
             .link(&(rt.key(), ns.to_string(), name.to_string()), dependent);
         let stored = self.store.get_stored(&rt, ns, name).ok();
         self.looks.read_object(&rt, ns, name, stored.clone());
-        let obj = self.view(&rt, stored?.value())?;
+        let stored = stored?;
+        // What is read of it (identity, owners, status, version) is all there is to
+        // parse, unless a conversion webhook has to see the whole object.
+        let read = match rt.group == CLUSTER_GROUP || !rt.webhook_conversion {
+            true => stored.referenced(),
+            false => None,
+        };
+        let obj = self.view(&rt, read.unwrap_or_else(|| stored.value()))?;
         Some((rt, obj))
     }
 

@@ -1469,11 +1469,14 @@ impl Inner {
     }
 }
 
+/// An object owned by another: its resource, key, and text with its parse.
+pub(crate) type Dependent = (Arc<ResourceType>, ObjKey, (Arc<Stored>, Value));
+
 /// What the garbage collector needs from the store, kept here so `Inner` stays private.
 pub(crate) trait GcStore {
     /// (resource, key, object as stored and parsed) of every object with an owner
     /// reference to `uid`.
-    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, (Arc<Stored>, Value))>;
+    fn dependents_of(&self, uid: &str) -> Vec<Dependent>;
     fn uid_exists(&self, uid: &str) -> bool;
     fn delete_dependent(&mut self, rt: &ResourceType, key: &ObjKey);
     /// Drops the reference to `uid`; `read` is the object as `dependents_of` read it,
@@ -1488,7 +1491,7 @@ pub(crate) trait GcStore {
 }
 
 impl GcStore for Inner {
-    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, (Arc<Stored>, Value))> {
+    fn dependents_of(&self, uid: &str) -> Vec<Dependent> {
         self.objects
             .owned_by(uid)
             .into_iter()

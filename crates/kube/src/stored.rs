@@ -55,6 +55,26 @@ struct UidMeta {
     uid: Option<String>,
 }
 
+/// What the simulation reads of an object another one references, parsed without
+/// the rest (its spec and managed fields are most of it).
+#[derive(Deserialize)]
+struct Referenced {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<Value>,
+    kind: Option<Value>,
+    metadata: Option<ReferencedMeta>,
+    status: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ReferencedMeta {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    owner_references: Option<Value>,
+}
+
 #[derive(Deserialize)]
 struct OwnerUid {
     #[serde(default)]
@@ -145,6 +165,31 @@ impl Stored {
             .unwrap_or_default()
     }
 
+    /// The object's `apiVersion`, `kind`, `metadata.{name,namespace,uid,ownerReferences}`
+    /// and `status`, without the rest; fields that are null are left out (they read
+    /// as absent). None when the text does not have that shape.
+    pub fn referenced(&self) -> Option<Value> {
+        let r: Referenced = serde_json::from_slice(&self.json).ok()?;
+        let mut out = Map::new();
+        let put = |map: &mut Map<String, Value>, key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                map.insert(key.to_string(), value);
+            }
+        };
+        put(&mut out, "apiVersion", r.api_version);
+        put(&mut out, "kind", r.kind);
+        put(&mut out, "status", r.status);
+        if let Some(m) = r.metadata {
+            let mut meta = Map::new();
+            put(&mut meta, "name", m.name);
+            put(&mut meta, "namespace", m.namespace);
+            put(&mut meta, "uid", m.uid);
+            put(&mut meta, "ownerReferences", m.owner_references);
+            out.insert("metadata".to_string(), Value::Object(meta));
+        }
+        Some(Value::Object(out))
+    }
+
     fn light(&self) -> Light {
         serde_json::from_slice(&self.json).unwrap_or_default()
     }
@@ -214,6 +259,18 @@ mod tests {
         assert_eq!(stored.value(), object);
         assert!(stored.is_in("v1"));
         assert_eq!(stored.uid(), "");
+        let referenced = stored.referenced().unwrap();
+        for path in [
+            "/apiVersion",
+            "/kind",
+            "/metadata/name",
+            "/metadata/namespace",
+            "/metadata/ownerReferences",
+            "/status",
+        ] {
+            assert_eq!(referenced.pointer(path), object.pointer(path), "{path}");
+        }
+        assert!(referenced.get("type").is_none() && referenced["metadata"].get("labels").is_none());
         let with_uid = json!({"metadata": {"name": "x", "uid": "u-1", "labels": {"a": "b"}}});
         assert_eq!(
             Stored::new((String::new(), "x".into()), &with_uid).uid(),
