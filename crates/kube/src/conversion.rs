@@ -77,6 +77,35 @@ pub(crate) fn convert(
         }
         return Ok(object);
     }
+    webhook(converter, rt, &object, api_version, api_version_of)
+}
+
+/// [`convert`] of an object the caller keeps: a webhook reads it where it is, so only
+/// the other conversions (a new `apiVersion`, or none) copy it.
+pub(crate) fn convert_ref(
+    converter: Option<&Converter>,
+    rt: &ResourceType,
+    object: &Value,
+    api_version: &str,
+    api_version_of: ApiVersionOf<'_>,
+) -> Result<Value, ApiError> {
+    if !rt.webhook_conversion
+        || object.get("apiVersion").and_then(Value::as_str) == Some(api_version)
+    {
+        return convert(converter, rt, object.clone(), api_version, api_version_of);
+    }
+    webhook(converter, rt, object, api_version, api_version_of)
+}
+
+/// What the kind's conversion webhook answers for `object`, checked as kube-apiserver
+/// checks it.
+fn webhook(
+    converter: Option<&Converter>,
+    rt: &ResourceType,
+    object: &Value,
+    api_version: &str,
+    api_version_of: ApiVersionOf<'_>,
+) -> Result<Value, ApiError> {
     // kube-apiserver's words when a conversion webhook fails.
     let failed = |why: &str| {
         ApiError::internal(format!(
@@ -87,7 +116,7 @@ pub(crate) fn convert(
     let Some(converter) = converter else {
         return Err(failed("no conversion webhook is served for this kind"));
     };
-    let converted = (converter.0)(&object, api_version, api_version_of).map_err(|e| failed(&e))?;
+    let converted = (converter.0)(object, api_version, api_version_of).map_err(|e| failed(&e))?;
     if converted.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
         return Err(failed(&format!(
             "the webhook answered with apiVersion {:?}, not {api_version:?}",

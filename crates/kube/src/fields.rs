@@ -11,7 +11,7 @@ use serde_json::Value;
 use topograph_api::server::Sub;
 use topograph_ssa::{
     ApplyError, Schema, UpdateOptions, reset_fields_main_resource, reset_fields_status_subresource,
-    update_with, write_managed_fields,
+    update_in_place, write_managed_fields,
 };
 
 /// The manager of writes the server makes itself (seeds, simulated providers,
@@ -172,12 +172,13 @@ pub fn reset_fields(rt: &ResourceType, sub: Sub) -> Option<topograph_ssa::FieldS
 /// a create) leaves: the manager's `Update` entry takes what changed. A non-empty
 /// `metadata.managedFields` in `new` replaces the old entries (clients move
 /// ownership that way); `[]` or `[{}]` resets them, as kube-apiserver's
-/// `isResetManagedFields` reads a request.
+/// `isResetManagedFields` reads a request. Both objects are lent, not changed: their
+/// entries are set aside while they are compared, which copies nothing.
 pub fn record_update(
     rt: &ResourceType,
     schema: &Schema,
     api_version: &str,
-    old: Option<&Value>,
+    old: Option<&mut Value>,
     new: &mut Value,
     sub: Sub,
     manager: &str,
@@ -195,7 +196,7 @@ pub fn record_update(
         // `[{}]` is a request, not an entry to keep.
         meta.insert("managedFields".into(), Value::Array(Vec::new()));
     }
-    let old_without_entries;
+    let mut old_without_entries;
     let old = if reset {
         // Reading the old object's entries is what an empty list must not do.
         old_without_entries = old.map(|o| {
@@ -205,13 +206,13 @@ pub fn record_update(
             }
             o
         });
-        old_without_entries.as_ref()
+        old_without_entries.as_mut()
     } else {
         old
     };
     let ignored = reset_fields(rt, sub);
     let now = now_rfc3339();
-    let entries = update_with(
+    let entries = update_in_place(
         old,
         new,
         &UpdateOptions {

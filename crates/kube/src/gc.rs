@@ -8,13 +8,13 @@ use crate::stored::IndexEntries;
 /// through normal deletion, so their finalizers hold them and their own dependents
 /// follow); dependents with another live owner only lose the dangling reference.
 pub(crate) fn collect<S: GcStore>(store: &mut S, owner_uid: &str) {
-    for (rt, key, obj) in store.dependents_of(owner_uid) {
-        let other_owner_alive = IndexEntries::of(&obj)
+    for (rt, key, read) in store.dependents_of(owner_uid) {
+        let other_owner_alive = IndexEntries::of(&read.1)
             .owners
             .iter()
             .any(|uid| uid != owner_uid && store.uid_exists(uid));
         if other_owner_alive {
-            store.drop_owner_ref(&rt, &key, owner_uid);
+            store.drop_owner_ref(&rt, &key, owner_uid, read);
         } else {
             store.delete_dependent(&rt, &key);
         }

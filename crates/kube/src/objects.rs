@@ -53,17 +53,55 @@ impl Objects {
     /// Stores `obj` under `key`, returning it as stored (to share with the change
     /// event).
     pub fn insert(&mut self, type_key: &str, key: ObjKey, obj: &Value) -> Arc<Stored> {
-        let stored = Arc::new(Stored::new(key, obj));
-        let key = stored.key().clone();
-        let old = self
-            .by_type
-            .entry(type_key.to_string())
-            .or_default()
-            .insert(key.clone(), stored.clone());
-        if let Some(old) = &old {
-            self.index(type_key, &key, &old.index_entries(), false);
+        self.store(type_key, key, obj, None)
+    }
+
+    /// [`Objects::insert`] over `old`, the object stored under `key` now, parsed: its
+    /// index entries are read from it rather than from its text.
+    pub fn replace(
+        &mut self,
+        type_key: &str,
+        key: ObjKey,
+        obj: &Value,
+        old: &Value,
+    ) -> Arc<Stored> {
+        self.store(type_key, key, obj, Some(old))
+    }
+
+    fn store(
+        &mut self,
+        type_key: &str,
+        key: ObjKey,
+        obj: &Value,
+        old: Option<&Value>,
+    ) -> Arc<Stored> {
+        // Looked up before the entry API, which would copy the type key on every write.
+        if !self.by_type.contains_key(type_key) {
+            self.by_type.insert(type_key.to_string(), BTreeMap::new());
         }
-        self.index(type_key, &key, &IndexEntries::of(obj), true);
+        let Some(collection) = self.by_type.get_mut(type_key) else {
+            return Arc::new(Stored::new(key, obj));
+        };
+        // A new version of an object keeps its key, which the indexes share.
+        let shared = match collection.get_key_value(&key) {
+            Some((shared, _)) => shared.clone(),
+            None => Arc::new(key),
+        };
+        let stored = Arc::new(Stored::with_key(shared.clone(), obj));
+        let previous = collection.insert(shared.clone(), stored.clone());
+        let entries = IndexEntries::of(obj);
+        if let Some(previous) = &previous {
+            let before = match old {
+                Some(old) => IndexEntries::of(old),
+                None => previous.index_entries(),
+            };
+            // Most writes change neither labels nor owners: nothing to re-index.
+            if before == entries {
+                return stored;
+            }
+            self.index(type_key, &shared, &before, false);
+        }
+        self.index(type_key, &shared, &entries, true);
         stored
     }
 

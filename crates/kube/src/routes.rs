@@ -570,7 +570,7 @@ fn serve(
                     let force = fields::query_bool(force.map(String::as_str));
                     let config = fields::parse_apply_body(body)?;
                     // 201 when the apply created the object, as kube-apiserver answers.
-                    let existed = store.get(rt, &ns, name).is_ok();
+                    let existed = store.get_stored(rt, &ns, name).is_ok();
                     let applied =
                         store.apply(rt, version, &ns, name, config, force, target.sub, &w)?;
                     let code = if existed {
@@ -625,7 +625,7 @@ fn serve(
             let deleted = store.delete(rt, &ns, name, &delete_options(query, headers, body)?)?;
             // 202 like the API server when finalizers keep the object for now.
             let still_there = deleted.pointer("/metadata/deletionTimestamp").is_some()
-                && store.get(rt, &ns, name).is_ok();
+                && store.get_stored(rt, &ns, name).is_ok();
             render(
                 if still_there {
                     StatusCode::ACCEPTED

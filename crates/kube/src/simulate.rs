@@ -9,6 +9,8 @@
 //! providers moving between contracts do, in both.
 //! Writes go through the store (events, resourceVersions) but are not client requests.
 
+mod looks;
+
 use crate::selector::Filter;
 use crate::store::{Event, EventType, PatchType, Store, Sub};
 use crate::types::{ResourceType, type_key};
@@ -85,6 +87,8 @@ pub(crate) struct Simulator {
     looked_at: u64,
     /// Control planes and MachineDeployments these match never get ready machines.
     failing: Vec<FailRule>,
+    /// The last look at each object that changed nothing, to skip repeating it.
+    looks: looks::Looks,
 }
 
 /// A simulated provider told to fail: `KEY=VALUE[,KEY=VALUE...]` matches a control
@@ -175,6 +179,7 @@ impl Simulator {
             resync: true,
             looked_at: 0,
             failing: Vec::new(),
+            looks: looks::Looks::default(),
         }
     }
 
@@ -220,6 +225,7 @@ impl Simulator {
         if event.event_type == EventType::Deleted {
             self.seen.remove(&key);
             self.dependents.forget(&key);
+            self.looks.forget(&key);
             return;
         }
         self.dirty.insert(key);
@@ -245,6 +251,7 @@ impl Simulator {
     /// Everything the store holds of the simulated kinds, to be looked at.
     fn resync(&mut self) {
         self.resync = false;
+        self.looks.clear();
         self.kinds.clear();
         self.by_kind.clear();
         self.contracts.clear();
@@ -319,20 +326,43 @@ impl Simulator {
         let Some((rt, role)) = self.kinds.get(&key.0).cloned() else {
             return;
         };
-        let Ok(stored) = self.store.get(&rt, &key.1, &key.2) else {
+        let Ok(stored) = self.store.get_stored(&rt, &key.1, &key.2) else {
             return;
         };
-        let Some(obj) = self.view(&rt, stored) else {
+        if self
+            .looks
+            .repeats(key, &stored, self.due(key, now), &self.store)
+        {
+            self.looked_at += 1;
+            return;
+        }
+        self.looks.start();
+        let Some(obj) = self.view(&rt, stored.value()) else {
+            self.looks.abandon(key);
             return;
         };
         self.looked_at += 1;
+        self.act(key, &rt, role, &obj, now);
+        let due = self.due(key, now);
+        self.looks.finish(key, &rt, stored, due, &self.store);
+    }
+
+    /// Whether the delay of the object's generation is over (None: not seen yet).
+    fn due(&self, key: &Key, now: Instant) -> Option<bool> {
+        self.seen
+            .get(key)
+            .map(|(_, since)| now.duration_since(*since) >= self.delay)
+    }
+
+    /// What the provider (or core controller) does about `obj` as it is now.
+    fn act(&mut self, key: &Key, rt: &Arc<ResourceType>, role: Role, obj: &Value, now: Instant) {
         if matches!(role, Role::MachineDeployment | Role::MachinePool) {
-            self.owned_by_cluster(key, &rt, &obj);
+            self.owned_by_cluster(key, rt, obj);
         }
         if obj.pointer("/metadata/deletionTimestamp").is_some() {
             return;
         }
-        let since = self.note_generation(key, &obj, now);
+        let since = self.note_generation(key, obj, now);
         let generation = obj
             .pointer("/metadata/generation")
             .and_then(Value::as_i64)
@@ -340,22 +370,22 @@ impl Simulator {
         let due = now.duration_since(since) >= self.delay;
         if due
             && matches!(role, Role::ControlPlane | Role::MachineDeployment)
-            && self.failing.iter().any(|rule| rule.matches(&obj))
+            && self.failing.iter().any(|rule| rule.matches(obj))
         {
-            self.machines_failing(&rt, &obj, generation);
+            self.machines_failing(rt, obj, generation);
             return;
         }
         match role {
-            Role::InfraCluster if due => self.infra_ready(&rt, &obj),
+            Role::InfraCluster if due => self.infra_ready(rt, obj),
             Role::ControlPlane if due => {
-                let replicas = replicas(&obj);
+                let replicas = replicas(obj);
                 let mut status = json!({
                     "version": obj.pointer("/spec/version").cloned().unwrap_or(Value::Null),
                     "replicas": replicas, "readyReplicas": replicas,
                     "observedGeneration": generation,
                     "initialization": {"controlPlaneInitialized": true},
                 });
-                match self.contract(&rt, &obj) {
+                match self.contract(rt, obj) {
                     Contract::V1Beta1 => {
                         status["updatedReplicas"] = json!(replicas);
                         status["ready"] = json!(true);
@@ -366,10 +396,10 @@ impl Simulator {
                         status["availableReplicas"] = json!(replicas);
                     }
                 }
-                self.patch(&rt, &obj, Sub::Status, json!({"status": status}));
+                self.patch(rt, obj, Sub::Status, json!({"status": status}));
             }
             Role::MachineDeployment if due => {
-                let replicas = replicas(&obj);
+                let replicas = replicas(obj);
                 let status = if obj.api_version().ends_with("/v1beta1") {
                     json!({
                         "replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
@@ -385,12 +415,12 @@ impl Simulator {
                         }},
                     })
                 };
-                self.patch(&rt, &obj, Sub::Status, json!({ "status": status }));
+                self.patch(rt, obj, Sub::Status, json!({ "status": status }));
             }
-            Role::InfraMachinePool if due => self.provisioned(&rt, &obj),
-            Role::BootstrapConfig if due => self.bootstrap_ready(&rt, &obj),
-            Role::MachinePool if due => self.machine_pool(key, &rt, &obj, generation),
-            Role::Cluster => self.cluster(key, &rt, &obj),
+            Role::InfraMachinePool if due => self.provisioned(rt, obj),
+            Role::BootstrapConfig if due => self.bootstrap_ready(rt, obj),
+            Role::MachinePool if due => self.machine_pool(key, rt, obj, generation),
+            Role::Cluster => self.cluster(key, rt, obj),
             _ => {}
         }
     }
@@ -436,8 +466,17 @@ impl Simulator {
         };
         let cluster_key = (cluster_type.key(), key.1.clone(), cluster_name.to_string());
         self.dependents.link(&cluster_key, key);
-        if let Ok(cluster) = self.store.get(&cluster_type, &key.1, cluster_name) {
-            let owner = cluster_owner(&cluster_type, &cluster);
+        // Only the Cluster's uid is read: workers are looked at again on every change
+        // of their Cluster, and parsing it whole each time was most of their cost.
+        let uid = self
+            .store
+            .get_stored(&cluster_type, &key.1, cluster_name)
+            .ok()
+            .map(|cluster| cluster.uid());
+        self.looks
+            .read_uid(&cluster_type, &key.1, cluster_name, uid.clone());
+        if let Some(uid) = uid {
+            let owner = owner_reference(&cluster_type, cluster_name, &uid);
             self.add_owner(rt, worker, &owner);
         }
     }
@@ -623,20 +662,28 @@ impl Simulator {
         let ns = if rt.namespaced { ns } else { "" };
         self.dependents
             .link(&(rt.key(), ns.to_string(), name.to_string()), dependent);
-        let obj = self.store.get(&rt, ns, name).ok()?;
-        let obj = self.view(&rt, obj)?;
+        let stored = self.store.get_stored(&rt, ns, name).ok();
+        self.looks.read_object(&rt, ns, name, stored.clone());
+        let stored = stored?;
+        // What is read of it (identity, owners, status, version) is all there is to
+        // parse, unless a conversion webhook has to see the whole object.
+        let read = match rt.group == CLUSTER_GROUP || !rt.webhook_conversion {
+            true => stored.referenced(),
+            false => None,
+        };
+        let obj = self.view(&rt, read.unwrap_or_else(|| stored.value()))?;
         Some((rt, obj))
     }
 
     fn add_owner(&self, rt: &ResourceType, obj: &Value, owner: &Value) {
-        let mut refs = obj
+        let refs = obj
             .pointer("/metadata/ownerReferences")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if refs.iter().any(|r| r.get("uid") == owner.get("uid")) {
+            .and_then(Value::as_array);
+        // Nearly always owned already: checked before anything is copied.
+        if refs.is_some_and(|refs| refs.iter().any(|r| r.get("uid") == owner.get("uid"))) {
             return;
         }
+        let mut refs = refs.cloned().unwrap_or_default();
         refs.push(owner.clone());
         // Metadata reads the same in every version: written in the storage version,
         // the write converts nothing.
@@ -723,8 +770,13 @@ fn replicas(obj: &Value) -> i64 {
 /// The owner reference Cluster API's core controllers give a Cluster's objects, naming
 /// the Cluster in its preferred version.
 fn cluster_owner(rt: &ResourceType, cluster: &Value) -> Value {
+    owner_reference(rt, meta_str(cluster, "name"), meta_str(cluster, "uid"))
+}
+
+/// [`cluster_owner`] of the Cluster named `name` with uid `uid`.
+fn owner_reference(rt: &ResourceType, name: &str, uid: &str) -> Value {
     let version = rt.api_version(rt.versions.first().map_or("v1beta1", String::as_str));
-    json!({"apiVersion": version, "kind": "Cluster", "name": meta_str(cluster, "name"), "uid": meta_str(cluster, "uid")})
+    json!({"apiVersion": version, "kind": "Cluster", "name": name, "uid": uid})
 }
 
 /// Which objects are looked at again when another changes, both ways round so a

@@ -4,7 +4,7 @@
 //! generated names, resourceVersion preconditions, generation, status subresource).
 //! One mutex guards it all so each request is atomic; it is never held across an await.
 
-use crate::conversion::{Converter, convert};
+use crate::conversion::{Converter, convert, convert_ref};
 use crate::fields::{self, Write};
 use crate::selector::Filter;
 use crate::status::ApiError;
@@ -12,6 +12,7 @@ use crate::stored::Stored;
 use crate::types::{ResourceType, split_api_version, type_key};
 use crate::util::{meta_str, metadata_mut, name_suffix, now_rfc3339, uuid_v4};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
@@ -97,6 +98,16 @@ struct Inner {
 enum Track {
     Update,
     Given,
+}
+
+/// A stored object as a write reads it: in the version the write is made in, and as
+/// stored when that differs. A write used to parse the stored text twice (once for
+/// each form); both forms come from one parse now.
+struct Read {
+    /// In the version of the write.
+    object: Value,
+    /// As stored, when not `object` itself.
+    stored: Option<Value>,
 }
 
 /// What a new watch starts from, taken atomically with its subscription.
@@ -656,21 +667,58 @@ impl Inner {
         )
     }
 
-    /// `object` in the version its kind is stored in.
-    fn storage_form(&self, rt: &ResourceType, object: Value) -> Result<Value, ApiError> {
-        self.view(rt, object, &rt.api_version(&rt.storage_version))
+    /// [`Inner::view`] of an object the caller keeps.
+    fn view_ref(
+        &self,
+        rt: &ResourceType,
+        object: &Value,
+        api_version: &str,
+    ) -> Result<Value, ApiError> {
+        let api_version_of = |group: &str, kind: &str| {
+            self.types
+                .values()
+                .find(|t| t.group == group && t.kind == kind)
+                .map(|t| t.api_version(&t.storage_version))
+        };
+        convert_ref(
+            self.converter.as_ref(),
+            rt,
+            object,
+            api_version,
+            &api_version_of,
+        )
     }
 
-    /// The stored object in `version`.
-    fn get_in(
+    /// `object` in the version its kind is stored in, or None when it is in it already
+    /// (the common case, where a copy would be the object itself).
+    fn storage_form(&self, rt: &ResourceType, object: &Value) -> Result<Option<Value>, ApiError> {
+        let storage = rt.api_version(&rt.storage_version);
+        if object.get("apiVersion").and_then(Value::as_str) == Some(storage.as_str()) {
+            return Ok(None);
+        }
+        self.view_ref(rt, object, &storage).map(Some)
+    }
+
+    /// The stored object in `version`, parsed once for the whole write.
+    fn read_in(
         &self,
         rt: &ResourceType,
         ns: &str,
         name: &str,
         version: &str,
-    ) -> Result<Value, ApiError> {
-        let stored = self.get(rt, ns, name)?.value();
-        self.view(rt, stored, &rt.api_version(version))
+    ) -> Result<Read, ApiError> {
+        let parsed = self.get(rt, ns, name)?.value();
+        let api_version = rt.api_version(version);
+        if parsed.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
+            return Ok(Read {
+                object: parsed,
+                stored: None,
+            });
+        }
+        Ok(Read {
+            object: self.view_ref(rt, &parsed, &api_version)?,
+            stored: Some(parsed),
+        })
     }
 
     fn resolve_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceType>> {
@@ -728,7 +776,7 @@ impl Inner {
         type_key: &str,
         event_type: EventType,
         object: Arc<Stored>,
-        old: Option<Value>,
+        old: Option<&Value>,
     ) {
         let old =
             old.map(|old| Stored::with_key(object.key().clone(), &self.selectable(type_key, old)));
@@ -752,26 +800,26 @@ impl Inner {
     /// What selectors read of an object: its name, namespace and labels, and the whole
     /// object for the built-in kinds with field labels of their own. The history holds
     /// thousands of events, and the objects before a change were most of its memory.
-    fn selectable(&self, type_key: &str, object: Value) -> Value {
+    fn selectable<'a>(&self, type_key: &str, object: &'a Value) -> Cow<'a, Value> {
         if self
             .types
             .get(type_key)
             .is_none_or(|rt| !crate::selector::fields_of(&rt.group, &rt.kind).is_empty())
         {
-            return object;
+            return Cow::Borrowed(object);
         }
-        let Value::Object(mut map) = object else {
-            return object;
+        let Value::Object(map) = object else {
+            return Cow::Borrowed(object);
         };
         let mut selected = serde_json::Map::new();
-        if let Some(Value::Object(mut meta)) = map.remove("metadata") {
+        if let Some(Value::Object(meta)) = map.get("metadata") {
             for field in ["name", "namespace", "labels"] {
-                if let Some(v) = meta.remove(field) {
-                    selected.insert(field.to_string(), v);
+                if let Some(v) = meta.get(field) {
+                    selected.insert(field.to_string(), v.clone());
                 }
             }
         }
-        serde_json::json!({"metadata": selected})
+        Cow::Owned(serde_json::json!({"metadata": selected}))
     }
 
     fn next_rv(&mut self) -> u64 {
@@ -948,7 +996,7 @@ impl Inner {
         } else {
             None
         };
-        let stored = self.storage_form(rt, body.clone())?;
+        let storage = self.storage_form(rt, &body)?;
         if w.dry_run {
             return Ok(body);
         }
@@ -956,12 +1004,28 @@ impl Inner {
             self.types.insert(t.key(), Arc::new(t));
         }
         self.uids.insert(uid);
-        let shared = self
-            .objects
-            .insert(&rt.key(), (ns.to_string(), name), &stored);
+        let shared = self.objects.insert(
+            &rt.key(),
+            (ns.to_string(), name),
+            storage.as_ref().unwrap_or(&body),
+        );
         self.emit(&rt.key(), EventType::Added, shared, None);
         // Answered as a read in the request's version would give it.
-        self.view(rt, stored, body.api_version())
+        self.answer(rt, storage, body)
+    }
+
+    /// What a write answers: the stored object in the version of the write (`written`),
+    /// which is `written` itself when it is what was stored.
+    fn answer(
+        &self,
+        rt: &ResourceType,
+        storage: Option<Value>,
+        written: Value,
+    ) -> Result<Value, ApiError> {
+        match storage {
+            None => Ok(written),
+            Some(storage) => self.view(rt, storage, written.api_version()),
+        }
     }
 
     /// Validates a CRD and sets its status; the kind it defines must not collide with
@@ -1013,7 +1077,22 @@ impl Inner {
         w: &Write,
     ) -> Result<Value, ApiError> {
         Self::check_type(rt, version, &mut body)?;
-        let stored = self.get_in(rt, ns, name, version)?;
+        let read = self.read_in(rt, ns, name, version)?;
+        self.update_read(rt, ns, name, read, body, sub, w)
+    }
+
+    /// [`Inner::update`] of an object read already, with a body whose type is checked.
+    #[allow(clippy::too_many_arguments)]
+    fn update_read(
+        &mut self,
+        rt: &ResourceType,
+        ns: &str,
+        name: &str,
+        read: Read,
+        body: Value,
+        sub: Sub,
+        w: &Write,
+    ) -> Result<Value, ApiError> {
         let body_name = meta_str(&body, "name");
         if !body_name.is_empty() && body_name != name {
             return Err(ApiError::bad_request(format!(
@@ -1026,11 +1105,11 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        if !server::resource_version_holds(&body, &stored) {
+        if !server::resource_version_holds(&body, &read.object) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        let new = server::to_store(&stored, body, sub, rt.status_subresource);
-        self.commit(rt, ns, name, stored, new, sub, w, Track::Update)
+        let new = server::to_store(&read.object, body, sub, rt.status_subresource);
+        self.commit(rt, ns, name, read, new, sub, w, Track::Update)
     }
 
     /// Stores an updated object: managed fields, no-op detection, generation,
@@ -1042,17 +1121,26 @@ impl Inner {
         rt: &ResourceType,
         ns: &str,
         name: &str,
-        stored: Value,
+        read: Read,
         mut new: Value,
         sub: Sub,
         w: &Write,
         track: Track,
     ) -> Result<Value, ApiError> {
+        let Read {
+            object: mut stored,
+            stored: stored_storage,
+        } = read;
         // Every write of a custom resource (update, patch, apply) is pruned, defaulted
         // and validated against its CRD's schema first, so pruned fields are neither
         // stored nor owned. Pruning drops an empty `managedFields` as Go's omitempty
-        // does, but `[]` in a request means "reset them": kept aside for the record.
-        let requested_managed = new.pointer("/metadata/managedFields").cloned();
+        // does, but `[]` in a request means "reset them": kept aside for the record
+        // (taken out rather than copied: nothing in validation reads them, and they
+        // are half of a typical object).
+        let requested_managed = new
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|meta| meta.remove("managedFields"));
         crate::validation::on_update(rt, name, &mut new, &stored, sub, w.field_validation)?;
         if let (Some(requested), Some(meta)) = (
             requested_managed,
@@ -1072,7 +1160,7 @@ impl Inner {
                 rt,
                 &schema,
                 &api_version,
-                Some(&stored),
+                Some(&mut stored),
                 &mut new,
                 sub,
                 &w.manager,
@@ -1087,37 +1175,36 @@ impl Inner {
         // Whether anything changed (and the generation) is judged in the storage version,
         // as kube-apiserver judges it: a version that spells a value differently (a
         // duration, a defaulted namespace) does not make a write of it a change.
-        let mut storage = self.storage_form(rt, new.clone())?;
-        let stored_form = match self.get(rt, ns, name) {
-            Ok(actual) => actual.value(),
-            Err(_) => self.storage_form(rt, stored.clone())?,
-        };
-        if equal_except(&stored_form, &storage, &["apiVersion"])
-            || only_managed_times_differ(&stored_form, &storage)
+        let mut storage = self.storage_form(rt, &new)?;
+        let stored_form = stored_storage.as_ref().unwrap_or(&stored);
+        let storage_form = storage.as_ref().unwrap_or(&new);
+        if equal_except(stored_form, storage_form, &["apiVersion"])
+            || only_managed_times_differ(stored_form, storage_form)
         {
             return Ok(stored);
         }
         if let Some(generation) =
-            server::bumped_generation(&stored_form, &storage, sub, rt.status_subresource)
+            server::bumped_generation(stored_form, storage_form, sub, rt.status_subresource)
         {
             set_meta(&mut new, "generation", Value::from(generation));
-            set_meta(&mut storage, "generation", Value::from(generation));
+            if let Some(storage) = &mut storage {
+                set_meta(storage, "generation", Value::from(generation));
+            }
         }
         if w.dry_run {
             return Ok(new);
         }
         let rv = self.next_rv();
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
-        set_meta(
-            &mut storage,
-            "resourceVersion",
-            Value::String(rv.to_string()),
-        );
+        if let Some(storage) = &mut storage {
+            set_meta(storage, "resourceVersion", Value::String(rv.to_string()));
+        }
         let key = (ns.to_string(), name.to_string());
-        let old = Some(stored_form);
+        let stored_form = stored_storage.as_ref().unwrap_or(&stored);
         if new.pointer("/metadata/deletionTimestamp").is_some() && finalizers(&new) == 0 {
             if self.objects.contains(&rt.key(), &key) {
-                self.objects.insert(&rt.key(), key.clone(), &storage);
+                self.objects
+                    .insert(&rt.key(), key.clone(), storage.as_ref().unwrap_or(&new));
             }
             let removed = self.remove(rt, &key, false, false);
             let api_version = new.api_version().to_string();
@@ -1126,10 +1213,15 @@ impl Inner {
         if let Some(t) = crd_type {
             self.types.insert(t.key(), Arc::new(t));
         }
-        let shared = self.objects.insert(&rt.key(), key, &storage);
-        self.emit(&rt.key(), EventType::Modified, shared, old);
+        let shared = self.objects.replace(
+            &rt.key(),
+            key,
+            storage.as_ref().unwrap_or(&new),
+            stored_form,
+        );
+        self.emit(&rt.key(), EventType::Modified, shared, Some(stored_form));
         // Answered as a read in the request's version would give it.
-        self.view(rt, storage, new.api_version())
+        self.answer(rt, storage, new)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1144,14 +1236,17 @@ impl Inner {
         sub: Sub,
         w: &Write,
     ) -> Result<Value, ApiError> {
-        let stored = self.get_in(rt, ns, name, version)?;
-        let mut doc = stored.clone();
+        let read = self.read_in(rt, ns, name, version)?;
+        let mut doc = read.object.clone();
         crate::patch::apply(&mut doc, patch_type, patch)?;
         // A resourceVersion in the patch is a precondition; the stored one is not.
-        if !server::resource_version_holds(&doc, &stored) {
+        if !server::resource_version_holds(&doc, &read.object) {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
         }
-        self.update(rt, version, ns, name, doc, sub, w)
+        // Updated over what was read here: under the lock it is what an update would
+        // read again.
+        Self::check_type(rt, version, &mut doc)?;
+        self.update_read(rt, ns, name, read, doc, sub, w)
     }
 
     /// Server-side apply: see [`Store::apply`].
@@ -1196,16 +1291,17 @@ impl Inner {
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-        let stored = match self.exists(rt, ns, name) {
-            true => Some(self.get_in(rt, ns, name, version)?),
+        let read = match self.exists(rt, ns, name) {
+            true => Some(self.read_in(rt, ns, name, version)?),
             false => None,
         };
-        if let Some(why) = server::uid_mismatch(&config, stored.as_ref()) {
+        let stored = read.as_ref().map(|r| &r.object);
+        if let Some(why) = server::uid_mismatch(&config, stored) {
             return Err(ApiError::conflict_because(
                 &rt.group, &rt.plural, name, &why,
             ));
         }
-        if let Some(stored) = &stored
+        if let Some(stored) = stored
             && !server::resource_version_holds(&config, stored)
         {
             return Err(ApiError::conflict(&rt.group, &rt.plural, name));
@@ -1218,7 +1314,7 @@ impl Inner {
         let ignored = fields::reset_fields(rt, sub);
         let now = crate::util::now_rfc3339();
         let applied = topograph_ssa::apply_with(
-            stored.as_ref(),
+            stored,
             &config,
             &topograph_ssa::ApplyOptions {
                 manager: &w.manager,
@@ -1233,7 +1329,7 @@ impl Inner {
         .map_err(fields::apply_error)?;
         let mut object = applied.object;
         Self::check_type(rt, version, &mut object)?;
-        let Some(stored) = stored else {
+        let Some(read) = read else {
             // Apply is an upsert: a missing object is created from the configuration.
             if let Some(meta) = metadata_mut(&mut object) {
                 meta.insert("name".into(), Value::String(name.to_string()));
@@ -1242,12 +1338,12 @@ impl Inner {
             return self.create(rt, version, ns, object, false, w, Track::Given);
         };
         if !applied.changed {
-            return Ok(stored);
+            return Ok(read.object);
         }
-        let mut new = server::to_store(&stored, object, sub, rt.status_subresource);
+        let mut new = server::to_store(&read.object, object, sub, rt.status_subresource);
         // A status write keeps the stored metadata, but the apply's ownership is new.
         topograph_ssa::write_managed_fields(&mut new, &applied.managed);
-        self.commit(rt, ns, name, stored, new, sub, w, Track::Given)
+        self.commit(rt, ns, name, read, new, sub, w, Track::Given)
     }
 
     fn delete(
@@ -1306,8 +1402,8 @@ impl Inner {
             .unwrap_or(0);
         set_meta(&mut new, "generation", Value::from(generation + 1));
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
-        let shared = self.objects.insert(&rt.key(), key.clone(), &new);
-        self.emit(&rt.key(), EventType::Modified, shared, Some(stored));
+        let shared = self.objects.replace(&rt.key(), key.clone(), &new, &stored);
+        self.emit(&rt.key(), EventType::Modified, shared, Some(&stored));
         new
     }
 
@@ -1373,24 +1469,37 @@ impl Inner {
     }
 }
 
+/// An object owned by another: its resource, key, and text with its parse.
+pub(crate) type Dependent = (Arc<ResourceType>, ObjKey, (Arc<Stored>, Value));
+
 /// What the garbage collector needs from the store, kept here so `Inner` stays private.
 pub(crate) trait GcStore {
-    /// (resource, key, object) of every object with an owner reference to `uid`.
-    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, Value)>;
+    /// (resource, key, object as stored and parsed) of every object with an owner
+    /// reference to `uid`.
+    fn dependents_of(&self, uid: &str) -> Vec<Dependent>;
     fn uid_exists(&self, uid: &str) -> bool;
     fn delete_dependent(&mut self, rt: &ResourceType, key: &ObjKey);
-    fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str);
+    /// Drops the reference to `uid`; `read` is the object as `dependents_of` read it,
+    /// parsed again only if it changed since.
+    fn drop_owner_ref(
+        &mut self,
+        rt: &ResourceType,
+        key: &ObjKey,
+        uid: &str,
+        read: (Arc<Stored>, Value),
+    );
 }
 
 impl GcStore for Inner {
-    fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, ObjKey, Value)> {
+    fn dependents_of(&self, uid: &str) -> Vec<Dependent> {
         self.objects
             .owned_by(uid)
             .into_iter()
             .filter_map(|(tk, key)| {
                 let rt = self.types.get(&tk)?.clone();
-                let obj = self.objects.get(&tk, &key)?.value();
-                Some((rt, key, obj))
+                let stored = self.objects.get(&tk, &key)?.clone();
+                let obj = stored.value();
+                Some((rt, key, (stored, obj)))
             })
             .collect()
     }
@@ -1403,9 +1512,17 @@ impl GcStore for Inner {
         self.delete_key(rt, key, false);
     }
 
-    fn drop_owner_ref(&mut self, rt: &ResourceType, key: &ObjKey, uid: &str) {
-        let Some(stored) = self.objects.get(&rt.key(), key).map(|o| o.value()) else {
-            return;
+    fn drop_owner_ref(
+        &mut self,
+        rt: &ResourceType,
+        key: &ObjKey,
+        uid: &str,
+        read: (Arc<Stored>, Value),
+    ) {
+        let stored = match self.objects.get(&rt.key(), key) {
+            None => return,
+            Some(now) if Arc::ptr_eq(now, &read.0) => read.1,
+            Some(now) => now.value(),
         };
         let mut new = stored.clone();
         if let Some(refs) = new
@@ -1415,16 +1532,11 @@ impl GcStore for Inner {
             refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid));
         }
         let w = Write::internal();
-        let _ = self.commit(
-            rt,
-            &key.0,
-            &key.1,
-            stored,
-            new,
-            Sub::Main,
-            &w,
-            Track::Update,
-        );
+        let read = Read {
+            object: stored,
+            stored: None,
+        };
+        let _ = self.commit(rt, &key.0, &key.1, read, new, Sub::Main, &w, Track::Update);
     }
 }
 

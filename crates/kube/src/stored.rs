@@ -42,6 +42,39 @@ struct LightMeta {
     owner_references: Option<Vec<OwnerUid>>,
 }
 
+/// An object's uid, parsed without the rest.
+#[derive(Deserialize, Default)]
+struct Uid {
+    #[serde(default)]
+    metadata: UidMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct UidMeta {
+    #[serde(default)]
+    uid: Option<String>,
+}
+
+/// What the simulation reads of an object another one references, parsed without
+/// the rest (its spec and managed fields are most of it).
+#[derive(Deserialize)]
+struct Referenced {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<Value>,
+    kind: Option<Value>,
+    metadata: Option<ReferencedMeta>,
+    status: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ReferencedMeta {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    owner_references: Option<Value>,
+}
+
 #[derive(Deserialize)]
 struct OwnerUid {
     #[serde(default)]
@@ -49,7 +82,7 @@ struct OwnerUid {
 }
 
 /// An object's labels and the uids of its owners: its entries in the indexes.
-#[derive(Default)]
+#[derive(Default, PartialEq, Eq)]
 pub(crate) struct IndexEntries {
     pub labels: Vec<(String, String)>,
     pub owners: Vec<String>,
@@ -124,6 +157,39 @@ impl Stored {
         serde_json::from_slice(&self.json).unwrap_or(Value::Null)
     }
 
+    /// `metadata.uid`, or "" when the object has none (as `meta_str` reads it).
+    pub fn uid(&self) -> String {
+        serde_json::from_slice::<Uid>(&self.json)
+            .ok()
+            .and_then(|u| u.metadata.uid)
+            .unwrap_or_default()
+    }
+
+    /// The object's `apiVersion`, `kind`, `metadata.{name,namespace,uid,ownerReferences}`
+    /// and `status`, without the rest; fields that are null are left out (they read
+    /// as absent). None when the text does not have that shape.
+    pub fn referenced(&self) -> Option<Value> {
+        let r: Referenced = serde_json::from_slice(&self.json).ok()?;
+        let mut out = Map::new();
+        let put = |map: &mut Map<String, Value>, key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                map.insert(key.to_string(), value);
+            }
+        };
+        put(&mut out, "apiVersion", r.api_version);
+        put(&mut out, "kind", r.kind);
+        put(&mut out, "status", r.status);
+        if let Some(m) = r.metadata {
+            let mut meta = Map::new();
+            put(&mut meta, "name", m.name);
+            put(&mut meta, "namespace", m.namespace);
+            put(&mut meta, "uid", m.uid);
+            put(&mut meta, "ownerReferences", m.owner_references);
+            out.insert("metadata".to_string(), Value::Object(meta));
+        }
+        Some(Value::Object(out))
+    }
+
     fn light(&self) -> Light {
         serde_json::from_slice(&self.json).unwrap_or_default()
     }
@@ -192,6 +258,24 @@ mod tests {
         let stored = Stored::new(("ns".into(), "e".into()), &object);
         assert_eq!(stored.value(), object);
         assert!(stored.is_in("v1"));
+        assert_eq!(stored.uid(), "");
+        let referenced = stored.referenced().unwrap();
+        for path in [
+            "/apiVersion",
+            "/kind",
+            "/metadata/name",
+            "/metadata/namespace",
+            "/metadata/ownerReferences",
+            "/status",
+        ] {
+            assert_eq!(referenced.pointer(path), object.pointer(path), "{path}");
+        }
+        assert!(referenced.get("type").is_none() && referenced["metadata"].get("labels").is_none());
+        let with_uid = json!({"metadata": {"name": "x", "uid": "u-1", "labels": {"a": "b"}}});
+        assert_eq!(
+            Stored::new((String::new(), "x".into()), &with_uid).uid(),
+            "u-1"
+        );
         assert!(!stored.is_in("v"));
         assert!(!stored.is_in("v1beta1"));
         assert_eq!(

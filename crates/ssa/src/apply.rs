@@ -429,12 +429,70 @@ pub fn try_update(
             None => Vec::new(),
         },
     };
-    let ty = o.schema.root();
     let old_obj = old
         .map(without_managed_fields)
         .unwrap_or_else(|| Value::Object(Default::default()));
     let new_obj = without_managed_fields(new);
-    let mut cmp = compare(&old_obj, &new_obj, ty);
+    Ok(record(entries, &old_obj, &new_obj, o))
+}
+
+/// [`update_with`] for a caller that can lend both objects: their
+/// `metadata.managedFields` are taken out for the comparison and put back as they
+/// were, where [`update_with`] compares copies without them (a copy of each object on
+/// every write).
+pub fn update_in_place(
+    old: Option<&mut Value>,
+    new: &mut Value,
+    o: &UpdateOptions<'_>,
+) -> Vec<ManagedFieldsEntry> {
+    let supplied = match o.subresource {
+        None => read_managed_fields(new).ok().filter(|e| !e.is_empty()),
+        Some(_) => None,
+    };
+    let entries = match (supplied, old.as_deref()) {
+        (Some(e), _) => e,
+        (None, Some(old)) => match read_managed_fields(old) {
+            Ok(e) => e,
+            // What `update_with` answers when the old entries cannot be read.
+            Err(_) => return Vec::new(),
+        },
+        (None, None) => Vec::new(),
+    };
+    let mut empty = Value::Object(Default::default());
+    let old = old.unwrap_or(&mut empty);
+    let old_entries = take_managed_fields(old);
+    let new_entries = take_managed_fields(new);
+    let result = record(entries, old, new, o);
+    put_managed_fields(old, old_entries);
+    put_managed_fields(new, new_entries);
+    result
+}
+
+fn take_managed_fields(v: &mut Value) -> Option<Value> {
+    v.get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|meta| meta.remove("managedFields"))
+}
+
+fn put_managed_fields(v: &mut Value, entries: Option<Value>) {
+    if let (Some(entries), Some(meta)) = (
+        entries,
+        v.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        meta.insert("managedFields".into(), entries);
+    }
+}
+
+/// The entries after a write from `old_obj` to `new_obj` (both without their managed
+/// fields), starting from `entries`.
+fn record(
+    entries: Vec<ManagedFieldsEntry>,
+    old_obj: &Value,
+    new_obj: &Value,
+    o: &UpdateOptions<'_>,
+) -> Vec<ManagedFieldsEntry> {
+    let ty = o.schema.root();
+    let mut cmp = compare(old_obj, new_obj, ty);
     if let Some(ignored) = o.ignored {
         cmp.exclude(ignored);
     }
@@ -469,5 +527,5 @@ pub fn try_update(
             },
         );
     }
-    Ok(finish(managers))
+    finish(managers)
 }

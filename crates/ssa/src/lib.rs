@@ -27,7 +27,8 @@ mod value;
 
 pub use apply::{
     Applied, ApplyError, ApplyOptions, UpdateOptions, apply, apply_with, fields_of, never_managed,
-    reset_fields_main_resource, reset_fields_status_subresource, try_update, update, update_with,
+    reset_fields_main_resource, reset_fields_status_subresource, try_update, update,
+    update_in_place, update_with,
 };
 pub use conflict::{Conflict, Conflicts, StatusCause};
 pub use fieldset::{FieldSet, FieldsV1Error, Path, PathElement};

@@ -357,6 +357,14 @@ fn compare_node(
     path: &mut Vec<PathElement>,
     c: &mut Comparison,
 ) {
+    // Equal values hold no change at any depth, and most of an object is unchanged
+    // by a write: comparing them is cheaper than walking them (and finding their
+    // list items' keys).
+    if let (Some(l), Some(r)) = (lhs, rhs)
+        && l == r
+    {
+        return;
+    }
     let sl = lhs.map(|v| shape(ty, v));
     let sr = rhs.map(|v| shape(ty, v));
     let changed_kind = matches!((&sl, &sr), (Some(a), Some(b)) if a.kind() != b.kind());

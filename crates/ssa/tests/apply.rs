@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use topograph_ssa::{
     ApplyError, ApplyOptions, FieldSet, Operation, Path, PathElement, Schema, UpdateOptions, apply,
-    apply_with, fields_of, read_managed_fields, reset_fields_main_resource, update, update_with,
-    write_managed_fields,
+    apply_with, fields_of, read_managed_fields, reset_fields_main_resource, update,
+    update_in_place, update_with, write_managed_fields,
 };
 
 const V: &str = "example.com/v1";
@@ -499,6 +499,57 @@ fn status_is_ignored_where_kube_resets_it() {
         },
     );
     assert!(u.is_empty());
+}
+
+#[test]
+fn an_update_in_place_records_what_an_update_does_and_leaves_both_objects() {
+    let mut live = obj(json!({"replicas": 1, "paused": true}));
+    live["metadata"]["managedFields"] = json!([{"manager": "x", "operation": "Update", "apiVersion": V,
+        "time": T0, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}}}}]);
+    let broken = {
+        let mut b = live.clone();
+        b["metadata"]["managedFields"][0]["fieldsV1"] = json!({"nope": {}});
+        b
+    };
+    let s = schema();
+    let ignored = reset_fields_main_resource();
+    for (old, mut new, subresource, ignored) in [
+        (Some(&live), obj(json!({"replicas": 2})), None, None),
+        (
+            Some(&live),
+            obj(json!({"replicas": 1, "paused": true})),
+            None,
+            None,
+        ),
+        (
+            Some(&live),
+            obj(json!({"replicas": 3})),
+            Some("status"),
+            Some(&ignored),
+        ),
+        (None, obj(json!({"replicas": 3})), None, None),
+        (Some(&broken), obj(json!({"replicas": 2})), None, None),
+        (Some(&live), live.clone(), None, None),
+    ] {
+        if new == live {
+            new["metadata"]["managedFields"] = json!([{"manager": "y", "operation": "Update",
+                "apiVersion": V, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}}]);
+        }
+        let o = UpdateOptions {
+            manager: "u",
+            api_version: V,
+            schema: &s,
+            now: T1,
+            subresource,
+            ignored,
+        };
+        let expected = update_with(old, &new, &o);
+        let (mut old_lent, new_before) = (old.cloned(), new.clone());
+        let got = update_in_place(old_lent.as_mut(), &mut new, &o);
+        assert_eq!(got, expected, "{new}");
+        assert_eq!(old_lent.as_ref(), old);
+        assert_eq!(new, new_before);
+    }
 }
 
 #[test]

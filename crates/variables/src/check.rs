@@ -201,8 +201,8 @@ pub fn checked(
 /// Plain CRD OpenAPI validation of `value` against an `apiextensions.k8s.io/v1`
 /// schema, errors under `path` (`None`: Go's nil path).
 pub fn crd(schema: &Schema, value: Option<&Val>, path: Option<&str>) -> Vec<FieldError> {
-    let data = value.cloned().unwrap_or(Val::Null);
-    let found = Validator::new().validate(schema, "", &data);
+    let null = Val::Null;
+    let found = Validator::new().validate(schema, "", value.unwrap_or(&null));
     Target {
         root: path,
         raw_value: None,

@@ -33,6 +33,9 @@ pub struct ResourceSchema {
     /// `metadata.{name,generateName}` typed, as kube-apiserver's
     /// `WithTypeAndObjectMeta` does for the resource root.
     cel_root: Schema,
+    /// Whether any `x-kubernetes-validations` rule is declared: read once, as every
+    /// write asks and the schemas of Cluster API's kinds are large trees to walk.
+    has_rules: bool,
 }
 
 impl ResourceSchema {
@@ -56,10 +59,12 @@ impl ResourceSchema {
         let cel_root = with_type_and_object_meta(&root);
         let mut prune_root = root.clone();
         prune_root.embedded_resource = true;
+        let has_rules = root.has_rules();
         Ok(ResourceSchema {
             root,
             prune_root,
             cel_root,
+            has_rules,
         })
     }
 
@@ -119,19 +124,23 @@ impl ResourceSchema {
     /// under `status`, details relative to it), then the CEL rules on the whole object,
     /// as kube-apiserver's status strategy does.
     pub fn validate_status(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        let data = value::from_serde(object);
         let mut errors = Vec::new();
         if let (Some(status), Some(s)) = (object.get("status"), self.root.properties.get("status"))
         {
             let status = value::from_serde(status);
             errors = crate::check::crd(s, Some(&status), Some("status"));
         }
-        self.rules(&data, Some(old), &mut errors);
+        // The whole object is read only by rules: a status write of a kind without any
+        // (the common case) converts just its status.
+        if self.has_rules {
+            let data = value::from_serde(object);
+            self.rules(&data, Some(old), &mut errors);
+        }
         errors
     }
 
     fn rules(&self, data: &Val, old: Option<&Value>, errors: &mut Vec<FieldError>) {
-        if !self.root.has_rules() {
+        if !self.has_rules {
             return;
         }
         let blocking = errors.iter().any(|e| {

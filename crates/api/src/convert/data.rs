@@ -30,8 +30,7 @@ struct Split {
     stored: Option<Object>,
 }
 
-fn split(object: &Value) -> Result<Split> {
-    let mut bare = object.clone();
+fn split(mut bare: Value) -> Result<Split> {
     let Some(metadata) = bare.get_mut("metadata") else {
         return Ok(Split { bare, stored: None });
     };
@@ -131,9 +130,52 @@ fn stored_form(bare: &Value) -> Object {
     out
 }
 
+/// An object's `metadata.managedFields` and a copy of the object without them, when
+/// its metadata holds something besides them and annotations (so taking them out
+/// leaves it as it reads to every rule here: no rule reads them or writes them).
+fn without_managed_fields(object: &Value) -> Option<(Value, &Value)> {
+    let root = object.as_object()?;
+    let metadata = root.get("metadata")?.as_object()?;
+    let entries = metadata.get("managedFields")?;
+    if !metadata
+        .keys()
+        .any(|k| k != "managedFields" && k != "annotations")
+    {
+        return None;
+    }
+    let mut copy = Map::new();
+    for (key, value) in root {
+        let value = match (key.as_str(), value) {
+            ("metadata", Value::Object(metadata)) => Value::Object(
+                metadata
+                    .iter()
+                    .filter(|(k, _)| *k != "managedFields")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            _ => value.clone(),
+        };
+        copy.insert(key.clone(), value);
+    }
+    Some((Value::Object(copy), entries))
+}
+
 pub(crate) fn convert(object: &Value, to: Version, options: &Options<'_>) -> Result<Value> {
+    // Managed fields are half of a stored object and every step below copies or
+    // compares the object: converted without them, then given them back.
+    let Some((bare, entries)) = without_managed_fields(object) else {
+        return convert_split(split(object.clone())?, to, options);
+    };
+    let mut converted = convert_split(split(bare)?, to, options)?;
+    if let Some(metadata) = converted.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("managedFields".to_string(), entries.clone());
+    }
+    Ok(converted)
+}
+
+fn convert_split(split: Split, to: Version, options: &Options<'_>) -> Result<Value> {
     let from = to.other();
-    let Split { bare, stored } = split(object)?;
+    let Split { bare, stored } = split;
     if let Some(stored) = &stored {
         let restored = candidate(stored, &bare, to);
         if convert_fields(&restored, from, options.api_version_of).as_ref() == Ok(&bare) {

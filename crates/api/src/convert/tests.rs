@@ -484,3 +484,42 @@ fn conversion_data_makes_round_trips_exact() {
     let up = convert(&v1beta1, Version::V1Beta2, &fresh).unwrap();
     assert_eq!(up["metadata"]["annotations"], json!({"keep": "me"}));
 }
+
+#[test]
+fn managed_fields_ride_along_as_they_are() {
+    let entries = json!([{"manager": "m", "operation": "Update", "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:topology": {}}}}]);
+    for conversion_data in [true, false] {
+        let options = Options {
+            conversion_data,
+            api_version_of: &versions,
+        };
+        for metadata in [
+            json!({"name": "x", "annotations": {"keep": "me"}}),
+            json!({"name": "x"}),
+            // Nothing else in the metadata: converted as it is, entries and all.
+            json!({}),
+            json!({"annotations": {}}),
+        ] {
+            let bare = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+                "metadata": metadata, "spec": {
+                    "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta9", "kind": "DockerCluster", "name": "i"},
+                    "topology": {"class": "c", "controlPlane": {"nodeDrainTimeout": "300s"}}}});
+            let mut managed = bare.clone();
+            managed["metadata"]["managedFields"] = entries.clone();
+            let up = convert(&managed, Version::V1Beta2, &options).unwrap();
+            assert_eq!(up["metadata"]["managedFields"], entries, "{up}");
+            let mut expected = convert(&bare, Version::V1Beta2, &options).unwrap();
+            expected["metadata"]["managedFields"] = entries.clone();
+            assert_eq!(up, expected);
+            let down = convert(&up, Version::V1Beta1, &options).unwrap();
+            let mut up_bare = up.clone();
+            if let Some(m) = up_bare["metadata"].as_object_mut() {
+                m.remove("managedFields");
+            }
+            let mut expected = convert(&up_bare, Version::V1Beta1, &options).unwrap();
+            expected["metadata"]["managedFields"] = entries.clone();
+            assert_eq!(down, expected);
+        }
+    }
+}
