@@ -191,14 +191,20 @@ pub fn run(command: &BenchCommand) -> ExitCode {
         match args.mode {
             Mode::Parsed => render_all(&bundle, &store),
             Mode::Bytes => {
-                let fresh = load::load(&request_inputs, &options).map_err(|errors| {
+                let mut fresh = load::load(&request_inputs, &options).map_err(|errors| {
                     errors
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join("; ")
                 })?;
-                let store = ObjectStore::new(fresh.objects.iter().map(|o| o.value.clone()));
+                // The objects move into the store, as the render service moves a
+                // request's templates; the Clusters stay in the bundle.
+                let store = ObjectStore::new(
+                    std::mem::take(&mut fresh.objects)
+                        .into_iter()
+                        .map(|o| o.value),
+                );
                 render_all_cached(&fresh, &classes, &store)
             }
         }
