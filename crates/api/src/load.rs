@@ -336,6 +336,11 @@ pub fn decode_cluster_class(value: Value) -> Result<ClusterClass, Vec<String>> {
 /// Reads `value` as `T` (from a reference: the caller keeps the document, and a
 /// copy of the whole tree first would cost more than the strings `T` copies).
 fn decode_at<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, (String, String)> {
+    // Tracking the path costs on every field; it is only needed to name a failing one,
+    // so a document is read again with it only when it fails.
+    if let Ok(decoded) = <T as serde::Deserialize>::deserialize(value) {
+        return Ok(decoded);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {

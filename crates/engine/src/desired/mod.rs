@@ -248,19 +248,22 @@ pub fn compute(
         )));
     };
     let mut errors = RenderError::default();
-    let versions = upgrade::for_cluster(cluster, blueprint.class, topology, current, extensions)
-        .unwrap_or_else(|e| {
-            errors.push(format!(
-                "error computing the desired state of the Cluster topology: {e}"
-            ));
-            // Carry on with the topology's version to report every other problem too.
-            Decision {
-                tracker: UpgradeTracker::default(),
-                control_plane_version: topology.version.clone(),
-                machine_deployment_versions: Vec::new(),
-                machine_pool_versions: Vec::new(),
-            }
-        });
+    let mut versions =
+        upgrade::for_cluster(cluster, blueprint.class, topology, current, extensions)
+            .unwrap_or_else(|e| {
+                errors.push(format!(
+                    "error computing the desired state of the Cluster topology: {e}"
+                ));
+                // Carry on with the topology's version to report every other problem too.
+                Decision {
+                    tracker: UpgradeTracker::default(),
+                    control_plane_version: topology.version.clone(),
+                    machine_deployment_versions: Vec::new(),
+                    machine_pool_versions: Vec::new(),
+                }
+            });
+    // The tracker goes into the desired state; nothing below reads it from the scope.
+    let mut upgrade = std::mem::take(&mut versions.tracker);
     let scope = Scope {
         cluster,
         topology,
@@ -291,7 +294,6 @@ pub fn compute(
     }
     match control_plane {
         Some(control_plane) if errors.is_empty() => {
-            let mut upgrade = versions.tracker.clone();
             let cluster = cluster::compute(
                 &scope,
                 infrastructure_cluster.as_ref(),

@@ -3,11 +3,9 @@
 //! Fields Go omits when empty are left out here too, so templates that test
 //! `{{ if .builtin.controlPlane.replicas }}` behave the same.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value, json};
 use topograph_api::model::{Cluster, MachineDeploymentTopology, MachinePoolTopology, Topology};
-use topograph_api::object::{ObjectExt, string_map_value};
+use topograph_api::object::ObjectExt;
 
 use crate::desired::{DesiredControlPlane, DesiredMachineDeployment, DesiredMachinePool};
 use crate::labels;
@@ -31,15 +29,32 @@ fn insert_non_empty(map: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// The string entries of `metadata.<field>` of `object` but the `hidden` ones, copied
+/// once (rather than read into a string map first).
+fn strings(object: &Value, field: &str, hidden: &[&str]) -> Value {
+    Value::Object(
+        object
+            .at(&["metadata", field])
+            .and_then(Value::as_object)
+            .map(|map| {
+                map.iter()
+                    .filter(|(key, value)| value.is_string() && !hidden.contains(&key.as_str()))
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
 /// `metadata {labels, annotations}` of an object; `None` when both are empty.
 fn metadata(object: &Value) -> Option<Value> {
-    let mut annotations: BTreeMap<String, String> = object.annotations();
-    for hidden in HIDDEN_ANNOTATIONS {
-        annotations.remove(*hidden);
-    }
     let mut map = Map::new();
-    insert_non_empty(&mut map, "labels", string_map_value(&object.labels()));
-    insert_non_empty(&mut map, "annotations", string_map_value(&annotations));
+    insert_non_empty(&mut map, "labels", strings(object, "labels", &[]));
+    insert_non_empty(
+        &mut map,
+        "annotations",
+        strings(object, "annotations", HIDDEN_ANNOTATIONS),
+    );
     (!map.is_empty()).then_some(Value::Object(map))
 }
 

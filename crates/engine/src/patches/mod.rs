@@ -84,6 +84,18 @@ fn describe(object: &Value) -> String {
     format!("{} {}/{}", object.kind(), object.namespace(), object.name())
 }
 
+/// The template (`Kind name`) an item is and the desired object it feeds, as the
+/// explanation names them. Neither changes while patches run: they keep only the
+/// items' spec, labels and annotations, and the desired objects are written after the
+/// last patch.
+fn names_of(item: &Item, desired: &DesiredState) -> (String, String) {
+    let template = format!("{} {}", item.object.kind(), item.object.name());
+    let object = target_object(desired, item.target)
+        .map(describe)
+        .unwrap_or_default();
+    (template, object)
+}
+
 fn target_object(desired: &DesiredState, target: Target) -> Option<&Value> {
     match target {
         Target::InfrastructureCluster => desired.infrastructure_cluster.as_ref(),
@@ -143,17 +155,15 @@ fn stays_in_kept_fields(operation: &json_patch::Operation) -> bool {
     {
         return false;
     }
-    let tokens = json_patch::tokens(&operation.path);
-    let kept_depth = match tokens.as_slice() {
-        [first, ..] if *first == "spec" => 1,
-        [first, second, ..]
-            if *first == "metadata" && (*second == "labels" || *second == "annotations") =>
-        {
-            2
-        }
+    // The pointer's tokens as written: an escaped token (`~0`, `~1`) never reads as
+    // one of these names, so there is nothing to unescape (nor to allocate).
+    let mut tokens = operation.path.split('/').skip(1);
+    let kept_depth = match (tokens.next(), tokens.next()) {
+        (Some("spec"), _) => 1,
+        (Some("metadata"), Some("labels" | "annotations")) => 2,
         _ => return false,
     };
-    operation.op != "remove" || tokens.len() > kept_depth
+    operation.op != "remove" || operation.path.split('/').skip(1).nth(kept_depth).is_some()
 }
 
 /// Keeps `spec`, labels and annotations of `patched` in the item.
@@ -256,6 +266,9 @@ pub fn apply(
     let variables: Vec<&inline::ItemVariables<'_>> =
         of_item.iter().map(|index| &distinct[*index]).collect();
     let mut templates = TemplateCache::default();
+    // What the explanation calls each item and its object, formatted at its first
+    // change.
+    let mut named: Vec<Option<(String, String)>> = vec![None; items.len()];
     for patch in patches {
         // Only errors name the patch.
         let name = || quote(&patch.name);
@@ -340,15 +353,15 @@ pub fn apply(
             let Some(item) = items.get_mut(index) else {
                 return Err("unable to find corresponding request item for patch".to_string());
             };
-            let template = format!("{} {}", item.object.kind(), item.object.name());
-            let object = target_object(desired, item.target)
-                .map(describe)
-                .unwrap_or_default();
+            let Some(slot) = named.get_mut(index) else {
+                return Err("unable to find corresponding request item for patch".to_string());
+            };
+            let (template, object) = &*slot.get_or_insert_with(|| names_of(item, desired));
             match outcome {
                 Outcome::Disabled(_) => explanation.skipped.push(Skipped {
                     patch: patch.name.clone(),
-                    template,
-                    object,
+                    template: template.clone(),
+                    object: object.clone(),
                 }),
                 Outcome::Operations(_, mut operations) => {
                     apply_to_item(item, &mut operations, false).map_err(|e| {

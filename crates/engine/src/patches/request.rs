@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 use topograph_api::model::{Cluster, Topology, Variable};
-use topograph_api::object::{ObjectExt, object_at_mut, remove_at, set_at};
+use topograph_api::object::{ObjectExt, object_at_mut};
 
 use super::builtin;
 use crate::blueprint::Blueprint;
@@ -114,12 +114,19 @@ fn sync_metadata(item: &mut Value, at: &[&str], from: &Value) {
                     .collect()
             })
             .unwrap_or_default();
-        let mut path = at.to_vec();
-        path.push(field);
+        // `remove_at` and `set_at` at `at` + `field`, without building that path.
         if map.is_empty() {
-            remove_at(item, &path);
+            let parent = at
+                .iter()
+                .try_fold(&mut *item, |value, key| {
+                    value.as_object_mut()?.get_mut(*key)
+                })
+                .and_then(Value::as_object_mut);
+            if let Some(parent) = parent {
+                parent.remove(field);
+            }
         } else {
-            set_at(item, &path, Value::Object(map));
+            object_at_mut(item, at).insert(field.to_string(), Value::Object(map));
         }
     }
 }
@@ -140,10 +147,10 @@ fn template_item(template: &Value) -> Value {
 }
 
 /// User variables that the class defines (inline definitions), as a map.
-fn defined(values: &[Variable], class_definitions: &[String]) -> Map<String, Value> {
+fn defined(values: &[Variable], class_definitions: &[&str]) -> Map<String, Value> {
     values
         .iter()
-        .filter(|v| v.name != builtin::NAME && class_definitions.contains(&v.name))
+        .filter(|v| v.name != builtin::NAME && class_definitions.contains(&v.name.as_str()))
         .map(|v| (v.name.clone(), v.value.clone()))
         .collect()
 }
@@ -175,11 +182,11 @@ pub fn build(
     desired: &DesiredState,
     values: &Values<'_>,
 ) -> (Map<String, Value>, Vec<Item>) {
-    let definitions: Vec<String> = blueprint
+    let definitions: Vec<&str> = blueprint
         .class
         .variables
         .iter()
-        .map(|d| d.name.clone())
+        .map(|d| d.name.as_str())
         .collect();
     let globals = with_builtin(
         defined(values.cluster, &definitions),

@@ -6,7 +6,7 @@ use serde_json::Value;
 use topograph_gocompat::strconv::quote;
 use topograph_gotemplate::{Data, Options, Template};
 
-use topograph_gocompat::yaml::yaml_to_json;
+use topograph_gocompat::yaml::yaml_to_json_remembered;
 
 /// Parsed templates by text, so a template used for many items is parsed once. A
 /// class has few template texts: a list finds one sooner than a hash map hashes it.
@@ -38,7 +38,8 @@ impl TemplateCache {
         let rendered = template
             .execute_data(data)
             .map_err(|e| format!("failed to render template: {}: {e}", quote(text)))?;
-        yaml_to_json(&rendered).map_err(|e| {
+        // The same output comes back for every Cluster with the same variables.
+        yaml_to_json_remembered(&rendered).map_err(|e| {
             format!(
                 "failed to unmarshal rendered template: {}: {e}",
                 quote(&rendered)
@@ -51,6 +52,7 @@ impl TemplateCache {
 mod tests {
     use super::*;
     use serde_json::json;
+    use topograph_gocompat::yaml::yaml_to_json;
 
     #[test]
     fn output_is_read_as_yaml_1_1() {

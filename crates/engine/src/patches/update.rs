@@ -104,7 +104,10 @@ fn restore_strings(object: &mut Value, field: &str, saved: Vec<(&'static str, St
         Some(Value::Object(map)) => {
             map.retain(|_, value| value.is_string());
             for (key, value) in saved {
-                map.insert(key.to_string(), Value::String(value));
+                // Usually the entry is still there as it was: no need to replace it.
+                if map.get(key).and_then(Value::as_str) != Some(value.as_str()) {
+                    map.insert(key.to_string(), Value::String(value));
+                }
             }
             if map.is_empty() {
                 remove_at(object, &path);

@@ -26,8 +26,11 @@ use tabs::{Cover, misplaced_tab};
 
 mod decode;
 mod json;
+mod remembered;
 mod simple;
 mod tabs;
+
+pub use remembered::yaml_to_json_remembered;
 
 /// Prefix of every error `sigs.k8s.io/yaml` returns from reading YAML.
 const CONVERTING: &str = "error converting YAML to JSON: ";
@@ -39,6 +42,12 @@ pub(super) const MAX_DEPTH: usize = 1000;
 /// Reads rendered output as Kubernetes' YAML reader does: empty output is `null`; the
 /// error is the text `sigs.k8s.io/yaml` gives.
 pub fn yaml_to_json(text: &str) -> Result<Value, String> {
+    simple_value(text).unwrap_or_else(|| read_json(text))
+}
+
+/// The value of `text` when it is simple enough to read without composing a
+/// document, else `None`.
+fn simple_value(text: &str) -> Option<Result<Value, String>> {
     // Most template output is one plain word (a version, an image, a number), often
     // with the line break a block scalar in the class leaves after it: its value is
     // the scalar's resolution alone, with no document to compose. Line breaks after a
@@ -46,12 +55,10 @@ pub fn yaml_to_json(text: &str) -> Result<Value, String> {
     let word = text.trim_end_matches('\n');
     if is_simple_plain_scalar(word) {
         let go = decode::plain_scalar(word);
-        return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
+        return Some(json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}")));
     }
-    if let Some(go) = simple::block_mapping(text) {
-        return json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}"));
-    }
-    read_json(text)
+    let go = simple::block_mapping(text)?;
+    Some(json::to_json(&go).map_err(|e| format!("{CONVERTING}{e}")))
 }
 
 /// [`yaml_to_json`] by composing the document.

@@ -2,7 +2,7 @@
 //! version, the variables defaulted from the class's schemas), in the typed Cluster and
 //! in its document alike.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use topograph_api::field::FieldError;
 use topograph_api::model::{Cluster, ClusterClass, Variable};
 use topograph_api::object::set_at;
@@ -63,11 +63,14 @@ pub fn default_cluster(
             values
                 .iter()
                 .map(|v| {
-                    let mut item = json!({"name": v.name, "value": v.value});
+                    // Built in place: `json!` would copy each value by serializing it.
+                    let mut item = Map::new();
+                    item.insert("name".into(), Value::String(v.name.clone()));
+                    item.insert("value".into(), v.value.clone());
                     if let Some(from) = &v.definition_from {
-                        item["definitionFrom"] = json!(from);
+                        item.insert("definitionFrom".into(), Value::String(from.clone()));
                     }
-                    item
+                    Value::Object(item)
                 })
                 .collect(),
         )
