@@ -185,6 +185,8 @@ pub struct WatchIndex {
     seen: HashMap<Name, u64>,
     /// The templates each class references.
     class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
+    /// Class templates seen so far (to tell a change from a first sighting).
+    templates_seen: std::collections::HashSet<ObjectKey>,
     /// `(apiVersion, kind)` of every template kind classes reference.
     template_kinds: BTreeSet<(String, String)>,
     /// A hash of what Clusters read of each class, as last seen.
@@ -234,19 +236,32 @@ impl WatchIndex {
                 Vec::new()
             }
             (Summary::Class(class), false) => {
+                // A class seen for the first time (a watch's listing) is no change a
+                // cache could have missed.
+                let known = self.class_seen.contains_key(&class.name);
                 let (clusters, new_kinds) = self.class_applied(class);
                 return Affected {
-                    class_level: !clusters.is_empty(),
+                    class_level: known && !clusters.is_empty(),
                     clusters,
                     new_kinds,
                     ..Affected::default()
                 };
             }
             (Summary::Class(class), true) => self.class_deleted(&class.name),
-            (Summary::Object(object @ ObjectSummary::Other(_)), _) => {
+            (Summary::Object(object @ ObjectSummary::Other(_)), deleted) => {
                 let clusters = self.object_changed(&object);
+                let mut known = false;
+                if let ObjectSummary::Other(id) = &object {
+                    // Templates classes reference, as seen so far: their first sighting
+                    // (a watch's listing) is no change a cache could have missed.
+                    known = if deleted || clusters.is_empty() {
+                        self.templates_seen.remove(id)
+                    } else {
+                        !self.templates_seen.insert(id.clone())
+                    };
+                }
                 return Affected {
-                    class_level: !clusters.is_empty(),
+                    class_level: known && !clusters.is_empty(),
                     clusters,
                     ..Affected::default()
                 };
@@ -438,12 +453,30 @@ mod tests {
     fn class_and_template_changes_are_class_level_and_owned_objects_are_not() {
         let mut index = WatchIndex::default();
         applied(&mut index, &cluster("a"));
-        let class_change = index.changed(Summary::of(class()), false);
+        // First sightings (a watch's listing): no change a cache could have missed.
+        let first = index.changed(Summary::of(class()), false);
+        assert!(!first.class_level);
+        assert_eq!(first.clusters, [("ns".into(), "a".into())]);
+        let mut changed = class();
+        changed["spec"]["controlPlane"]["ref"]["name"] = json!("cp2");
+        let class_change = index.changed(Summary::of(changed), false);
         assert!(class_change.class_level);
+        let class_back = index.changed(Summary::of(class()), false);
+        assert!(class_back.class_level);
         let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp", "namespace": "ns"}});
-        let template_change = index.changed(Summary::of(template), false);
+        let first = index.changed(Summary::of(template.clone()), false);
+        assert!(!first.class_level);
+        assert_eq!(first.clusters, [("ns".into(), "a".into())]);
+        let template_change = index.changed(Summary::of(template.clone()), false);
         assert!(template_change.class_level);
         assert_eq!(template_change.clusters, [("ns".into(), "a".into())]);
+        // Deleted, then back: a first sighting again.
+        assert!(
+            index
+                .changed(Summary::of(template.clone()), true)
+                .class_level
+        );
+        assert!(!index.changed(Summary::of(template), false).class_level);
         let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment", "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
         assert!(!index.changed(Summary::of(owned), false).class_level);
         assert!(!index.changed(Summary::of(cluster("b")), false).class_level);
