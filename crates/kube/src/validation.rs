@@ -71,6 +71,7 @@ pub(crate) fn on_create(
             .collect();
         refuse(rt, name, problems)?;
     }
+    string_maps(rt, object)?;
     refuse(rt, name, label_problems(object))?;
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
@@ -101,6 +102,7 @@ pub(crate) fn on_update(
     sub: Sub,
     field_validation: FieldValidation,
 ) -> Result<(), ApiError> {
+    string_maps(rt, object)?;
     refuse(rt, name, label_problems(object))?;
     let Some(schema) = schema_for(rt, object) else {
         return Ok(());
@@ -115,6 +117,58 @@ pub(crate) fn on_update(
         Sub::Status => schema.validate_status(object, old),
     };
     refuse(rt, name, errors)
+}
+
+/// `metadata.labels` and `metadata.annotations` decode into Go's `map[string]string`:
+/// anything else is refused before validation, with the decoder's words (a `null` value
+/// decodes, as Go reads it into ""). Label rules are checked on strings only after this.
+fn string_maps(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    for field in ["labels", "annotations"] {
+        let found = match object.pointer(&format!("/metadata/{field}")) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Object(map)) => map
+                .values()
+                .find(|v| !matches!(v, Value::String(_) | Value::Null))
+                .map(|v| (v, "string")),
+            Some(other) => Some((other, "map[string]string")),
+        };
+        if let Some((value, go_type)) = found {
+            return Err(cannot_be_handled(
+                rt,
+                object,
+                &format!(
+                    "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{field} of type {go_type}",
+                    json_type(value)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How Go's JSON decoder names a JSON value's type in its errors.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The 400 kube-apiserver answers when a request's body does not decode into the kind.
+fn cannot_be_handled(rt: &ResourceType, object: &Value, why: &str) -> ApiError {
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let (_, version) = split_api_version(api_version);
+    let kind = &rt.kind;
+    ApiError::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}"
+    ))
 }
 
 /// ValidateObjectMeta's label rules, for every kind: keys are qualified names, values
@@ -186,18 +240,14 @@ fn unknown_fields(
             unknown.for_each(crate::warnings::warn);
             Ok(())
         }
-        FieldValidation::Strict => {
-            let api_version = object
-                .get("apiVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let (_, version) = split_api_version(api_version);
-            let kind = &rt.kind;
-            Err(ApiError::bad_request(format!(
-                "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+        FieldValidation::Strict => Err(cannot_be_handled(
+            rt,
+            object,
+            &format!(
+                "strict decoding error: {}",
                 unknown.collect::<Vec<_>>().join(", ")
-            )))
-        }
+            ),
+        )),
     }
 }
 

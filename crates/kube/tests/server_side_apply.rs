@@ -67,6 +67,19 @@ async fn get(server: &RunningServer) -> Reply {
     request(server, "GET", &format!("{BASE}/w"), "", None, "").await
 }
 
+/// A `POST` of `object` to the widgets collection, as JSON.
+async fn create(server: &RunningServer, object: &Value) -> Reply {
+    request(
+        server,
+        "POST",
+        BASE,
+        "application/json",
+        None,
+        &object.to_string(),
+    )
+    .await
+}
+
 fn widget(spec: Value) -> Value {
     json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
 }
@@ -662,18 +675,9 @@ async fn write_options_are_checked_as_kube_apiserver_does() {
 #[tokio::test]
 async fn creates_and_updates_carry_the_resource_version_kube_requires() {
     let server = start().await;
-    let collection = BASE;
     let mut object = widget(json!({"replicas": 1}));
     object["metadata"]["resourceVersion"] = json!("7");
-    let refused = request(
-        &server,
-        "POST",
-        collection,
-        "application/json",
-        None,
-        &object.to_string(),
-    )
-    .await;
+    let refused = create(&server, &object).await;
     assert_eq!(refused.code, 500, "{}", refused.body);
     assert_eq!(
         refused.body["message"],
@@ -683,15 +687,7 @@ async fn creates_and_updates_carry_the_resource_version_kube_requires() {
         .as_object_mut()
         .unwrap()
         .remove("resourceVersion");
-    let created = request(
-        &server,
-        "POST",
-        collection,
-        "application/json",
-        None,
-        &object.to_string(),
-    )
-    .await;
+    let created = create(&server, &object).await;
     assert_eq!(created.code, 201, "{}", created.body);
 
     let path = format!("{BASE}/w");
@@ -729,15 +725,7 @@ async fn a_name_that_is_not_a_dns_subdomain_is_refused() {
     let server = start().await;
     let mut object = widget(json!({}));
     object["metadata"]["name"] = json!("Bad_Name");
-    let refused = request(
-        &server,
-        "POST",
-        BASE,
-        "application/json",
-        None,
-        &object.to_string(),
-    )
-    .await;
+    let refused = create(&server, &object).await;
     assert_eq!(refused.code, 422, "{}", refused.body);
     let message = refused.body["message"].as_str().unwrap();
     assert!(
@@ -758,15 +746,7 @@ async fn labels_kube_apiserver_would_refuse_are_refused() {
     let long = "c".repeat(64);
     let mut object = widget(json!({}));
     object["metadata"]["labels"] = json!({ "topograph.io/cluster-class": long });
-    let refused = request(
-        &server,
-        "POST",
-        BASE,
-        "application/json",
-        None,
-        &object.to_string(),
-    )
-    .await;
+    let refused = create(&server, &object).await;
     assert_eq!(refused.code, 422, "{}", refused.body);
     let message = refused.body["message"].as_str().unwrap();
     assert!(
@@ -781,15 +761,7 @@ async fn labels_kube_apiserver_would_refuse_are_refused() {
     );
 
     object["metadata"]["labels"] = json!({ "ok": "yes" });
-    let created = request(
-        &server,
-        "POST",
-        BASE,
-        "application/json",
-        None,
-        &object.to_string(),
-    )
-    .await;
+    let created = create(&server, &object).await;
     assert_eq!(created.code, 201, "{}", created.body);
     let path = format!("{BASE}/{}", object["metadata"]["name"].as_str().unwrap());
     let patched = request(
@@ -806,4 +778,38 @@ async fn labels_kube_apiserver_would_refuse_are_refused() {
         patched.body["details"]["causes"][0]["field"],
         "metadata.labels"
     );
+}
+
+/// Labels and annotations decode into Go's `map[string]string`: a number, or a string
+/// where the map should be, is refused with the decoder's words before any validation.
+#[tokio::test]
+async fn labels_and_annotations_that_are_not_string_maps_are_refused_as_undecodable() {
+    let server = start().await;
+    for (metadata, expected) in [
+        (
+            json!({"name": "w", "labels": {"n": 5}}),
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string",
+        ),
+        (
+            json!({"name": "w", "labels": "no"}),
+            "json: cannot unmarshal string into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+        ),
+        (
+            json!({"name": "w", "annotations": {"a": true}}),
+            "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.annotations of type string",
+        ),
+    ] {
+        let mut object = widget(json!({}));
+        object["metadata"] = metadata;
+        let refused = create(&server, &object).await;
+        assert_eq!(refused.code, 400, "{}", refused.body);
+        assert_eq!(
+            refused.body["message"],
+            format!("Widget in version \"v1\" cannot be handled as a Widget: {expected}")
+        );
+    }
+    // Strings are fine, and so is a null value (Go decodes it as "").
+    let mut object = widget(json!({}));
+    object["metadata"]["labels"] = json!({"a": "b", "c": null});
+    assert_eq!(create(&server, &object).await.code, 201);
 }
