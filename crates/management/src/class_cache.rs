@@ -24,11 +24,11 @@
 //! not believed until it delivers again: reads go live meanwhile.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use futures::StreamExt;
-use kube::api::{ApiResource, ObjectMeta};
-use kube::core::DynamicResourceScope;
+use kube::api::ObjectMeta;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde::{Deserialize, Deserializer};
@@ -42,7 +42,7 @@ use crate::api::ManagementCluster;
 const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 
 /// Which objects of a kind the cache keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Keep {
     /// Every object: the cache answers "not found" as well.
     All,
@@ -52,6 +52,17 @@ pub enum Keep {
 }
 
 impl Keep {
+    /// The watch of a kind kept this way.
+    fn watch_config(self) -> watcher::Config {
+        match self {
+            Keep::All => watcher::Config::default(),
+            // The server leaves out what would not be kept (a template kind's per-Cluster
+            // copies, a thousand per class in a fleet), and reports an object that gains
+            // the label as deleted.
+            Keep::Unowned => watcher::Config::default().labels(&format!("!{CLUSTER_NAME_LABEL}")),
+        }
+    }
+
     fn keeps(self, object: &Value) -> bool {
         match self {
             Keep::All => true,
@@ -62,6 +73,9 @@ impl Keep {
 
 /// `(namespace, name)`.
 type Name = (String, String);
+
+/// `(apiVersion, kind, keep)`.
+type KindKey = (String, String, Keep);
 
 /// What a cache answers for one object.
 #[derive(Debug, PartialEq)]
@@ -78,7 +92,9 @@ pub enum Cached {
 /// through it. Dropping it stops its watches.
 #[derive(Default)]
 pub struct ClassCache {
-    kinds: Mutex<HashMap<(String, String), Arc<KindStore>>>,
+    // A kind read with two keep rules gets a watch for each: what one keeps, the other
+    // may not answer for.
+    kinds: Mutex<HashMap<KindKey, Arc<KindStore>>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -184,7 +200,7 @@ impl ClassCache {
     /// What the cache knows of one object; the first read of a kind starts its watch
     /// (through `api`) and is [`Cached::Unknown`].
     pub(crate) async fn get(
-        self: &Arc<Self>,
+        &self,
         api: &ManagementCluster,
         api_version: &str,
         kind: &str,
@@ -192,29 +208,26 @@ impl ClassCache {
         namespace: &str,
         name: &str,
     ) -> Cached {
-        let key = (api_version.to_string(), kind.to_string());
-        let existing = self.kinds.lock().ok().and_then(|k| k.get(&key).cloned());
-        if let Some(store) = existing {
-            return store.answer(namespace, name);
-        }
-        let store = Arc::new(KindStore {
-            keep,
-            state: RwLock::default(),
-        });
-        match self.kinds.lock() {
-            Ok(mut kinds) => {
-                if kinds.contains_key(&key) {
-                    return Cached::Unknown;
-                }
-                kinds.insert(key, store.clone());
+        let key = (api_version.to_string(), kind.to_string(), keep);
+        let store = {
+            let Ok(mut kinds) = self.kinds.lock() else {
+                return Cached::Unknown;
+            };
+            match kinds.entry(key.clone()) {
+                Entry::Occupied(known) => return known.get().answer(namespace, name),
+                Entry::Vacant(new) => new
+                    .insert(Arc::new(KindStore {
+                        keep,
+                        state: RwLock::default(),
+                    }))
+                    .clone(),
             }
-            Err(_) => return Cached::Unknown,
-        }
+        };
         match api.api_all::<Watched>(api_version, kind).await {
             Ok(Some(resource)) => {
                 let task = tokio::spawn(follow(
                     resource,
-                    keep,
+                    keep.watch_config(),
                     Arc::downgrade(&store),
                     format!("{kind}.{api_version}"),
                 ));
@@ -226,7 +239,7 @@ impl ClassCache {
             // again once it is served.
             Ok(None) | Err(_) => {
                 if let Ok(mut kinds) = self.kinds.lock() {
-                    kinds.remove(&(api_version.to_string(), kind.to_string()));
+                    kinds.remove(&key);
                 }
             }
         }
@@ -235,14 +248,12 @@ impl ClassCache {
 }
 
 /// Feeds `store` from a watch of its kind until the cache is dropped.
-async fn follow(api: kube::Api<Watched>, keep: Keep, store: Weak<KindStore>, what: String) {
-    let config = match keep {
-        Keep::All => watcher::Config::default(),
-        // The server leaves out what would not be kept (a template kind's per-Cluster
-        // copies, a thousand per class in a fleet), and reports an object that gains the
-        // label as deleted.
-        Keep::Unowned => watcher::Config::default().labels(&format!("!{CLUSTER_NAME_LABEL}")),
-    };
+async fn follow(
+    api: kube::Api<Watched>,
+    config: watcher::Config,
+    store: Weak<KindStore>,
+    what: String,
+) {
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
     while let Some(event) = stream.next().await {
         let Some(store) = store.upgrade() else {
@@ -283,37 +294,4 @@ impl<'de> Deserialize<'de> for Watched {
     }
 }
 
-/// As `DynamicObject` is one: the kind comes with the `Api`. Only the resourceVersion is
-/// read through `meta` (the watcher resumes from it).
-impl kube::Resource for Watched {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
-
-    fn kind(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.kind.as_str().into()
-    }
-
-    fn group(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.group.as_str().into()
-    }
-
-    fn version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.version.as_str().into()
-    }
-
-    fn api_version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.api_version.as_str().into()
-    }
-
-    fn plural(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.plural.as_str().into()
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+crate::dynamic_resource!(Watched);

@@ -14,6 +14,8 @@
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * [`error`]: what a request can fail with.
 //! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
+//! * [`watched`]: [`dynamic_resource!`], what kube-rs' watcher needs of a type any
+//!   kind is read into.
 //! * `versions`: Cluster API's kinds applied in the version the server prefers.
 
 pub mod api;
@@ -26,6 +28,7 @@ pub mod keys;
 pub mod registry;
 pub mod user_agent;
 mod versions;
+pub mod watched;
 
 pub use api::{ManagementCluster, WriteCounts};
 pub use error::Error;

@@ -16,8 +16,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use kube::api::{ApiResource, ObjectMeta};
-use kube::core::DynamicResourceScope;
+use kube::api::ObjectMeta;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
@@ -113,39 +112,7 @@ impl<'de> Visitor<'de> for SeenVisitor {
     }
 }
 
-/// As `DynamicObject` is one: the kind comes with the `Api`.
-impl kube::Resource for Seen {
-    type DynamicType = ApiResource;
-    type Scope = DynamicResourceScope;
-
-    fn kind(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.kind.as_str().into()
-    }
-
-    fn group(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.group.as_str().into()
-    }
-
-    fn version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.version.as_str().into()
-    }
-
-    fn api_version(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.api_version.as_str().into()
-    }
-
-    fn plural(resource: &ApiResource) -> std::borrow::Cow<'_, str> {
-        resource.plural.as_str().into()
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+topograph_management::dynamic_resource!(Seen);
 
 #[cfg(test)]
 mod tests {
