@@ -248,23 +248,8 @@ impl WatchIndex {
                 };
             }
             (Summary::Class(class), true) => self.class_deleted(&class.name),
-            (Summary::Object(object @ ObjectSummary::Other(_)), deleted) => {
-                let clusters = self.object_changed(&object);
-                let mut known = false;
-                if let ObjectSummary::Other(id) = &object {
-                    // Templates classes reference, as seen so far: their first sighting
-                    // (a watch's listing) is no change a cache could have missed.
-                    known = if deleted || clusters.is_empty() {
-                        self.templates_seen.remove(id)
-                    } else {
-                        !self.templates_seen.insert(id.clone())
-                    };
-                }
-                return Affected {
-                    class_level: known && !clusters.is_empty(),
-                    clusters,
-                    ..Affected::default()
-                };
+            (Summary::Object(ObjectSummary::Other(id)), deleted) => {
+                return self.template_changed(id, deleted);
             }
             (Summary::ExtensionConfig, _) => {
                 return Affected {
@@ -272,7 +257,7 @@ impl WatchIndex {
                     ..Affected::default()
                 };
             }
-            (Summary::Object(object), _) => self.object_changed(&object),
+            (Summary::Object(ObjectSummary::Owned(cluster)), _) => vec![cluster],
         };
         Affected {
             clusters,
@@ -342,13 +327,26 @@ impl WatchIndex {
         self.clusters_of(class)
     }
 
-    /// Any other object changed: the Cluster named by its label, or the Clusters of the
-    /// classes that reference it.
-    pub fn object_changed(&self, object: &ObjectSummary) -> Vec<Name> {
-        let id = match object {
-            ObjectSummary::Owned(cluster) => return vec![cluster.clone()],
-            ObjectSummary::Other(id) => id,
+    /// An object no Cluster owns changed: the Clusters of the classes that reference it
+    /// (a template), queued once more later when it is a change of a template seen
+    /// before (see [`Affected::class_level`]; a watch's first listing is no change a
+    /// cache could have missed).
+    fn template_changed(&mut self, id: ObjectKey, deleted: bool) -> Affected {
+        let clusters = self.referencing(&id);
+        let known = if deleted || clusters.is_empty() {
+            self.templates_seen.remove(&id)
+        } else {
+            !self.templates_seen.insert(id)
         };
+        Affected {
+            class_level: known && !clusters.is_empty(),
+            clusters,
+            ..Affected::default()
+        }
+    }
+
+    /// The Clusters of the classes that reference `id`.
+    fn referencing(&self, id: &ObjectKey) -> Vec<Name> {
         let mut affected = BTreeSet::new();
         for (class, templates) in &self.class_templates {
             if templates.contains(id) {

@@ -115,14 +115,18 @@ async fn get_ref(
     let Some(r) = r.filter(|r| !r.name.is_empty()) else {
         return Ok(None);
     };
-    let namespace = if r.namespace.is_empty() {
+    Ok(cluster
+        .get(&r.api_version, &r.kind, namespace_of(r, namespace), &r.name)
+        .await?)
+}
+
+/// Where `r`'s object is: its own namespace, or the referring object's (`namespace`).
+fn namespace_of<'a>(r: &'a ObjectRef, namespace: &'a str) -> &'a str {
+    if r.namespace.is_empty() {
         namespace
     } else {
-        r.namespace.as_str()
-    };
-    Ok(cluster
-        .get(&r.api_version, &r.kind, namespace, &r.name)
-        .await?)
+        &r.namespace
+    }
 }
 
 /// A template the class references, from the class cache when there is one (see
@@ -135,11 +139,7 @@ async fn class_template(
     if r.name.is_empty() {
         return Ok(None);
     }
-    let namespace = if r.namespace.is_empty() {
-        namespace
-    } else {
-        r.namespace.as_str()
-    };
+    let namespace = namespace_of(r, namespace);
     Ok(cluster
         .get_class_level(&r.api_version, &r.kind, Keep::Unowned, namespace, &r.name)
         .await?)
