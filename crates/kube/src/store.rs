@@ -652,12 +652,7 @@ fn finalizers(obj: &Value) -> usize {
 
 impl Inner {
     fn view(&self, rt: &ResourceType, object: Value, api_version: &str) -> Result<Value, ApiError> {
-        let api_version_of = |group: &str, kind: &str| {
-            self.types
-                .values()
-                .find(|t| t.group == group && t.kind == kind)
-                .map(|t| t.api_version(&t.storage_version))
-        };
+        let api_version_of = |group: &str, kind: &str| self.storage_api_version_of(group, kind);
         convert(
             self.converter.as_ref(),
             rt,
@@ -667,6 +662,15 @@ impl Inner {
         )
     }
 
+    /// The apiVersion objects of `kind` in `group` are stored in: conversion writes
+    /// references to other kinds in it.
+    fn storage_api_version_of(&self, group: &str, kind: &str) -> Option<String> {
+        self.types
+            .values()
+            .find(|t| t.group == group && t.kind == kind)
+            .map(|t| t.api_version(&t.storage_version))
+    }
+
     /// [`Inner::view`] of an object the caller keeps.
     fn view_ref(
         &self,
@@ -674,12 +678,7 @@ impl Inner {
         object: &Value,
         api_version: &str,
     ) -> Result<Value, ApiError> {
-        let api_version_of = |group: &str, kind: &str| {
-            self.types
-                .values()
-                .find(|t| t.group == group && t.kind == kind)
-                .map(|t| t.api_version(&t.storage_version))
-        };
+        let api_version_of = |group: &str, kind: &str| self.storage_api_version_of(group, kind);
         convert_ref(
             self.converter.as_ref(),
             rt,
