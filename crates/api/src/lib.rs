@@ -17,14 +17,12 @@
 //! * [`field`]: Kubernetes-style field errors.
 //! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
 //! * [`violation`]: one problem with one field of a request, as every door answers.
-//! * [`encode`]: compact JSON text of an object, as `serde_json` writes it, faster.
 //! * [`convert`]: Cluster API's kinds between `cluster.x-k8s.io/v1beta1` and `v1beta2`,
 //!   on JSON, losslessly through the `cluster.x-k8s.io/conversion-data` annotation.
 
 pub mod contract;
 pub mod convert;
 pub mod duration;
-pub mod encode;
 pub mod envsubst;
 pub mod field;
 mod from_v1beta2;

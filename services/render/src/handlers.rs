@@ -211,7 +211,7 @@ fn json_objects(field: &str, items: &[Vec<u8>]) -> Result<Vec<Value>, Vec<Violat
 }
 
 fn encode(value: &Value) -> Result<Vec<u8>, Status> {
-    Ok(topograph_api::encode::to_vec(value))
+    serde_json::to_vec(value).map_err(|e| Status::internal(format!("encoding an object: {e}")))
 }
 
 fn object_name(object: &Value) -> pb::ObjectName {
