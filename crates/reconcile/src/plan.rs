@@ -264,6 +264,19 @@ fn retain_cluster_objects(plan: &mut Plan, cluster: &str) {
 /// new, replaced (whatever resourceVersion they carry) when they exist.
 async fn stage(dry: &ManagementCluster, proposed: &[Value]) -> Result<(), ReconcileError> {
     for object in proposed {
+        stage_one(dry, object).await?;
+    }
+    Ok(())
+}
+
+/// How often staging one object looks again after it appeared or went away between the
+/// look and the dry-run write.
+const STAGE_ATTEMPTS: usize = 5;
+
+async fn stage_one(dry: &ManagementCluster, object: &Value) -> Result<(), ReconcileError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         let current = dry
             .get(
                 object.api_version(),
@@ -272,19 +285,27 @@ async fn stage(dry: &ManagementCluster, proposed: &[Value]) -> Result<(), Reconc
                 object.name(),
             )
             .await?;
-        match current {
-            None => {
-                dry.create(object).await?;
-            }
-            Some(current) => {
+        let written = match current {
+            None => dry.create(object).await.map(drop),
+            Some(_) => {
+                // Unconditional: the proposal replaces the object as it is when the
+                // dry run writes it, not as it was read a moment before (a
+                // controller may have written it in between).
                 let mut replacement = object.clone();
-                replacement["metadata"]["resourceVersion"] =
-                    current["metadata"]["resourceVersion"].clone();
-                dry.replace(&replacement).await?;
+                if let Some(metadata) = replacement
+                    .get_mut("metadata")
+                    .and_then(Value::as_object_mut)
+                {
+                    metadata.remove("resourceVersion");
+                }
+                dry.replace(&replacement).await.map(drop)
             }
+        };
+        match written {
+            Err(e) if e.has_code(409) && attempt < STAGE_ATTEMPTS => continue,
+            other => return other.map_err(ReconcileError::from),
         }
     }
-    Ok(())
 }
 
 /// The dry run's writes as a plan, with garbage collection's cascade added.

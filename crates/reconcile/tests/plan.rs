@@ -275,6 +275,49 @@ async fn a_converged_cluster_plans_nothing_and_a_bad_change_reports_the_error() 
     );
 }
 
+/// A controller writing the Cluster while it is planned (between the plan's read of it
+/// and its dry-run replacement) does not fail the plan: the proposal is staged again
+/// over the newer object.
+#[tokio::test]
+async fn a_plan_survives_the_cluster_being_written_meanwhile() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let mut proposed = env.cluster("dev").await;
+    proposed["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    proposed["spec"]["topology"]["workers"]["machineDeployments"][0]["replicas"] = json!(4);
+    let writer = {
+        let other = env.other.clone();
+        let cluster = env.cluster("dev").await;
+        tokio::spawn(async move {
+            for i in 0.. {
+                let patch = json!({"metadata": {"annotations": {"writer/step": i.to_string()}}});
+                other.merge_patch(&cluster, &patch).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    for _ in 0..20 {
+        let plan = plan_cluster(
+            &env.api,
+            &Local,
+            &NoHooks,
+            std::slice::from_ref(&proposed),
+            "default",
+            "dev",
+        )
+        .await
+        .unwrap();
+        assert!(
+            plan.modified.iter().any(|o| o.kind == "MachineDeployment"),
+            "{plan:?}"
+        );
+    }
+    writer.abort();
+}
+
 #[tokio::test]
 async fn impact_names_exactly_the_clusters_a_class_change_then_changes() {
     let (mut class, cluster) = support::quick_start();
