@@ -18,6 +18,8 @@ use topograph_tests::{
     Process, TempDir, binary, free_port, quick_start, unconverged, wait_for_port,
 };
 
+const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
+
 fn redis_server(dir: &Path, port: u16) -> Process {
     let child = Command::new("redis-server")
         .args([
@@ -593,4 +595,109 @@ async fn a_management_cluster_that_goes_away_stops_nothing_else() {
     let _a = fleet.applier("applier-1");
     let _b = fleet.applier("applier-2");
     wait_converged(&[&fleet.api_b], 50, Duration::from_secs(120)).await;
+}
+
+/// The reconcile counts once no reconcile has run for 3 s.
+async fn quiet(reconciles: &Reconciles) -> BTreeMap<String, u64> {
+    let mut before = reconciles.snapshot();
+    loop {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let now = reconciles.snapshot();
+        if now == before {
+            return now;
+        }
+        before = now;
+    }
+}
+
+/// Once a Cluster has settled, providers' status reports on its MachineDeployments and
+/// control plane cost no reconcile; an edit of a MachineDeployment's spec does, and is
+/// put right (decision 0032).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_cluster_is_not_reconciled_for_its_objects_status_reports() {
+    let _serial = SERIAL.lock().await;
+    let providers = ["--simulate-providers", "--provider-delay-ms", "50"];
+    let fleet = Fleet::start_with("fleet-reports", 5, &providers).await;
+    let _a = fleet.applier_with("applier-1", &["--resync-seconds", "600"]);
+    let apis = [&fleet.api_a, &fleet.api_b];
+    wait_converged(&apis, 10, Duration::from_secs(120)).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut phases = Vec::new();
+        for api in apis {
+            for c in api.list(V1BETA1, "Cluster", "default", &[]).await.unwrap() {
+                phases.push(c["status"]["phase"].clone());
+            }
+        }
+        if phases.iter().all(|p| p == "Provisioned") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not provisioned: {phases:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let before = quiet(&fleet.reconciles).await;
+
+    let report = json!({"status": {"conditions": [{"type": "ExampleReport", "status": "True",
+        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+    let mut reported = 0;
+    for api in apis {
+        let mds = api
+            .list(V1BETA1, "MachineDeployment", "default", &[])
+            .await
+            .unwrap();
+        let cps = api
+            .list(
+                "controlplane.cluster.x-k8s.io/v1beta1",
+                "KubeadmControlPlane",
+                "default",
+                &[],
+            )
+            .await
+            .unwrap();
+        for object in mds.iter().chain(&cps) {
+            api.merge_patch_status(object, &report).await.unwrap();
+            reported += 1;
+        }
+    }
+    assert_eq!(reported, 20);
+    let after = quiet(&fleet.reconciles).await;
+    assert_eq!(after, before, "status reports cost reconciles");
+
+    // Someone else scales a MachineDeployment: its Cluster is reconciled at once and the
+    // topology's replicas put back.
+    let md = fleet
+        .api_a
+        .list(V1BETA1, "MachineDeployment", "default", &[])
+        .await
+        .unwrap()
+        .remove(0);
+    let cluster = md["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fleet
+        .api_a
+        .merge_patch(&md, &json!({"spec": {"replicas": 7}}))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = fleet
+            .api_a
+            .get(V1BETA1, "MachineDeployment", "default", md.name())
+            .await
+            .unwrap()
+            .unwrap();
+        if now["spec"]["replicas"] == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replicas not put back: {now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let key = format!("mgmt-a/default/{cluster}");
+    let edited = quiet(&fleet.reconciles).await;
+    assert!(
+        edited.get(&key) > after.get(&key),
+        "{key} reconciled for the edit"
+    );
 }

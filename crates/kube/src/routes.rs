@@ -68,6 +68,9 @@ async fn handle(
         Err(e) => e.into_response(),
     };
     crate::warnings::attach(response.headers_mut(), &warnings);
+    // An access log, off unless asked for (`RUST_LOG=topograph_kube::access=debug`):
+    // what a client's reconcile costs the server, request by request.
+    tracing::debug!(target: "topograph_kube::access", %method, %uri, status = response.status().as_u16());
     response
 }
 

@@ -9,6 +9,7 @@
 //!   discovered, and the lifecycle hooks the workers' reconciles call through them.
 //! * [`metrics`]: the Prometheus metrics of all of it.
 
+mod digest;
 pub mod extensions;
 pub mod lease;
 pub mod metrics;

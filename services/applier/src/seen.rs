@@ -6,22 +6,27 @@
 //! never the object.
 //!
 //! Most watched objects are a Cluster's own (MachineDeployments, template copies,
-//! health checks): the index reads their name, namespace and labels only. Decoding the
+//! control planes): the index reads their name, namespace and labels, and a hash of
+//! their spec and some metadata ([`crate::watch_index::owned_digest`]). Decoding the
 //! whole of each into a `Value` was ≈11 % of the watching applier's CPU while a fleet was
 //! stamped out, so an object whose `kind` arrives before its `metadata` (as API servers
 //! write objects) and is not one the index reads whole (Cluster, ClusterClass,
-//! ExtensionConfig) has only its metadata's names and labels decoded; the rest is
-//! skipped unread. Any other object is decoded whole, as before.
+//! ExtensionConfig) has only its metadata's names and labels decoded, the hash taken as
+//! the rest of its metadata and its spec are read, and its status skipped unread. Any
+//! other object is decoded whole, as before.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{DefaultHasher, Hasher};
 
 use kube::api::ObjectMeta;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
+use topograph_api::object::ObjectExt;
 
-use crate::watch_index::Summary;
+use crate::digest::Digest;
+use crate::watch_index::{OWNED_METADATA, Summary, combine};
 
 /// A watched object, summarised.
 #[derive(Clone, Debug)]
@@ -47,6 +52,13 @@ struct Names {
     labels: Option<BTreeMap<String, Value>>,
     #[serde(default, rename = "resourceVersion")]
     resource_version: Option<String>,
+    // The rest of `watch_index::OWNED_METADATA`.
+    #[serde(default)]
+    annotations: Option<Value>,
+    #[serde(default, rename = "ownerReferences")]
+    owner_references: Option<Value>,
+    #[serde(default, rename = "deletionTimestamp")]
+    deletion_timestamp: Option<Value>,
 }
 
 impl<'de> Deserialize<'de> for Seen {
@@ -69,9 +81,15 @@ impl<'de> Visitor<'de> for SeenVisitor {
         // Known once `kind` has been read: whether the rest may be skipped.
         let mut light = false;
         let mut names: Option<Names> = None;
+        let mut spec = DefaultHasher::new();
+        let mut spec_read = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "metadata" if light => names = Some(map.next_value()?),
+                "spec" if light => {
+                    map.next_value_seed(Digest(&mut spec))?;
+                    spec_read = true;
+                }
                 "apiVersion" | "kind" => {
                     let value: Value = map.next_value()?;
                     if key == "kind" {
@@ -87,27 +105,58 @@ impl<'de> Visitor<'de> for SeenVisitor {
                 }
             }
         }
-        let resource_version = match names {
+        let (resource_version, summary) = match names {
             Some(names) => {
                 let mut metadata = json!({"name": names.name, "namespace": names.namespace});
                 if let Some(labels) = names.labels {
                     metadata["labels"] = json!(labels);
                 }
+                if !spec_read {
+                    crate::digest::value(&mut spec, &Value::Null);
+                }
+                let unreported = |object: &Value| {
+                    combine(
+                        [
+                            object.at(&["metadata", "labels"]),
+                            names.annotations.as_ref(),
+                            names.owner_references.as_ref(),
+                            names.deletion_timestamp.as_ref(),
+                        ],
+                        spec.finish(),
+                    )
+                };
                 object.insert("metadata".into(), metadata);
-                names.resource_version
+                let summary = Summary::read(Value::Object(object), unreported);
+                (names.resource_version, summary)
             }
-            None => object
-                .get("metadata")
-                .and_then(|m| m.get("resourceVersion"))
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            None => {
+                let object = Value::Object(object);
+                let resource_version = object
+                    .get("metadata")
+                    .and_then(|m| m.get("resourceVersion"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                // Metadata came before `kind`, so it was read whole; the spec may still
+                // have been hashed as it was read.
+                let summary = if spec_read {
+                    Summary::read(object, |object| {
+                        combine(
+                            OWNED_METADATA.map(|field| object.at(&["metadata", field])),
+                            spec.finish(),
+                        )
+                    })
+                } else {
+                    Summary::of(object)
+                };
+                (resource_version, summary)
+            }
         };
         Ok(Seen {
             metadata: ObjectMeta {
                 resource_version,
                 ..ObjectMeta::default()
             },
-            summary: Summary::of(Value::Object(object)),
+            summary,
         })
     }
 }
@@ -130,6 +179,8 @@ mod tests {
             json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
                 "metadata": {"name": "dev-md-0-x", "namespace": "ns", "resourceVersion": "42",
                     "labels": {"cluster.x-k8s.io/cluster-name": "dev", "a": "b"},
+                    "annotations": {"x": "y"},
+                    "ownerReferences": [{"kind": "Cluster", "name": "dev", "uid": "u"}],
                     "managedFields": [{"manager": "topograph", "fieldsV1": {"f:spec": {}}}]},
                 "spec": {"replicas": 3, "template": {"spec": {"version": "v1.31.0"}}},
                 "status": {"readyReplicas": 3}}),

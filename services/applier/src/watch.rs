@@ -370,7 +370,6 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         "Cluster",
         "ClusterClass",
         "MachineDeployment",
-        "MachineHealthCheck",
         "MachinePool",
     ] {
         watched.insert((API_VERSION.to_string(), kind.to_string()));
@@ -454,10 +453,16 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             change = rx.recv() => {
                 let Some(change) = change else { break };
                 watchers.metrics.watch_events.get_or_create(&labels).inc();
-                let affected = match change {
-                    Change::Applied(summary) => index.changed(summary, false),
-                    Change::Deleted(summary) => index.changed(summary, true),
+                let (summary, deleted) = match change {
+                    Change::Applied(summary) => (summary, false),
+                    Change::Deleted(summary) => (summary, true),
                 };
+                // Why a Cluster was queued, when asked (`RUST_LOG=topograph_applier::watch=trace`).
+                let traced = tracing::enabled!(tracing::Level::TRACE).then(|| summary.clone());
+                let affected = index.changed(summary, deleted);
+                if let Some(summary) = traced.filter(|_| !affected.clusters.is_empty()) {
+                    tracing::trace!(clusters = ?affected.clusters, deleted, ?summary, "change queues");
+                }
                 if affected.new_kinds {
                     for (api_version, kind) in index.template_kinds().clone() {
                         if watched.insert((api_version.clone(), kind.clone())) {

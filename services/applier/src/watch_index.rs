@@ -1,7 +1,23 @@
 //! Which Clusters a change affects, for the watchers: a Cluster's own changes affect it;
-//! an object carrying `cluster.x-k8s.io/cluster-name` (everything the topology owns)
-//! affects that Cluster; a ClusterClass change, or a change of a template a class
-//! references, affects every Cluster of the class.
+//! its MachineDeployments and MachinePools (objects carrying
+//! `cluster.x-k8s.io/cluster-name`), its infrastructure cluster and its control plane
+//! (the objects its `spec` references) affect that Cluster; a ClusterClass change, or a
+//! change of a template a class references, affects every Cluster of the class.
+//!
+//! Those are the changes Cluster API's topology controller watches. A Cluster's other
+//! objects (template copies, health checks, the objects a MachinePool references, and
+//! the Machines' bootstrap configs and infrastructure machines, which share kinds with
+//! those) change as providers work on them, and a reconcile acts on none of that:
+//! mapping them to their Cluster cost each new Cluster a reconcile or two more, all
+//! reads and no writes. A change there is reconciled at the next resync, as Cluster API
+//! reconciles it at its next sync.
+//!
+//! Once a Cluster is settled (its last reconcile saw its current generation, found
+//! nothing pending and reported it provisioned, and no lifecycle hook is pending), a
+//! change of those objects only in their status affects nothing either: with nothing
+//! to upgrade or create, no decision of a reconcile reads their status. Providers
+//! report replicas coming up long after a new Cluster's topology is written; each
+//! report cost a reconcile that wrote nothing.
 //!
 //! A Cluster change only in what a reconcile reports on it (its `TopologyReconciled`
 //! condition, observed generation, phase) affects nothing: the reconcile that wrote it
@@ -17,7 +33,7 @@
 //! whole objects (the applier holding the watches of ten management clusters of 1,000
 //! Clusters peaked at 238 MB). A summary is the few names and a hash the index reads.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
@@ -49,6 +65,11 @@ pub struct ClusterSummary {
     pub name: Name,
     /// `(namespace, name)` of its topology's ClusterClass; `None` without a topology.
     pub class: Option<Name>,
+    /// Its infrastructure cluster and control plane (`spec.infrastructureRef`,
+    /// `spec.controlPlaneRef`), those it names.
+    pub refs: Vec<ObjectKey>,
+    /// Whether its last reconcile left it settled ([`settled`]).
+    pub settled: bool,
     /// A hash of the Cluster without what a reconcile reports on it
     /// ([`topograph_reconcile::cluster::without_report`]): equal hashes are a change
     /// only in that report.
@@ -70,9 +91,16 @@ pub struct ClassSummary {
 /// What the index reads of any other object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ObjectSummary {
-    /// An object labelled with its Cluster (`cluster.x-k8s.io/cluster-name`):
-    /// `(namespace, cluster name)`.
-    Owned(Name),
+    /// An object labelled with its Cluster (`cluster.x-k8s.io/cluster-name`).
+    Owned {
+        /// `(namespace, cluster name)`.
+        cluster: Name,
+        /// The object's own key.
+        key: ObjectKey,
+        /// A hash of what others than providers change of it ([`owned_digest`]):
+        /// equal hashes are a change only in its status.
+        unreported: u64,
+    },
     /// An unlabelled object: classes may reference it as a template.
     Other(ObjectKey),
 }
@@ -95,6 +123,12 @@ fn is_extension_config(object: &Value) -> bool {
 impl Summary {
     /// The summary of `object`, as the index reads it.
     pub fn of(object: Value) -> Summary {
+        Summary::read(object, owned_digest)
+    }
+
+    /// The summary of `object`, which may be only the parts the index reads of it,
+    /// with `unreported` giving [`ObjectSummary::Owned::unreported`] when it is owned.
+    pub(crate) fn read(object: Value, unreported: impl FnOnce(&Value) -> u64) -> Summary {
         if is_kind(&object, "Cluster") {
             Summary::Cluster(ClusterSummary::of(&object))
         } else if is_kind(&object, "ClusterClass") {
@@ -102,10 +136,11 @@ impl Summary {
         } else if is_extension_config(&object) {
             Summary::ExtensionConfig
         } else if let Some(cluster) = object.labels().get(CLUSTER_NAME_LABEL) {
-            Summary::Object(ObjectSummary::Owned((
-                object.namespace().to_string(),
-                cluster.clone(),
-            )))
+            Summary::Object(ObjectSummary::Owned {
+                cluster: (object.namespace().to_string(), cluster.clone()),
+                key: ObjectKey::of(&object),
+                unreported: unreported(&object),
+            })
         } else {
             Summary::Object(ObjectSummary::Other(ObjectKey::of(&object)))
         }
@@ -129,12 +164,109 @@ impl ClusterSummary {
                     .unwrap_or(cluster.namespace());
                 (namespace.to_string(), class.to_string())
             });
+        let refs = ["infrastructureRef", "controlPlaneRef"]
+            .into_iter()
+            .filter_map(|field| reference(cluster, field))
+            .collect();
         ClusterSummary {
             name: name_of(cluster),
             class,
+            refs,
+            settled: settled(cluster),
             unreported: hasher.finish(),
         }
     }
+}
+
+/// Whether `cluster`'s last reconcile saw its current generation and reported its
+/// topology reconciled (nothing pending) and provisioned, no lifecycle hook pending.
+pub fn settled(cluster: &Value) -> bool {
+    let generation = cluster.at(&["metadata", "generation"]);
+    if generation.is_none() || generation != cluster.at(&["status", "observedGeneration"]) {
+        return false;
+    }
+    if cluster.at(&["status", "phase"]).and_then(Value::as_str) != Some("Provisioned")
+        || cluster.at(&["metadata", "deletionTimestamp"]).is_some()
+        || cluster
+            .annotations()
+            .contains_key(topograph_reconcile::hooks::PENDING_HOOKS_ANNOTATION)
+    {
+        return false;
+    }
+    // Cluster API's conditions in both lists a version keeps.
+    let mut reported = false;
+    for path in [
+        "/status/conditions",
+        "/status/v1beta2/conditions",
+        "/status/deprecated/v1beta1/conditions",
+    ] {
+        let conditions = cluster.pointer(path).and_then(Value::as_array);
+        for condition in conditions.into_iter().flatten() {
+            if condition.get("type").and_then(Value::as_str)
+                == Some(topograph_reconcile::cluster::TOPOLOGY_RECONCILED)
+            {
+                if condition.get("status").and_then(Value::as_str) != Some("True") {
+                    return false;
+                }
+                reported = true;
+            }
+        }
+    }
+    reported
+}
+
+/// The metadata of an owned object that others than providers change, in the order
+/// [`owned_digest`] reads it.
+pub(crate) const OWNED_METADATA: [&str; 4] = [
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "deletionTimestamp",
+];
+
+/// A hash of `object`'s spec and the metadata fields of [`OWNED_METADATA`].
+pub fn owned_digest(object: &Value) -> u64 {
+    let metadata = OWNED_METADATA.map(|field| object.at(&["metadata", field]));
+    let mut spec = DefaultHasher::new();
+    crate::digest::value(&mut spec, object.get("spec").unwrap_or(&Value::Null));
+    combine(metadata, spec.finish())
+}
+
+/// [`owned_digest`] from its parts: the metadata fields and the spec's own hash.
+pub(crate) fn combine(metadata: [Option<&Value>; 4], spec: u64) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for field in metadata {
+        crate::digest::value(&mut hasher, field.unwrap_or(&Value::Null));
+    }
+    hasher.write_u64(spec);
+    hasher.finish()
+}
+
+/// The object `cluster`'s `spec.<field>` references, as v1beta1 (`apiVersion`) or
+/// v1beta2 (`apiGroup`) write a reference; in the Cluster's namespace (a reference
+/// cannot leave it).
+fn reference(cluster: &Value, field: &str) -> Option<ObjectKey> {
+    let r = cluster.at(&["spec", field])?;
+    let text = |key: &str| r.get(key).and_then(Value::as_str);
+    let group = match (text("apiGroup"), text("apiVersion")) {
+        (Some(group), _) => group,
+        (None, Some(api_version)) => group_of(api_version),
+        (None, None) => return None,
+    };
+    Some(ObjectKey {
+        group: group.to_string(),
+        kind: text("kind")?.to_string(),
+        namespace: cluster.namespace().to_string(),
+        name: text("name")?.to_string(),
+    })
+}
+
+/// Whether a change of `key`, an object of a Cluster whose spec references `refs`, is
+/// one its topology reconcile acts on (see the module's documentation).
+fn triggers(key: &ObjectKey, refs: Option<&Vec<ObjectKey>>) -> bool {
+    let worker = key.group == "cluster.x-k8s.io"
+        && matches!(key.kind.as_str(), "MachineDeployment" | "MachinePool");
+    worker || refs.is_some_and(|refs| refs.contains(key))
 }
 
 impl ClassSummary {
@@ -181,6 +313,14 @@ pub struct Affected {
 #[derive(Debug, Default)]
 pub struct WatchIndex {
     cluster_class: HashMap<Name, Name>,
+    /// [`ClusterSummary::refs`] of each Cluster, as last seen.
+    cluster_refs: HashMap<Name, Vec<ObjectKey>>,
+    /// The Clusters last seen settled.
+    settled: HashSet<Name>,
+    /// [`ObjectSummary::Owned::unreported`] of each object whose changes affect its
+    /// Cluster, by a hash of its key (the holder of a fleet's watches keeps one for
+    /// each of thousands of Clusters' objects).
+    owned_seen: HashMap<u64, u64>,
     /// [`ClusterSummary::unreported`] of each Cluster, as last seen.
     seen: HashMap<Name, u64>,
     /// The templates each class references.
@@ -257,11 +397,48 @@ impl WatchIndex {
                     ..Affected::default()
                 };
             }
-            (Summary::Object(ObjectSummary::Owned(cluster)), _) => vec![cluster],
+            (
+                Summary::Object(ObjectSummary::Owned {
+                    cluster,
+                    key,
+                    unreported,
+                }),
+                deleted,
+            ) => self.owned_changed(cluster, &key, unreported, deleted),
         };
         Affected {
             clusters,
             ..Affected::default()
+        }
+    }
+
+    /// An object of `cluster` changed: the Cluster is affected if its topology
+    /// reconcile acts on such changes, unless the Cluster is settled and the object
+    /// changed only in its status.
+    fn owned_changed(
+        &mut self,
+        cluster: Name,
+        key: &ObjectKey,
+        unreported: u64,
+        deleted: bool,
+    ) -> Vec<Name> {
+        if !triggers(key, self.cluster_refs.get(&cluster)) {
+            return Vec::new();
+        }
+        let id = {
+            let mut hasher = DefaultHasher::new();
+            key.hash(&mut hasher);
+            hasher.finish()
+        };
+        if deleted {
+            self.owned_seen.remove(&id);
+            return vec![cluster];
+        }
+        let unchanged = self.owned_seen.insert(id, unreported) == Some(unreported);
+        if unchanged && self.settled.contains(&cluster) {
+            Vec::new()
+        } else {
+            vec![cluster]
         }
     }
 
@@ -271,9 +448,22 @@ impl WatchIndex {
         let ClusterSummary {
             name,
             class,
+            refs,
+            settled,
             unreported,
         } = cluster;
         let unchanged = self.seen.insert(name.clone(), unreported) == Some(unreported);
+        self.cluster_refs.insert(name.clone(), refs);
+        // A Cluster no longer settled is reconciled once more: its objects' status
+        // reports that came in before this change (the watches of different kinds keep
+        // no order between them) were taken for a settled Cluster's and passed over.
+        let unsettled = if settled {
+            self.settled.insert(name.clone());
+            false
+        } else {
+            self.settled.remove(&name)
+        };
+        let unchanged = unchanged && !unsettled;
         match class {
             Some(class) => {
                 self.cluster_class.insert(name.clone(), class);
@@ -288,6 +478,8 @@ impl WatchIndex {
     /// A Cluster was deleted: nothing to reconcile (its objects go with it).
     pub fn cluster_deleted(&mut self, cluster: &Name) {
         self.cluster_class.remove(cluster);
+        self.cluster_refs.remove(cluster);
+        self.settled.remove(cluster);
         self.seen.remove(cluster);
     }
 
@@ -437,8 +629,39 @@ mod tests {
         // references (a kind stamped from a class template): their Cluster.
         let pool = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachinePool", "metadata": {"name": "b-mp-0-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b", "topology.cluster.x-k8s.io/owned": "", "topology.cluster.x-k8s.io/pool-name": "mp-0"}}});
         assert_eq!(applied(&mut index, &pool), [("ns".into(), "b".into())]);
-        let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachinePool", "metadata": {"name": "b-mp-0-y", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
-        assert_eq!(deleted(&mut index, &infra), [("ns".into(), "b".into())]);
+        // What its MachinePool references, template copies, health checks, Machines'
+        // bootstrap configs: providers' business, nothing a reconcile acts on.
+        for (api_version, kind) in [
+            (
+                "infrastructure.cluster.x-k8s.io/v1beta1",
+                "DockerMachinePool",
+            ),
+            (
+                "infrastructure.cluster.x-k8s.io/v1beta1",
+                "DockerMachineTemplate",
+            ),
+            ("cluster.x-k8s.io/v1beta1", "MachineHealthCheck"),
+            ("bootstrap.cluster.x-k8s.io/v1beta1", "KubeadmConfig"),
+            ("infrastructure.cluster.x-k8s.io/v1beta1", "DockerCluster"),
+        ] {
+            let object = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "b-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
+            assert!(applied(&mut index, &object).is_empty(), "{kind}");
+            assert!(deleted(&mut index, &object).is_empty(), "{kind}");
+        }
+        // The infrastructure cluster and control plane the Cluster's spec references
+        // (v1beta1 by apiVersion, v1beta2 by apiGroup), in any version of their group.
+        let mut b = cluster("b");
+        b["spec"]["infrastructureRef"] = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster", "name": "b-x", "namespace": "ns"});
+        b["spec"]["controlPlaneRef"] = json!({"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "b-cp"});
+        assert_eq!(applied(&mut index, &b), [("ns".into(), "b".into())]);
+        let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerCluster", "metadata": {"name": "b-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
+        assert_eq!(applied(&mut index, &infra), [("ns".into(), "b".into())]);
+        let cp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane", "metadata": {"name": "b-cp", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
+        assert_eq!(deleted(&mut index, &cp), [("ns".into(), "b".into())]);
+        // Another control plane of the same kind, not the one referenced: nothing.
+        let mut other_cp = cp.clone();
+        other_cp["metadata"]["name"] = json!("b-old");
+        assert!(applied(&mut index, &other_cp).is_empty());
         // Unrelated: nothing.
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ns"}});
         assert!(applied(&mut index, &other).is_empty());
@@ -546,6 +769,94 @@ mod tests {
         assert_eq!(applied(&mut index, &c).len(), 1);
     }
 
+    /// A Cluster as its last reconcile leaves it when nothing is pending.
+    fn settled_cluster(name: &str) -> Value {
+        let mut c = cluster(name);
+        c["metadata"]["generation"] = json!(2);
+        c["spec"]["controlPlaneRef"] = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane", "name": "cp", "namespace": "ns"});
+        c["status"] = json!({"observedGeneration": 2, "phase": "Provisioned",
+            "conditions": [{"type": "Ready", "status": "False"}, {"type": "TopologyReconciled", "status": "True"}],
+            "v1beta2": {"conditions": [{"type": "TopologyReconciled", "status": "True"}]}});
+        c
+    }
+
+    #[test]
+    fn settled_means_reconciled_at_this_generation_provisioned_and_no_hook_pending() {
+        let c = settled_cluster("a");
+        assert!(settled(&c));
+        let mut v1beta2 = c.clone();
+        v1beta2["status"] = json!({"observedGeneration": 2, "phase": "Provisioned",
+            "conditions": [{"type": "TopologyReconciled", "status": "True"}],
+            "deprecated": {"v1beta1": {"conditions": [{"type": "TopologyReconciled", "status": "True"}]}}});
+        assert!(settled(&v1beta2));
+        let unsettled: [(&str, Value); 7] = [
+            ("/metadata/generation", json!(3)),
+            ("/status/phase", json!("Provisioning")),
+            ("/status/conditions/1/status", json!("False")),
+            ("/status/v1beta2/conditions/0/status", json!("False")),
+            (
+                "/metadata/annotations",
+                json!({"runtime.cluster.x-k8s.io/pending-hooks": "AfterControlPlaneInitialized"}),
+            ),
+            ("/metadata/deletionTimestamp", json!("2026-01-01T00:00:00Z")),
+            (
+                "/status",
+                json!({"observedGeneration": 2, "phase": "Provisioned"}),
+            ),
+        ];
+        for (path, value) in unsettled {
+            let mut changed = c.clone();
+            let (parent, field) = path.rsplit_once('/').unwrap_or_default();
+            match changed.pointer_mut(path) {
+                Some(at) => *at = value,
+                None => {
+                    changed.pointer_mut(parent).unwrap()[field] = value;
+                }
+            }
+            assert!(!settled(&changed), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_settled_cluster_ignores_its_objects_status_reports() {
+        let mut index = WatchIndex::default();
+        let mut c = settled_cluster("a");
+        applied(&mut index, &c);
+        let mut md = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+            "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}},
+            "spec": {"replicas": 3}});
+        let mut cp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+            "metadata": {"name": "cp", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}},
+            "spec": {"replicas": 1}});
+        let a = vec![("ns".to_string(), "a".to_string())];
+        // First sightings count.
+        assert_eq!(applied(&mut index, &md), a);
+        assert_eq!(applied(&mut index, &cp), a);
+        // Status reports: nothing.
+        md["status"] = json!({"readyReplicas": 2});
+        cp["status"] = json!({"ready": true});
+        assert!(applied(&mut index, &md).is_empty());
+        assert!(applied(&mut index, &cp).is_empty());
+        // Spec and metadata changes, and deletions: the Cluster.
+        md["spec"]["replicas"] = json!(4);
+        assert_eq!(applied(&mut index, &md), a);
+        cp["metadata"]["ownerReferences"] = json!([{"kind": "Cluster", "name": "a"}]);
+        assert_eq!(applied(&mut index, &cp), a);
+        assert_eq!(deleted(&mut index, &md), a);
+        // No longer settled (an upgrade under way): the Cluster once more, since reports
+        // may have been passed over before the index saw the change; then every report
+        // counts.
+        cp["status"] = json!({"ready": true, "initialized": true});
+        assert!(applied(&mut index, &cp).is_empty());
+        c["status"]["conditions"][1]["status"] = json!("False");
+        assert_eq!(applied(&mut index, &c), a);
+        assert!(applied(&mut index, &c).is_empty(), "the same again");
+        cp["status"] = json!({"ready": true, "version": "v1.31.0"});
+        assert_eq!(applied(&mut index, &cp), a);
+        cp["status"]["updatedReplicas"] = json!(1);
+        assert_eq!(applied(&mut index, &cp), a);
+    }
+
     #[test]
     fn pool_classes_make_their_objects_kinds_watched() {
         let mut index = WatchIndex::default();
@@ -620,10 +931,47 @@ mod tests {
         let owned = json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
             "metadata": {"name": "a-md", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}},
             "spec": {"replicas": 3, "template": {"spec": {"clusterName": "a"}}}});
+        let Summary::Object(ObjectSummary::Owned {
+            cluster,
+            key,
+            unreported,
+        }) = Summary::of(owned.clone())
+        else {
+            panic!("owned")
+        };
+        assert_eq!(cluster, ("ns".to_string(), "a".to_string()));
         assert_eq!(
-            Summary::of(owned),
-            Summary::Object(ObjectSummary::Owned(("ns".to_string(), "a".to_string())))
+            key,
+            ObjectKey::new(
+                "cluster.x-k8s.io/v1beta2",
+                "MachineDeployment",
+                "ns",
+                "a-md"
+            )
         );
+        // Its status and what every write changes do not count; spec and labels do.
+        let mut reported = owned.clone();
+        reported["status"] = json!({"readyReplicas": 3});
+        reported["metadata"]["resourceVersion"] = json!("12");
+        reported["metadata"]["managedFields"] = json!([{"manager": "capd"}]);
+        assert_eq!(owned_digest(&reported), unreported);
+        for (path, value) in [
+            ("/spec/replicas", json!(4)),
+            ("/metadata/labels/x", json!("y")),
+        ] {
+            let mut changed = owned.clone();
+            if let Some(field) = changed.pointer_mut(path) {
+                *field = value;
+            } else if let Some(labels) = changed["metadata"]["labels"].as_object_mut() {
+                labels.insert("x".into(), value);
+            }
+            assert_ne!(owned_digest(&changed), unreported, "{path}");
+        }
+        for field in ["annotations", "ownerReferences", "deletionTimestamp"] {
+            let mut changed = owned.clone();
+            changed["metadata"][field] = json!("set");
+            assert_ne!(owned_digest(&changed), unreported, "{field}");
+        }
         // A template: its key, in any version of its group.
         let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
             "metadata": {"name": "cp", "namespace": "ns"}, "spec": {"template": {}}});

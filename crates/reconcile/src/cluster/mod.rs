@@ -21,7 +21,7 @@ mod control_plane;
 mod pools;
 mod read;
 pub(crate) mod status;
-pub use status::without_report;
+pub use status::{TOPOLOGY_RECONCILED, without_report};
 mod upgrade_hooks;
 mod workers;
 pub(crate) mod write;
