@@ -178,6 +178,19 @@ pub fn keep_status(new: &mut Value, stored: Option<&Value>, status_subresource: 
     }
 }
 
+/// Whether objects of kind `kind` in API group `group` carry `metadata.generation`.
+/// Custom resources and CRDs do, as do the built-in workload kinds; the core group's
+/// other kinds (Namespaces, ConfigMaps, Secrets, Events, ...) and `events.k8s.io` Events
+/// do not, and no CRD can define a kind in either group. (Some other built-in groups'
+/// kinds do not either, Leases for one; nothing here writes them.)
+pub fn tracks_generation(group: &str, kind: &str) -> bool {
+    match group {
+        "" => kind == "ReplicationController",
+        "events.k8s.io" => false,
+        _ => true,
+    }
+}
+
 /// The generation `new` gets over `stored`: one more than the stored one (0 when it has
 /// none) when a main-resource write changed anything but apiVersion, kind, metadata and
 /// (with a status subresource) status; `None` when it keeps the stored one.

@@ -958,7 +958,11 @@ impl Inner {
         } else {
             meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
         }
-        meta.insert("generation".into(), Value::from(1));
+        if rt.tracks_generation() {
+            meta.insert("generation".into(), Value::from(1));
+        } else {
+            meta.remove("generation");
+        }
         meta.remove("deletionTimestamp");
         meta.remove("deletionGracePeriodSeconds");
         if !keep_status {
@@ -1184,6 +1188,7 @@ impl Inner {
         }
         if let Some(generation) =
             server::bumped_generation(stored_form, storage_form, sub, rt.status_subresource)
+                .filter(|_| rt.tracks_generation())
         {
             set_meta(&mut new, "generation", Value::from(generation));
             if let Some(storage) = &mut storage {
@@ -1395,11 +1400,13 @@ impl Inner {
         let rv = self.next_rv();
         set_meta(&mut new, "deletionTimestamp", Value::String(now_rfc3339()));
         set_meta(&mut new, "deletionGracePeriodSeconds", Value::from(0));
-        let generation = stored
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        set_meta(&mut new, "generation", Value::from(generation + 1));
+        if rt.tracks_generation() {
+            let generation = stored
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            set_meta(&mut new, "generation", Value::from(generation + 1));
+        }
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
         let shared = self.objects.replace(&rt.key(), key.clone(), &new, &stored);
         self.emit(&rt.key(), EventType::Modified, shared, Some(&stored));

@@ -57,6 +57,12 @@ impl ResourceType {
         self.group == CRD_GROUP && self.plural == CRD_PLURAL
     }
 
+    /// Whether objects of this kind carry `metadata.generation`, as on a real API
+    /// server ([`topograph_api::server::tracks_generation`]).
+    pub fn tracks_generation(&self) -> bool {
+        topograph_api::server::tracks_generation(&self.group, &self.kind)
+    }
+
     pub fn is_namespace(&self) -> bool {
         self.group.is_empty() && self.plural == "namespaces"
     }

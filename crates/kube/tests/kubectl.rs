@@ -233,7 +233,10 @@ fn kubectl_create_get_patch_replace_delete() {
         (3.into(), 2.into())
     );
     server.ok(&["patch", "configmap", "cm1", "-p", r#"{"data":{"c":"d"}}"#]);
-    assert_eq!(server.json(&["get", "cm", "cm1"])["data"]["c"], "d");
+    let cm1 = server.json(&["get", "cm", "cm1"]);
+    assert_eq!(cm1["data"]["c"], "d");
+    // As on a real API server, a ConfigMap has no generation, created or changed.
+    assert!(cm1["metadata"].get("generation").is_none(), "{cm1}");
 
     // Replacing with the resourceVersion read before the patch conflicts.
     let stale = server.file("stale.json", &original.to_string());

@@ -129,6 +129,7 @@ impl Overlay {
             .ok_or(Refusal::NameRequired)?;
         let mut created = object.clone();
         server::keep_status(&mut created, None, STATUS_SUBRESOURCE);
+        let generation = tracks_generation(&created);
         if let Some(metadata) = metadata_mut(&mut created) {
             metadata.insert("name".into(), json!(name));
             metadata.insert("uid".into(), json!(format!("dry-run-{sequence}")));
@@ -136,7 +137,11 @@ impl Overlay {
                 "resourceVersion".into(),
                 json!(format!("dry-run-{sequence}")),
             );
-            metadata.insert("generation".into(), json!(1));
+            if generation {
+                metadata.insert("generation".into(), json!(1));
+            } else {
+                metadata.remove("generation");
+            }
             metadata.remove("managedFields");
         }
         self.record(None, Some(created.clone()));
@@ -202,7 +207,8 @@ impl Overlay {
             return Err(Refusal::Conflict);
         }
         let mut written = server::to_store(&current, body, sub, STATUS_SUBRESOURCE);
-        let generation = server::bumped_generation(&current, &written, sub, STATUS_SUBRESOURCE);
+        let generation = server::bumped_generation(&current, &written, sub, STATUS_SUBRESOURCE)
+            .filter(|_| tracks_generation(&current));
         let sequence = self.next();
         if let Some(metadata) = metadata_mut(&mut written) {
             metadata.insert(
@@ -250,12 +256,19 @@ fn selected(object: &Value, labels: &[(&str, &str)]) -> bool {
         .all(|(k, v)| have.get(*k).map(String::as_str) == Some(*v))
 }
 
+/// Whether `object`'s kind carries `metadata.generation` on a real API server.
+fn tracks_generation(object: &Value) -> bool {
+    server::tracks_generation(group_of(object.api_version()), object.kind())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A custom resource (its kind tracks generations, as every kind the topology
+    /// writes but Secrets and Events).
     fn cm(name: &str, data: &str) -> Value {
-        json!({"apiVersion": "v1", "kind": "ConfigMap",
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": name, "namespace": "ns", "resourceVersion": "7", "generation": 3, "uid": "u1",
                 "labels": {"app": "x"}},
             "data": {"k": data}, "status": {"s": 1}})
@@ -300,8 +313,27 @@ mod tests {
             status["metadata"]["generation"], 4,
             "status moves no generation"
         );
+        // Secrets, ConfigMaps and Events carry no generation on a real API server.
+        let secret = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "s", "namespace": "ns", "resourceVersion": "1"}, "data": {}});
+        let mut rewritten = secret.clone();
+        rewritten["data"] = json!({"k": "dg=="});
+        let replaced = overlay
+            .replace(&rewritten, Some(secret.clone()), false)
+            .unwrap();
+        assert!(
+            replaced.pointer("/metadata/generation").is_none(),
+            "{replaced}"
+        );
+        let mut new_secret = secret.clone();
+        new_secret["metadata"]["name"] = json!("t");
+        let created = overlay.create(&new_secret, None).unwrap();
+        assert!(
+            created.pointer("/metadata/generation").is_none(),
+            "{created}"
+        );
         let touched = overlay.touched();
-        assert_eq!(touched.len(), 1);
+        assert_eq!(touched.len(), 3);
         assert_eq!(touched[0].before.as_ref(), Some(&live));
         assert_eq!(touched[0].after.as_ref(), Some(&status));
     }
@@ -317,8 +349,8 @@ mod tests {
         overlay.delete(Some(cm("b", "1")));
         let listed = overlay.list(
             vec![cm("b", "1"), cm("c", "1")],
-            "v1",
-            "ConfigMap",
+            "example.com/v1",
+            "Widget",
             "ns",
             &[("app", "x")],
         );
@@ -326,11 +358,23 @@ mod tests {
         assert_eq!(names, ["c", "gen-cbbbb"]);
         assert_eq!(overlay.get(&ObjectKey::of(&cm("b", "1"))), Some(None));
         assert_eq!(overlay.get(&ObjectKey::of(&cm("c", "1"))), None);
-        let other_labels = overlay.list(Vec::new(), "v1", "ConfigMap", "ns", &[("app", "y")]);
+        let other_labels = overlay.list(
+            Vec::new(),
+            "example.com/v1",
+            "Widget",
+            "ns",
+            &[("app", "y")],
+        );
         // Across namespaces, same names stay apart.
         let mut elsewhere = cm("c", "1");
         elsewhere["metadata"]["namespace"] = json!("other");
-        let everywhere = overlay.list(vec![cm("c", "1"), elsewhere], "v1", "ConfigMap", "", &[]);
+        let everywhere = overlay.list(
+            vec![cm("c", "1"), elsewhere],
+            "example.com/v1",
+            "Widget",
+            "",
+            &[],
+        );
         let at: Vec<(&str, &str)> = everywhere
             .iter()
             .map(|o| (o.namespace(), o.name()))
