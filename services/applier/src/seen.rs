@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use topograph_api::object::ObjectExt;
 
 use crate::digest::Digest;
-use crate::watch_index::{OWNED_METADATA, Summary, combine};
+use crate::watch_index::{DIGESTED_METADATA, Digests, Summary};
 
 /// A watched object, summarised.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ struct Names {
     labels: Option<BTreeMap<String, Value>>,
     #[serde(default, rename = "resourceVersion")]
     resource_version: Option<String>,
-    // The rest of `watch_index::OWNED_METADATA`.
+    // The rest of `watch_index::DIGESTED_METADATA`.
     #[serde(default)]
     annotations: Option<Value>,
     #[serde(default, rename = "ownerReferences")]
@@ -81,15 +81,13 @@ impl<'de> Visitor<'de> for SeenVisitor {
         // Known once `kind` has been read: whether the rest may be skipped.
         let mut light = false;
         let mut names: Option<Names> = None;
-        let mut spec = DefaultHasher::new();
-        let mut spec_read = false;
+        let mut spec = Hashed::default();
+        let mut status = Hashed::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "metadata" if light => names = Some(map.next_value()?),
-                "spec" if light => {
-                    map.next_value_seed(Digest(&mut spec))?;
-                    spec_read = true;
-                }
+                "spec" if light => spec.read(&mut map)?,
+                "status" if light => status.read(&mut map)?,
                 "apiVersion" | "kind" => {
                     let value: Value = map.next_value()?;
                     if key == "kind" {
@@ -111,22 +109,20 @@ impl<'de> Visitor<'de> for SeenVisitor {
                 if let Some(labels) = names.labels {
                     metadata["labels"] = json!(labels);
                 }
-                if !spec_read {
-                    crate::digest::value(&mut spec, &Value::Null);
-                }
-                let unreported = |object: &Value| {
-                    combine(
+                let digests = |object: &Value| {
+                    Digests::from_parts(
                         [
                             object.at(&["metadata", "labels"]),
                             names.annotations.as_ref(),
                             names.owner_references.as_ref(),
                             names.deletion_timestamp.as_ref(),
                         ],
-                        spec.finish(),
+                        spec.finish(None),
+                        status.finish(None),
                     )
                 };
                 object.insert("metadata".into(), metadata);
-                let summary = Summary::read(Value::Object(object), unreported);
+                let summary = Summary::read(Value::Object(object), digests);
                 (names.resource_version, summary)
             }
             None => {
@@ -136,18 +132,15 @@ impl<'de> Visitor<'de> for SeenVisitor {
                     .and_then(|m| m.get("resourceVersion"))
                     .and_then(Value::as_str)
                     .map(str::to_string);
-                // Metadata came before `kind`, so it was read whole; the spec may still
-                // have been hashed as it was read.
-                let summary = if spec_read {
-                    Summary::read(object, |object| {
-                        combine(
-                            OWNED_METADATA.map(|field| object.at(&["metadata", field])),
-                            spec.finish(),
-                        )
-                    })
-                } else {
-                    Summary::of(object)
-                };
+                // Metadata came before `kind`, so it was read whole; spec and status
+                // may still have been hashed as they were read.
+                let summary = Summary::read(object, |object| {
+                    Digests::from_parts(
+                        DIGESTED_METADATA.map(|field| object.at(&["metadata", field])),
+                        spec.finish(object.get("spec")),
+                        status.finish(object.get("status")),
+                    )
+                });
                 (resource_version, summary)
             }
         };
@@ -158,6 +151,32 @@ impl<'de> Visitor<'de> for SeenVisitor {
             },
             summary,
         })
+    }
+}
+
+/// A part of an object hashed as it is read ([`crate::digest`]), if it was.
+#[derive(Default)]
+struct Hashed {
+    hasher: DefaultHasher,
+    read: bool,
+}
+
+impl Hashed {
+    fn read<'de, A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<(), A::Error> {
+        map.next_value_seed(Digest(&mut self.hasher))?;
+        self.read = true;
+        Ok(())
+    }
+
+    /// The hash of the part, `decoded` when it was not hashed while read (`null` when
+    /// the object has none).
+    fn finish(&self, decoded: Option<&Value>) -> u64 {
+        if self.read {
+            return self.hasher.finish();
+        }
+        let mut hasher = DefaultHasher::new();
+        crate::digest::value(&mut hasher, decoded.unwrap_or(&Value::Null));
+        hasher.finish()
     }
 }
 

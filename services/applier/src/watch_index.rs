@@ -20,9 +20,11 @@
 //! report cost a reconcile that wrote nothing.
 //!
 //! A Cluster change only in what a reconcile reports on it (its `TopologyReconciled`
-//! condition, observed generation, phase) affects nothing: the reconcile that wrote it
-//! had already seen the rest, so a new Cluster converges without a reconcile more for
-//! its own report.
+//! condition, observed generation, phase) or writes on it (the references to its
+//! infrastructure cluster and control plane, the control plane endpoint, the topology's
+//! labels, the upgrade step) affects nothing: the reconcile that wrote it had already
+//! seen the rest, so a new Cluster converges without a reconcile more for its own
+//! writes. (Someone else's edit of those fields is put right at the next resync.)
 //!
 //! The index is built from the watch streams themselves (Clusters say which class they
 //! use, classes say which templates they reference), so it needs no extra reads.
@@ -70,9 +72,10 @@ pub struct ClusterSummary {
     pub refs: Vec<ObjectKey>,
     /// Whether its last reconcile left it settled ([`settled`]).
     pub settled: bool,
-    /// A hash of the Cluster without what a reconcile reports on it
-    /// ([`topograph_reconcile::cluster::without_report`]): equal hashes are a change
-    /// only in that report.
+    /// A hash of the Cluster without what a reconcile reports or writes on it
+    /// ([`topograph_reconcile::cluster::without_report`],
+    /// [`topograph_reconcile::cluster::without_topology_fields`]): equal hashes are a
+    /// change only in what a reconcile made it.
     pub unreported: u64,
 }
 
@@ -86,6 +89,11 @@ pub struct ClassSummary {
     pub templates: Vec<ObjectRef>,
     /// A hash of what its Clusters' reconciles read of it ([`what_clusters_read`]).
     pub read: u64,
+    /// A hash of the part of that its reconciles do not write (identity and spec).
+    pub spec: u64,
+    /// Whether a reconcile of it has reported anything its Clusters read (observed
+    /// generation, `VariablesReady`).
+    pub reported: bool,
 }
 
 /// What the index reads of any other object.
@@ -97,12 +105,24 @@ pub enum ObjectSummary {
         cluster: Name,
         /// The object's own key.
         key: ObjectKey,
-        /// A hash of what others than providers change of it ([`owned_digest`]):
-        /// equal hashes are a change only in its status.
-        unreported: u64,
+        /// What a reconcile reads of it.
+        digests: Digests,
     },
     /// An unlabelled object: classes may reference it as a template.
-    Other(ObjectKey),
+    Other(ObjectKey, Digests),
+}
+
+/// Hashes of what a reconcile reads of an object ([`Digests::of`]): equal digests are
+/// a change in nothing it reads (a resourceVersion, managedFields, an owner reference
+/// to something other than a Cluster, such as the one the shim Secret's deletion
+/// takes away).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Digests {
+    /// Spec and the metadata of [`DIGESTED_METADATA`]: what others than providers
+    /// change.
+    pub unreported: u64,
+    /// Status: what providers report.
+    pub status: u64,
 }
 
 const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -123,12 +143,12 @@ fn is_extension_config(object: &Value) -> bool {
 impl Summary {
     /// The summary of `object`, as the index reads it.
     pub fn of(object: Value) -> Summary {
-        Summary::read(object, owned_digest)
+        Summary::read(object, Digests::of)
     }
 
     /// The summary of `object`, which may be only the parts the index reads of it,
-    /// with `unreported` giving [`ObjectSummary::Owned::unreported`] when it is owned.
-    pub(crate) fn read(object: Value, unreported: impl FnOnce(&Value) -> u64) -> Summary {
+    /// with `digests` giving its [`Digests`] when it is an [`ObjectSummary`].
+    pub(crate) fn read(object: Value, digests: impl FnOnce(&Value) -> Digests) -> Summary {
         if is_kind(&object, "Cluster") {
             Summary::Cluster(ClusterSummary::of(&object))
         } else if is_kind(&object, "ClusterClass") {
@@ -139,10 +159,13 @@ impl Summary {
             Summary::Object(ObjectSummary::Owned {
                 cluster: (object.namespace().to_string(), cluster.clone()),
                 key: ObjectKey::of(&object),
-                unreported: unreported(&object),
+                digests: digests(&object),
             })
         } else {
-            Summary::Object(ObjectSummary::Other(ObjectKey::of(&object)))
+            Summary::Object(ObjectSummary::Other(
+                ObjectKey::of(&object),
+                digests(&object),
+            ))
         }
     }
 }
@@ -150,9 +173,14 @@ impl Summary {
 impl ClusterSummary {
     fn of(cluster: &Value) -> ClusterSummary {
         let mut hasher = DefaultHasher::new();
-        topograph_reconcile::cluster::without_report(cluster)
-            .to_string()
-            .hash(&mut hasher);
+        let unreported = topograph_reconcile::cluster::without_report(cluster);
+        let mut rest = topograph_reconcile::cluster::without_topology_fields(unreported);
+        // The generation moves with the spec, which is hashed: a reconcile's own spec
+        // write moves it too.
+        if let Some(metadata) = rest.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("generation");
+        }
+        rest.to_string().hash(&mut hasher);
         let class = cluster
             .at(&["spec", "topology", "class"])
             .and_then(Value::as_str)
@@ -215,31 +243,59 @@ pub fn settled(cluster: &Value) -> bool {
     reported
 }
 
-/// The metadata of an owned object that others than providers change, in the order
-/// [`owned_digest`] reads it.
-pub(crate) const OWNED_METADATA: [&str; 4] = [
+/// The metadata [`Digests::unreported`] covers, in the order it reads it. Of the owner
+/// references only those to a Cluster count: the reconcile reads whether the Cluster
+/// owns an object, nothing else of them.
+pub(crate) const DIGESTED_METADATA: [&str; 4] = [
     "labels",
     "annotations",
     "ownerReferences",
     "deletionTimestamp",
 ];
 
-/// A hash of `object`'s spec and the metadata fields of [`OWNED_METADATA`].
-pub fn owned_digest(object: &Value) -> u64 {
-    let metadata = OWNED_METADATA.map(|field| object.at(&["metadata", field]));
-    let mut spec = DefaultHasher::new();
-    crate::digest::value(&mut spec, object.get("spec").unwrap_or(&Value::Null));
-    combine(metadata, spec.finish())
+impl Digests {
+    /// The digests of a whole object.
+    pub fn of(object: &Value) -> Digests {
+        let part = |value: Option<&Value>| {
+            let mut hasher = DefaultHasher::new();
+            crate::digest::value(&mut hasher, value.unwrap_or(&Value::Null));
+            hasher.finish()
+        };
+        Digests::from_parts(
+            DIGESTED_METADATA.map(|field| object.at(&["metadata", field])),
+            part(object.get("spec")),
+            part(object.get("status")),
+        )
+    }
+
+    /// The digests from their parts: the metadata of [`DIGESTED_METADATA`] and the
+    /// hashes of spec and status ([`crate::digest`], `null` when absent).
+    pub(crate) fn from_parts(metadata: [Option<&Value>; 4], spec: u64, status: u64) -> Digests {
+        let mut hasher = DefaultHasher::new();
+        for (field, value) in DIGESTED_METADATA.iter().zip(metadata) {
+            if *field == "ownerReferences" {
+                crate::digest::value(&mut hasher, &cluster_owners(value));
+            } else {
+                crate::digest::value(&mut hasher, value.unwrap_or(&Value::Null));
+            }
+        }
+        hasher.write_u64(spec);
+        Digests {
+            unreported: hasher.finish(),
+            status,
+        }
+    }
 }
 
-/// [`owned_digest`] from its parts: the metadata fields and the spec's own hash.
-pub(crate) fn combine(metadata: [Option<&Value>; 4], spec: u64) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    for field in metadata {
-        crate::digest::value(&mut hasher, field.unwrap_or(&Value::Null));
-    }
-    hasher.write_u64(spec);
-    hasher.finish()
+/// The owner references to a Cluster among `owners`.
+fn cluster_owners(owners: Option<&Value>) -> Value {
+    let owners = owners.and_then(Value::as_array).into_iter().flatten();
+    Value::Array(
+        owners
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Cluster"))
+            .cloned()
+            .collect(),
+    )
 }
 
 /// The object `cluster`'s `spec.<field>` references, as v1beta1 (`apiVersion`) or
@@ -272,7 +328,10 @@ fn triggers(key: &ObjectKey, refs: Option<&Vec<ObjectKey>>) -> bool {
 impl ClassSummary {
     fn of(class: Value) -> ClassSummary {
         let name = name_of(&class);
-        let read = hash_of(&what_clusters_read(&class));
+        let read = what_clusters_read(&class);
+        let spec = hash_of(&read[..4]);
+        let reported = !read[4].is_null() || !read[6].is_null();
+        let read = hash_of(&read);
         let templates = match topograph_api::load::decode_cluster_class(class) {
             Ok(decoded) => template_refs(&decoded)
                 .into_iter()
@@ -289,6 +348,8 @@ impl ClassSummary {
             name,
             templates,
             read,
+            spec,
+            reported,
         }
     }
 }
@@ -317,31 +378,35 @@ pub struct WatchIndex {
     cluster_refs: HashMap<Name, Vec<ObjectKey>>,
     /// The Clusters last seen settled.
     settled: HashSet<Name>,
-    /// [`ObjectSummary::Owned::unreported`] of each object whose changes affect its
-    /// Cluster, by a hash of its key (the holder of a fleet's watches keeps one for
-    /// each of thousands of Clusters' objects).
-    owned_seen: HashMap<u64, u64>,
+    /// The [`Digests`] of each object whose changes affect its Cluster, by a hash of
+    /// its key (the holder of a fleet's watches keeps them for each of thousands of
+    /// Clusters' objects).
+    owned_seen: HashMap<u64, Digests>,
     /// [`ClusterSummary::unreported`] of each Cluster, as last seen.
     seen: HashMap<Name, u64>,
     /// The templates each class references.
     class_templates: HashMap<Name, BTreeSet<ObjectKey>>,
     /// Class templates seen so far (to tell a change from a first sighting).
-    templates_seen: std::collections::HashSet<ObjectKey>,
+    templates_seen: HashMap<ObjectKey, Digests>,
     /// `(apiVersion, kind)` of every template kind classes reference.
     template_kinds: BTreeSet<(String, String)>,
-    /// A hash of what Clusters read of each class, as last seen.
-    class_seen: HashMap<Name, u64>,
+    /// Of each class as last seen: [`ClassSummary::read`], [`ClassSummary::spec`],
+    /// [`ClassSummary::reported`].
+    class_seen: HashMap<Name, (u64, u64, bool)>,
 }
 
-fn hash_of(value: &Value) -> u64 {
+fn hash_of<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
     let mut hasher = DefaultHasher::new();
-    value.to_string().hash(&mut hasher);
+    serde_json::to_string(value)
+        .unwrap_or_default()
+        .hash(&mut hasher);
     hasher.finish()
 }
 
-/// What a Cluster's reconcile reads of its class: its identity and spec, and whether it
-/// is ready for its Clusters (observed generation, variables, `VariablesReady`).
-fn what_clusters_read(class: &Value) -> Value {
+/// What a Cluster's reconcile reads of its class: its identity and spec (the first four
+/// items), and whether it is ready for its Clusters (observed generation, variables,
+/// `VariablesReady` as status and message).
+fn what_clusters_read(class: &Value) -> [Value; 7] {
     let ready =
         topograph_reconcile::conditions::find(class, topograph_reconcile::class::VARIABLES_READY)
             .or_else(|| {
@@ -354,16 +419,17 @@ fn what_clusters_read(class: &Value) -> Value {
                             == Some(topograph_reconcile::class::VARIABLES_READY)
                     })
             })
-            .map(|c| (c.get("status").cloned(), c.get("message").cloned()));
-    serde_json::json!([
-        class.at(&["metadata", "generation"]),
-        class.at(&["metadata", "labels"]),
-        class.at(&["metadata", "annotations"]),
-        class.get("spec"),
-        class.at(&["status", "observedGeneration"]),
-        class.at(&["status", "variables"]),
-        ready,
-    ])
+            .map(|c| serde_json::json!([c.get("status"), c.get("message")]));
+    let at = |path: &[&str]| class.at(path).cloned().unwrap_or(Value::Null);
+    [
+        at(&["metadata", "generation"]),
+        at(&["metadata", "labels"]),
+        at(&["metadata", "annotations"]),
+        class.get("spec").cloned().unwrap_or(Value::Null),
+        at(&["status", "observedGeneration"]),
+        at(&["status", "variables"]),
+        ready.unwrap_or(Value::Null),
+    ]
 }
 
 impl WatchIndex {
@@ -388,8 +454,8 @@ impl WatchIndex {
                 };
             }
             (Summary::Class(class), true) => self.class_deleted(&class.name),
-            (Summary::Object(ObjectSummary::Other(id)), deleted) => {
-                return self.template_changed(id, deleted);
+            (Summary::Object(ObjectSummary::Other(id, digests)), deleted) => {
+                return self.template_changed(id, digests, deleted);
             }
             (Summary::ExtensionConfig, _) => {
                 return Affected {
@@ -401,10 +467,10 @@ impl WatchIndex {
                 Summary::Object(ObjectSummary::Owned {
                     cluster,
                     key,
-                    unreported,
+                    digests,
                 }),
                 deleted,
-            ) => self.owned_changed(cluster, &key, unreported, deleted),
+            ) => self.owned_changed(cluster, &key, digests, deleted),
         };
         Affected {
             clusters,
@@ -413,13 +479,13 @@ impl WatchIndex {
     }
 
     /// An object of `cluster` changed: the Cluster is affected if its topology
-    /// reconcile acts on such changes, unless the Cluster is settled and the object
-    /// changed only in its status.
+    /// reconcile acts on such changes, unless nothing it reads of the object changed,
+    /// or the Cluster is settled and the object changed only in its status.
     fn owned_changed(
         &mut self,
         cluster: Name,
         key: &ObjectKey,
-        unreported: u64,
+        digests: Digests,
         deleted: bool,
     ) -> Vec<Name> {
         if !triggers(key, self.cluster_refs.get(&cluster)) {
@@ -434,8 +500,9 @@ impl WatchIndex {
             self.owned_seen.remove(&id);
             return vec![cluster];
         }
-        let unchanged = self.owned_seen.insert(id, unreported) == Some(unreported);
-        if unchanged && self.settled.contains(&cluster) {
+        let previous = self.owned_seen.insert(id, digests);
+        let reported = previous.is_some_and(|p| p.unreported == digests.unreported);
+        if previous == Some(digests) || (reported && self.settled.contains(&cluster)) {
             Vec::new()
         } else {
             vec![cluster]
@@ -487,8 +554,18 @@ impl WatchIndex {
     /// also whether new template kinds appeared (the watchers then watch them too).
     pub fn class_applied(&mut self, class: ClassSummary) -> (Vec<Name>, bool) {
         // A change of what no Cluster reads of its class (other controllers' conditions,
-        // a rollout's `RolloutHealthy`) affects none of them.
-        let unchanged = self.class_seen.insert(class.name.clone(), class.read) == Some(class.read);
+        // a rollout's `RolloutHealthy`) affects none of them. Nor does its first report:
+        // a Cluster's reconcile reconciles a class that has none before it renders, so
+        // no Cluster waited for it (a class created with its Clusters was reported by
+        // the first of their reconciles, and every other one was queued again for it,
+        // twice with the class caches' second round).
+        let previous = self
+            .class_seen
+            .insert(class.name.clone(), (class.read, class.spec, class.reported));
+        let unchanged = previous.is_some_and(|(read, _, _)| read == class.read);
+        let first_report = previous
+            .is_some_and(|(_, spec, reported)| spec == class.spec && !reported && class.reported);
+        let unchanged = unchanged || first_report;
         let mut templates = BTreeSet::new();
         let mut new_kinds = false;
         for r in class.templates {
@@ -523,12 +600,17 @@ impl WatchIndex {
     /// (a template), queued once more later when it is a change of a template seen
     /// before (see [`Affected::class_level`]; a watch's first listing is no change a
     /// cache could have missed).
-    fn template_changed(&mut self, id: ObjectKey, deleted: bool) -> Affected {
+    fn template_changed(&mut self, id: ObjectKey, digests: Digests, deleted: bool) -> Affected {
         let clusters = self.referencing(&id);
         let known = if deleted || clusters.is_empty() {
-            self.templates_seen.remove(&id)
+            self.templates_seen.remove(&id).is_some()
         } else {
-            !self.templates_seen.insert(id)
+            match self.templates_seen.insert(id, digests) {
+                // Nothing a render reads of it changed (the class's reconcile made
+                // itself its owner, say).
+                Some(previous) if previous == digests => return Affected::default(),
+                previous => previous.is_some(),
+            }
         };
         Affected {
             class_level: known && !clusters.is_empty(),
@@ -653,7 +735,10 @@ mod tests {
         let mut b = cluster("b");
         b["spec"]["infrastructureRef"] = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster", "name": "b-x", "namespace": "ns"});
         b["spec"]["controlPlaneRef"] = json!({"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "b-cp"});
-        assert_eq!(applied(&mut index, &b), [("ns".into(), "b".into())]);
+        assert!(
+            applied(&mut index, &b).is_empty(),
+            "references the topology wrote"
+        );
         let infra = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerCluster", "metadata": {"name": "b-x", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
         assert_eq!(applied(&mut index, &infra), [("ns".into(), "b".into())]);
         let cp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane", "metadata": {"name": "b-cp", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "b"}}});
@@ -688,7 +773,17 @@ mod tests {
         let first = index.changed(Summary::of(template.clone()), false);
         assert!(!first.class_level);
         assert_eq!(first.clusters, [("ns".into(), "a".into())]);
-        let template_change = index.changed(Summary::of(template.clone()), false);
+        // Owned by its class now (the class's reconcile), a new resourceVersion: nothing
+        // a render reads.
+        let mut owned_by_class = template.clone();
+        owned_by_class["metadata"]["ownerReferences"] =
+            json!([{"kind": "ClusterClass", "name": "cc"}]);
+        owned_by_class["metadata"]["resourceVersion"] = json!("2");
+        let nothing = index.changed(Summary::of(owned_by_class.clone()), false);
+        assert_eq!(nothing, Affected::default());
+        let mut edited = owned_by_class;
+        edited["spec"] = json!({"template": {"spec": {"replicas": 3}}});
+        let template_change = index.changed(Summary::of(edited), false);
         assert!(template_change.class_level);
         assert_eq!(template_change.clusters, [("ns".into(), "a".into())]);
         // Deleted, then back: a first sighting again.
@@ -716,7 +811,12 @@ mod tests {
         class["status"] = json!({"conditions": [{"type": "RolloutHealthy", "status": "True"}],
                                  "v1beta2": {"conditions": [{"type": "RolloutHealthy", "status": "True"}]}});
         assert!(applied(&mut index, &class).is_empty());
-        // The class becoming ready for its Clusters: they are affected.
+        // Its first report (a Cluster's reconcile reconciled it before rendering): no
+        // Cluster waited for it.
+        class["status"]["v1beta2"]["conditions"] = json!([
+            {"type": "RolloutHealthy", "status": "False"}, {"type": "VariablesReady", "status": "False"}]);
+        assert!(applied(&mut index, &class).is_empty());
+        // The class becoming ready for its Clusters after that: they are affected.
         class["status"]["v1beta2"]["conditions"] = json!([
             {"type": "RolloutHealthy", "status": "True"}, {"type": "VariablesReady", "status": "True"}]);
         assert_eq!(applied(&mut index, &class).len(), 1);
@@ -728,6 +828,32 @@ mod tests {
             applied(&mut index, &class).is_empty(),
             "the same class again"
         );
+    }
+
+    #[test]
+    fn a_class_s_first_report_affects_nothing_unless_its_spec_changed_too() {
+        let mut index = WatchIndex::default();
+        applied(&mut index, &cluster("a"));
+        assert_eq!(applied(&mut index, &class()).len(), 1, "first sighting");
+        let mut reported = class();
+        reported["metadata"]["generation"] = json!(1);
+        reported["status"] = json!({"observedGeneration": 1, "variables": [],
+            "v1beta2": {"conditions": [{"type": "VariablesReady", "status": "True"}]}});
+        // The generation appearing counts as a spec change: start from a class that has one.
+        let mut unreported = class();
+        unreported["metadata"]["generation"] = json!(1);
+        let mut index = WatchIndex::default();
+        applied(&mut index, &cluster("a"));
+        applied(&mut index, &unreported);
+        let first = index.changed(Summary::of(reported.clone()), false);
+        assert!(first.clusters.is_empty() && !first.class_level, "{first:?}");
+        // Reported and edited at once (seen together): the Clusters.
+        let mut index = WatchIndex::default();
+        applied(&mut index, &cluster("a"));
+        applied(&mut index, &unreported);
+        let mut edited = reported.clone();
+        edited["spec"]["controlPlane"]["ref"]["name"] = json!("cp2");
+        assert_eq!(applied(&mut index, &edited).len(), 1);
     }
 
     #[test]
@@ -764,6 +890,24 @@ mod tests {
             }
             assert_eq!(applied(&mut index, &c).len(), 1, "{path}");
         }
+        // What a reconcile writes on it: nothing.
+        c["spec"]["infrastructureRef"] = json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerCluster", "name": "a-x"});
+        c["spec"]["controlPlaneRef"] = json!({"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": "a-cp"});
+        assert!(applied(&mut index, &c).is_empty(), "references");
+        c["spec"]["controlPlaneEndpoint"] = json!({"host": "10.0.0.1", "port": 6443});
+        c["metadata"]["labels"] =
+            json!({"cluster.x-k8s.io/cluster-name": "a", "topology.cluster.x-k8s.io/owned": ""});
+        c["metadata"]["annotations"]["topology.internal.cluster.x-k8s.io/upgrade-step"] =
+            json!("x");
+        c["metadata"]["generation"] = json!(7);
+        assert!(
+            applied(&mut index, &c).is_empty(),
+            "endpoint, labels, upgrade step and the generation they moved"
+        );
+        // ...but the references are read: the control plane now triggers.
+        let cp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta1", "kind": "KubeadmControlPlane",
+            "metadata": {"name": "a-cp", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "a"}}});
+        assert_eq!(applied(&mut index, &cp).len(), 1);
         // Deleted and created again: affected.
         deleted(&mut index, &c);
         assert_eq!(applied(&mut index, &c).len(), 1);
@@ -855,6 +999,14 @@ mod tests {
         assert_eq!(applied(&mut index, &cp), a);
         cp["status"]["updatedReplicas"] = json!(1);
         assert_eq!(applied(&mut index, &cp), a);
+        // Even then, a change in nothing a reconcile reads affects nothing: the garbage
+        // collector taking away the deleted shim Secret's owner reference.
+        cp["metadata"]["ownerReferences"] = json!([{"kind": "Cluster", "name": "a"},
+            {"kind": "Secret", "name": "a-shim"}]);
+        assert!(applied(&mut index, &cp).is_empty());
+        cp["metadata"]["ownerReferences"] = json!([{"kind": "Cluster", "name": "a"}]);
+        cp["metadata"]["resourceVersion"] = json!("99");
+        assert!(applied(&mut index, &cp).is_empty());
     }
 
     #[test]
@@ -934,11 +1086,13 @@ mod tests {
         let Summary::Object(ObjectSummary::Owned {
             cluster,
             key,
-            unreported,
+            digests,
         }) = Summary::of(owned.clone())
         else {
             panic!("owned")
         };
+        let unreported = digests.unreported;
+        let owned_digest = |object: &Value| Digests::of(object).unreported;
         assert_eq!(cluster, ("ns".to_string(), "a".to_string()));
         assert_eq!(
             key,
@@ -955,6 +1109,14 @@ mod tests {
         reported["metadata"]["resourceVersion"] = json!("12");
         reported["metadata"]["managedFields"] = json!([{"manager": "capd"}]);
         assert_eq!(owned_digest(&reported), unreported);
+        assert_ne!(Digests::of(&reported).status, digests.status);
+        // Owner references other than a Cluster's do not count either.
+        let mut owners = owned.clone();
+        owners["metadata"]["ownerReferences"] = json!([{"kind": "Secret", "name": "a-shim"}]);
+        assert_eq!(Digests::of(&owners), digests);
+        owners["metadata"]["ownerReferences"] = json!([{"kind": "Secret", "name": "a-shim"},
+            {"kind": "Cluster", "name": "a"}]);
+        assert_ne!(owned_digest(&owners), unreported);
         for (path, value) in [
             ("/spec/replicas", json!(4)),
             ("/metadata/labels/x", json!("y")),
@@ -967,7 +1129,7 @@ mod tests {
             }
             assert_ne!(owned_digest(&changed), unreported, "{path}");
         }
-        for field in ["annotations", "ownerReferences", "deletionTimestamp"] {
+        for field in ["annotations", "deletionTimestamp"] {
             let mut changed = owned.clone();
             changed["metadata"][field] = json!("set");
             assert_ne!(owned_digest(&changed), unreported, "{field}");
@@ -976,13 +1138,16 @@ mod tests {
         let template = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
             "metadata": {"name": "cp", "namespace": "ns"}, "spec": {"template": {}}});
         assert_eq!(
-            Summary::of(template),
-            Summary::Object(ObjectSummary::Other(ObjectKey::new(
-                "controlplane.cluster.x-k8s.io/v1beta1",
-                "KubeadmControlPlaneTemplate",
-                "ns",
-                "cp"
-            )))
+            Summary::of(template.clone()),
+            Summary::Object(ObjectSummary::Other(
+                ObjectKey::new(
+                    "controlplane.cluster.x-k8s.io/v1beta1",
+                    "KubeadmControlPlaneTemplate",
+                    "ns",
+                    "cp"
+                ),
+                Digests::of(&template)
+            ))
         );
         // A class: its template references, in its namespace when they name none.
         assert_eq!(
@@ -996,6 +1161,8 @@ mod tests {
                     name: "cp".to_string(),
                 }],
                 read: hash_of(&what_clusters_read(&class())),
+                spec: hash_of(&what_clusters_read(&class())[..4]),
+                reported: false,
             })
         );
         // An ExtensionConfig: only that one changed.

@@ -18,7 +18,7 @@ use crate::events::{self, CREATE, DELETE, UPDATE};
 use crate::merge;
 
 /// The annotation saying which version an upgrade is moving the control plane to.
-pub const UPGRADE_STEP: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
+pub const UPGRADE_STEP: &str = topograph_engine::upgrade::UPGRADE_STEP_ANNOTATION;
 
 pub(crate) async fn reconcile(
     run: &mut Run<'_>,
@@ -310,6 +310,40 @@ fn add_owner(object: &mut Value, owner: &Value) {
         &["metadata", "ownerReferences"],
         Value::Array(owners),
     );
+}
+
+/// `cluster` without the fields [`cluster_fields`] writes: what a change of the Cluster
+/// means to its next reconcile when the reconcile itself made it (the watchers ignore
+/// them, so a reconcile's own writes do not queue another).
+pub fn without_topology_fields(mut cluster: Value) -> Value {
+    if let Some(spec) = cluster.get_mut("spec").and_then(Value::as_object_mut) {
+        for key in [
+            "infrastructureRef",
+            "controlPlaneRef",
+            "controlPlaneEndpoint",
+        ] {
+            spec.remove(key);
+        }
+    }
+    if let Some(metadata) = cluster.get_mut("metadata").and_then(Value::as_object_mut) {
+        for (field, keys) in [
+            (
+                "labels",
+                &[labels::CLUSTER_NAME, labels::TOPOLOGY_OWNED][..],
+            ),
+            ("annotations", &[UPGRADE_STEP][..]),
+        ] {
+            if let Some(map) = metadata.get_mut(field).and_then(Value::as_object_mut) {
+                for key in keys {
+                    map.remove(*key);
+                }
+                if map.is_empty() {
+                    metadata.remove(field);
+                }
+            }
+        }
+    }
+    cluster
 }
 
 /// The Cluster's own fields the topology owns (spec 1.11): its two labels, the

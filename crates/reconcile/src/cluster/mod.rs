@@ -21,6 +21,7 @@ mod control_plane;
 mod pools;
 mod read;
 pub(crate) mod status;
+pub use control_plane::without_topology_fields;
 pub use status::{TOPOLOGY_RECONCILED, without_report};
 mod upgrade_hooks;
 mod workers;
