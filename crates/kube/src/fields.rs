@@ -6,6 +6,7 @@
 
 use crate::status::ApiError;
 use crate::types::ResourceType;
+use crate::util::json_type;
 use crate::util::now_rfc3339;
 use serde_json::Value;
 use topograph_api::server::Sub;
@@ -272,21 +273,10 @@ pub fn parse_apply_body(body: &[u8]) -> Result<Value, ApiError> {
         // kube-apiserver decodes the body into a map, so anything else fails there.
         return Err(ApiError::bad_request(format!(
             "error decoding YAML: cannot unmarshal {} into an object",
-            kind_of(&value)
+            json_type(&value)
         )));
     }
     Ok(value)
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]

@@ -128,6 +128,19 @@ pub fn version_priority_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// How Go's JSON decoder names a JSON value's type in its errors ("cannot unmarshal
+/// number into ..."); the server's messages use the same words.
+pub(crate) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

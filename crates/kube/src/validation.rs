@@ -20,6 +20,7 @@ use crate::fields::FieldValidation;
 use crate::status::{ApiError, Cause};
 use crate::store::Sub;
 use crate::types::{ResourceType, split_api_version};
+use crate::util::json_type;
 use serde_json::Value;
 use std::sync::Arc;
 use topograph_api::field::FieldError;
@@ -144,18 +145,6 @@ fn string_maps(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
         }
     }
     Ok(())
-}
-
-/// How Go's JSON decoder names a JSON value's type in its errors.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// The 400 kube-apiserver answers when a request's body does not decode into the kind.

@@ -6,6 +6,7 @@
 //! Writing from protobuf therefore gives what kube-apiserver would answer in JSON.
 
 use super::time;
+use crate::util::json_type;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{MicroTime, Time};
@@ -38,17 +39,6 @@ fn join(path: &str, key: &str) -> String {
         key.to_string()
     } else {
         format!("{path}.{key}")
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 
@@ -90,7 +80,7 @@ impl<'a> Reader<'a> {
             Value::Null => Ok(Reader { map: None, path }),
             other => Err(error(
                 path,
-                format!("expected an object, found {}", type_name(other)),
+                format!("expected an object, found {}", json_type(other)),
             )),
         }
     }
@@ -107,7 +97,7 @@ impl<'a> Reader<'a> {
     fn wrong(&self, key: &str, expected: &str, found: &Value) -> CodecError {
         error(
             &join(self.path, key),
-            format!("expected {expected}, found {}", type_name(found)),
+            format!("expected {expected}, found {}", json_type(found)),
         )
     }
 
@@ -212,7 +202,7 @@ impl<'a> Reader<'a> {
                 Value::String(s) => Ok(s.clone()),
                 other => Err(error(
                     &item.path,
-                    format!("expected a string, found {}", type_name(other)),
+                    format!("expected a string, found {}", json_type(other)),
                 )),
             })
             .collect()
@@ -225,7 +215,7 @@ impl<'a> Reader<'a> {
                 Value::String(s) => Ok((k, s.clone())),
                 other => Err(error(
                     &v.path,
-                    format!("expected a string, found {}", type_name(other)),
+                    format!("expected a string, found {}", json_type(other)),
                 )),
             })
             .collect()
@@ -246,7 +236,7 @@ impl<'a> Reader<'a> {
                 Value::String(s) => Ok((k, decode_base64(s, &v.path)?)),
                 other => Err(error(
                     &v.path,
-                    format!("expected a base64 string, found {}", type_name(other)),
+                    format!("expected a base64 string, found {}", json_type(other)),
                 )),
             })
             .collect()
