@@ -43,6 +43,16 @@ pub struct FleetArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 1800)]
     timeout: u64,
+    /// The appliers' full resync period, in seconds. Cluster API's default sync
+    /// period (10 minutes), longer than a 10 × 1,000 run, so a measurement counts the
+    /// reconciles changes cause, not a resync falling in the middle of it.
+    #[arg(long, default_value_t = 600)]
+    resync_seconds: u64,
+    /// Keep every process's log (each topograph-kube's too) in this directory instead
+    /// of a temporary one removed at the end; with `RUST_LOG` set (the processes
+    /// inherit it) this shows what a fleet did, request by request.
+    #[arg(long)]
+    keep_logs: Option<PathBuf>,
 }
 
 /// A child process killed when dropped.
@@ -187,6 +197,8 @@ async fn management_cluster(
 ) -> Result<(Proc, String, ManagementCluster), String> {
     use std::io::BufRead;
     let partial = dir.join(format!("{name}.kubeconfig.tmp"));
+    let log = dir.parent().unwrap_or(dir).join(format!("kube-{name}.log"));
+    let log = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut child = Command::new(binary)
         .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
         .args(["--provider-delay-ms", &provider_delay_ms.to_string()])
@@ -194,7 +206,7 @@ async fn management_cluster(
         .arg(&partial)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .map_err(|e| format!("starting topograph-kube: {e}"))?;
     let mut url = String::new();
@@ -245,7 +257,10 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     let kube = sibling("topograph-kube")?;
     let render = sibling("topograph-render")?;
     let applier = sibling("topograph-applier")?;
-    let dir = std::env::temp_dir().join(format!("topograph-fleet-{}", std::process::id()));
+    let dir = match &args.keep_logs {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir().join(format!("topograph-fleet-{}", std::process::id())),
+    };
     let kubeconfigs = dir.join("clusters");
     std::fs::create_dir_all(&kubeconfigs).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut processes: Vec<Proc> = Vec::new();
@@ -314,6 +329,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
                 .args(["--redis", &format!("redis://127.0.0.1:{redis_port}")])
                 .args(["--render", &format!("http://127.0.0.1:{render_port}")])
                 .args(["--workers", &args.workers.to_string()])
+                .args(["--resync-seconds", &args.resync_seconds.to_string()])
                 .args(["--name", &format!("applier-{i}")])
                 .args(["--metrics-listen", &metrics])
                 .arg("--management-clusters")
@@ -460,7 +476,9 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     });
     println!("{line}");
     drop(processes);
-    let _ = std::fs::remove_dir_all(&dir);
+    if args.keep_logs.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(())
 }
 

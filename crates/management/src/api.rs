@@ -825,9 +825,10 @@ impl ManagementCluster {
 
     /// Deletes the object; one already gone (or of a kind not served) is not an error.
     #[tracing::instrument(name = "write", skip_all, fields(verb = "delete", kind = %object.kind(), namespace = %object.namespace(), name = %object.name(), dry_run = self.is_dry_run()))]
-    pub async fn delete(&self, object: &Value) -> Result<(), Error> {
+    /// Answers whether there was an object to delete, so a caller need not read it first.
+    pub async fn delete(&self, object: &Value) -> Result<bool, Error> {
         let Some(target) = self.target_opt(object).await? else {
-            return Ok(());
+            return Ok(false);
         };
         self.count(&self.writes.delete, object.kind(), "delete");
         self.writer.delete(target).await
@@ -908,7 +909,8 @@ trait Writer: Send + Sync {
     fn replace<'a>(&'a self, to: Target<'a>, sub: Sub) -> Write<'a, Value>;
     fn merge_patch<'a>(&'a self, to: Target<'a>, patch: &'a Value, sub: Sub) -> Write<'a, Value>;
     fn apply<'a>(&'a self, to: Target<'a>, schema: Arc<Schema>) -> Write<'a, Value>;
-    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()>;
+    /// Whether there was an object to delete.
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, bool>;
     /// The overlay reads must see, for a dry run.
     fn overlay(&self) -> Option<&Mutex<Overlay>>;
 }
@@ -964,7 +966,7 @@ impl Writer for Live {
         })
     }
 
-    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()> {
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, bool> {
         Box::pin(async move {
             let request = to
                 .resource
@@ -972,8 +974,8 @@ impl Writer for Live {
                 .delete(to.object.name(), &DeleteParams::background());
             // The answer (the object, or a Status) is not needed: read as any JSON.
             match to.resource.send(request, "delete").await {
-                Ok(_) => Ok(()),
-                Err(Error::Api(e)) if is_not_found(&e) => Ok(()),
+                Ok(_) => Ok(true),
+                Err(Error::Api(e)) if is_not_found(&e) => Ok(false),
                 Err(e) => Err(e),
             }
         })
@@ -1075,12 +1077,13 @@ impl Writer for DryRun {
         })
     }
 
-    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, ()> {
+    fn delete<'a>(&'a self, to: Target<'a>) -> Write<'a, bool> {
         Box::pin(async move {
             let current = self.current(&to).await?;
+            let existed = current.is_some();
             self.apply(&to, |o| {
                 o.delete(current);
-                Ok(())
+                Ok(existed)
             })
         })
     }

@@ -855,3 +855,61 @@ async fn objects_a_crashed_reconcile_created_but_never_recorded_are_adopted() {
     );
     env.converge("dev").await;
 }
+
+#[tokio::test]
+async fn a_converged_reconcile_reads_each_object_once_and_lists_each_kind_once() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    let before = env.server.counts();
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+    let after = env.server.counts();
+    // The Cluster, its class, the class's six templates, the RolloutPolicy lookup, the
+    // DockerCluster, the KubeadmControlPlane and its machine template, and the two
+    // templates of each of the three MachineDeployments: one read each. Health checks
+    // come with one list, not one read per MachineDeployment (most "not found").
+    assert_eq!(after.get - before.get, 1 + 1 + 6 + 1 + 3 + 3 * 2, "GETs");
+    // MachineDeployments, MachineSets, Machines, MachineHealthChecks, MachinePools.
+    assert_eq!(after.list - before.list, 5, "lists");
+}
+
+#[tokio::test]
+async fn a_shim_secret_left_behind_is_taken_over_without_a_second_create() {
+    let env = Env::quick_start().await;
+    let cluster = env.cluster("dev").await;
+    // What an earlier attempt that failed half way leaves: the shim, nothing else.
+    let shim = env
+        .other
+        .create(&json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "cluster.x-k8s.io/secret",
+            "metadata": {
+                "name": "dev-shim",
+                "namespace": "default",
+                "labels": {"cluster.x-k8s.io/cluster-name": "dev"},
+                "ownerReferences": [{
+                    "apiVersion": V1BETA1, "kind": "Cluster", "name": "dev",
+                    "uid": cluster["metadata"]["uid"],
+                }],
+            },
+        }))
+        .await
+        .unwrap();
+    let first = env.reconcile("dev").await.unwrap();
+    assert_eq!(
+        first.created,
+        4 + 3 * 3 + 2,
+        "everything but the shim: {first:?}"
+    );
+    let owners = |object: &Value| object["metadata"]["ownerReferences"].clone();
+    let shim_uid = &shim["metadata"]["uid"];
+    let cp = env.control_plane("dev").await;
+    assert!(
+        owners(&cp)
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == "Secret" && &o["uid"] == shim_uid),
+        "{cp}"
+    );
+}

@@ -225,24 +225,31 @@ async fn shim(
     let missing = (infrastructure.is_some() && current.infrastructure_cluster.is_none())
         || current.control_plane.is_none();
     if missing {
-        let secret = match run.api.get("v1", "Secret", &c.namespace, &name).await? {
-            Some(secret) => secret,
-            None => {
-                let secret = json!({
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "type": "cluster.x-k8s.io/secret",
-                    "metadata": {
-                        "name": name,
-                        "namespace": c.namespace,
-                        "labels": {labels::CLUSTER_NAME: c.name},
-                        "ownerReferences": [wire::cluster_owner_ref(c)],
-                    },
-                });
-                let created = run.api.create(&secret).await?;
+        // Created without a read first: the shim usually does not exist yet, and one
+        // left by an attempt that failed half way answers AlreadyExists, then is read.
+        let secret = json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "cluster.x-k8s.io/secret",
+            "metadata": {
+                "name": name,
+                "namespace": c.namespace,
+                "labels": {labels::CLUSTER_NAME: c.name},
+                "ownerReferences": [wire::cluster_owner_ref(c)],
+            },
+        });
+        let secret = match run.api.create(&secret).await {
+            Ok(created) => {
                 run.outcome.created += 1;
                 created
             }
+            Err(e) if e.has_code(409) => {
+                match run.api.get("v1", "Secret", &c.namespace, &name).await? {
+                    Some(secret) => secret,
+                    None => return Err(e.into()),
+                }
+            }
+            Err(e) => return Err(e.into()),
         };
         let owner = json!({
             "apiVersion": "v1",
@@ -278,13 +285,8 @@ async fn shim(
     let any_shim = present.iter().any(|o| owned_by(Some(o), "Secret", &name));
     if all_owned_by_cluster && any_shim {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": c.namespace}});
-        if run
-            .api
-            .get("v1", "Secret", &c.namespace, &name)
-            .await?
-            .is_some()
-        {
-            run.api.delete(&secret).await?;
+        // Deleted without a read first: a shim already gone is not an error.
+        if run.api.delete(&secret).await? {
             run.outcome.deleted += 1;
         }
     }

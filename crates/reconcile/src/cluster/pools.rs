@@ -141,7 +141,7 @@ async fn create(
 /// garbage collection takes it with the Cluster if this fails.
 async fn clean_up(run: &mut Run<'_>, object: &Value) {
     match run.api.delete(object).await {
-        Ok(()) => run.outcome.deleted += 1,
+        Ok(_) => run.outcome.deleted += 1,
         Err(e) => tracing::warn!(
             kind = object.kind(),
             name = object.name(),

@@ -178,16 +178,13 @@ async fn templates_of(
     )
 }
 
-async fn health_check(
-    cluster: &ManagementCluster,
-    target: Option<&Value>,
-) -> Result<Option<Value>, ReconcileError> {
-    match target {
-        Some(t) => Ok(cluster
-            .get(API_VERSION, "MachineHealthCheck", t.namespace(), t.name())
-            .await?),
-        None => Ok(None),
-    }
+/// The health check of `target` (named as it is) among the Cluster's health checks.
+fn health_check_of(health_checks: &[Value], target: Option<&Value>) -> Option<Value> {
+    let target = target?;
+    health_checks
+        .iter()
+        .find(|h| h.name() == target.name() && h.namespace() == target.namespace())
+        .cloned()
 }
 
 /// Reads the current state of `cluster`, whose class is `class`.
@@ -264,29 +261,34 @@ pub(crate) async fn read(
         };
         current.control_plane_template = get_ref(cluster, template_ref.as_ref(), ns).await?;
     }
-    current.control_plane_health_check =
-        health_check(cluster, current.control_plane.as_ref()).await?;
 
     let owned = [
         (labels::CLUSTER_NAME, c.name.as_str()),
         (labels::TOPOLOGY_OWNED, ""),
     ];
     let of_cluster = [(labels::CLUSTER_NAME, c.name.as_str())];
-    let (machine_deployments, machines, machine_sets) = futures::try_join!(
+    // Health checks are named after their target and labelled with the Cluster's name
+    // (the topology writes both): one list answers for the control plane and every
+    // MachineDeployment, where a read by name each cost a request, most of them
+    // "not found" for the MachineDeployment classes without one.
+    let (machine_deployments, machines, machine_sets, health_checks) = futures::try_join!(
         cluster.list(API_VERSION, "MachineDeployment", ns, &owned),
         cluster.list(API_VERSION, "Machine", ns, &of_cluster),
         cluster.list(API_VERSION, "MachineSet", ns, &of_cluster),
+        cluster.list(API_VERSION, "MachineHealthCheck", ns, &of_cluster),
     )?;
-    let belongings = try_join_all(machine_deployments.iter().map(|md| async move {
-        futures::try_join!(
-            templates_of(cluster, md, ns),
-            health_check(cluster, Some(md))
-        )
-    }))
+    current.control_plane_health_check =
+        health_check_of(&health_checks, current.control_plane.as_ref());
+    let belongings = try_join_all(
+        machine_deployments
+            .iter()
+            .map(|md| templates_of(cluster, md, ns)),
+    )
     .await?;
-    for (md, ((bootstrap_template, infrastructure_template), health_check)) in
+    for (md, (bootstrap_template, infrastructure_template)) in
         machine_deployments.into_iter().zip(belongings)
     {
+        let health_check = health_check_of(&health_checks, Some(&md));
         let topology_name = md.labels().get(labels::DEPLOYMENT_NAME).cloned();
         inputs.extend(bootstrap_template.iter().cloned());
         inputs.extend(infrastructure_template.iter().cloned());

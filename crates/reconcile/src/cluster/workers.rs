@@ -54,26 +54,15 @@ pub(crate) async fn reconcile(
                         format!("Created {} {}", created.kind(), events::key(&created)),
                     );
                 }
-                // Re-check with a live read, so a reconcile racing another never makes a
-                // second MachineDeployment for one topology entry.
-                if run
-                    .api
-                    .get(
-                        md.object.api_version(),
-                        md.object.kind(),
-                        md.object.namespace(),
-                        md.object.name(),
-                    )
-                    .await?
-                    .is_none()
-                {
-                    let created = write::create(run.api, &md.object).await?;
-                    run.outcome.created += 1;
-                    run.event(
-                        CREATE,
-                        format!("Created MachineDeployment {}", events::key(&created)),
-                    );
-                }
+                // No re-check before the apply: the name is derived from the Cluster
+                // and the topology entry (decision 0001), so a reconcile racing another
+                // applies to the same MachineDeployment instead of making a second one.
+                let created = write::create(run.api, &md.object).await?;
+                run.outcome.created += 1;
+                run.event(
+                    CREATE,
+                    format!("Created MachineDeployment {}", events::key(&created)),
+                );
                 health_check(run, None, md.health_check.as_ref()).await?;
             }
             Some(existing) => {
