@@ -48,6 +48,12 @@ pub struct FleetArgs {
     /// reconciles changes cause, not a resync falling in the middle of it.
     #[arg(long, default_value_t = 600)]
     resync_seconds: u64,
+    /// After the fleet settled, wait for this many resyncs of every Cluster by the
+    /// appliers and measure each: what a reconcile of a converged Cluster costs
+    /// (requests, CPU). The first resync still finds the providers' last reports; the
+    /// next ones are the steady state. Use a `--resync-seconds` shorter than the run.
+    #[arg(long, default_value_t = 0)]
+    resync_rounds: usize,
     /// Keep every process's log (each topograph-kube's too) in this directory instead
     /// of a temporary one removed at the end; with `RUST_LOG` set (the processes
     /// inherit it) this shows what a fleet did, request by request.
@@ -460,7 +466,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         "kube".into(),
         json!({"cpu_seconds": round(kube_cpu), "peak_rss_mb_max": round(kube_rss), "processes": args.management_clusters}),
     );
-    let line = json!({
+    let mut line = json!({
         "clusters": total,
         "management_clusters": args.management_clusters,
         "appliers": args.appliers,
@@ -474,12 +480,95 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         "requests_per_cluster": requests_per_cluster,
         "processes": usage,
     });
+    if args.resync_rounds > 0 {
+        let mut rounds = Vec::new();
+        for _ in 0..args.resync_rounds {
+            rounds.push(
+                measure_resync(&processes, &kube_addrs, &metrics_addrs, total, deadline).await?,
+            );
+        }
+        line["resyncs"] = json!(rounds);
+    }
     println!("{line}");
     drop(processes);
     if args.keep_logs.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
+}
+
+/// Waits for one resync of every Cluster of a settled fleet and measures it: per
+/// reconcile, the requests the management clusters served by verb and each process's
+/// CPU milliseconds (a converged Cluster's reconcile: nothing to write, all to read).
+async fn measure_resync(
+    processes: &[Proc],
+    kube_addrs: &[String],
+    metrics_addrs: &[String],
+    total: usize,
+    deadline: Instant,
+) -> Result<Value, String> {
+    const QUIET: Duration = Duration::from_secs(3);
+    let cpu = |processes: &[Proc]| -> Vec<f64> { processes.iter().map(|p| p.usage().0).collect() };
+    let mut requests_before = Vec::new();
+    for addr in kube_addrs {
+        requests_before.push(requests(addr).await?);
+    }
+    let cpu_before = cpu(processes);
+    let before = reconciles_run(metrics_addrs).await?;
+    // Every Cluster reconciled once more, then nothing for QUIET.
+    let (started, mut reconciles) = loop {
+        if Instant::now() > deadline {
+            return Err("no resync of the fleet before the timeout".into());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = reconciles_run(metrics_addrs).await?;
+        if now > before {
+            break (Instant::now(), now);
+        }
+    };
+    let mut last_change = Instant::now();
+    while (reconciles - before < total as f64 || last_change.elapsed() < QUIET)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = reconciles_run(metrics_addrs).await?;
+        if now != reconciles {
+            reconciles = now;
+            last_change = Instant::now();
+        }
+    }
+    let ran = reconciles - before;
+    let per = |x: f64| (x / ran.max(1.0) * 100.0).round() / 100.0;
+    let mut served = serde_json::Map::new();
+    for (addr, before) in kube_addrs.iter().zip(&requests_before) {
+        let after = requests(addr).await?;
+        for (verb, count) in after.as_object().into_iter().flatten() {
+            let delta = count.as_f64().unwrap_or(0.0) - before[verb].as_f64().unwrap_or(0.0);
+            let entry = served.entry(verb.clone()).or_insert(json!(0.0));
+            *entry = json!(entry.as_f64().unwrap_or(0.0) + delta);
+        }
+    }
+    let requests: serde_json::Map<String, Value> = served
+        .into_iter()
+        .map(|(verb, count)| (verb, json!(per(count.as_f64().unwrap_or(0.0)))))
+        .collect();
+    let mut cpu_ms = serde_json::Map::new();
+    let mut kube_ms = 0.0;
+    for ((process, after), before) in processes.iter().zip(cpu(processes)).zip(cpu_before) {
+        let ms = (after - before) * 1000.0;
+        if process.name.starts_with("kube-") {
+            kube_ms += ms;
+        } else {
+            cpu_ms.insert(process.name.clone(), json!(per(ms)));
+        }
+    }
+    cpu_ms.insert("kube".into(), json!(per(kube_ms)));
+    Ok(json!({
+        "reconciles": ran,
+        "seconds": round((last_change - started).as_secs_f64()),
+        "requests_per_reconcile": requests,
+        "cpu_ms_per_reconcile": cpu_ms,
+    }))
 }
 
 /// How many reconciles the appliers have run (their metrics).

@@ -121,6 +121,19 @@ pub struct ManagementCluster {
     detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     // Class-level objects kept by watches (`crate::class_cache`); `None` reads them live.
     class_cache: Option<Arc<ClassCache>>,
+    // Applies found to change nothing (`crate::no_change`), shared by every clone.
+    no_change: Arc<crate::no_change::NoChange>,
+}
+
+/// What a server-side apply would do ([`ManagementCluster::predict_apply`]).
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    /// The object as the apply would leave it (the current one when unchanged).
+    pub object: Value,
+    /// Whether the object or its ownership (times aside) would change.
+    pub changed: bool,
+    /// Fields other managers own that the forced apply would take from them.
+    pub overridden: topograph_ssa::Conflicts,
 }
 
 /// Structural schemas by (apiVersion, kind).
@@ -148,6 +161,7 @@ impl ManagementCluster {
             ref_versions: Arc::default(),
             detached: Arc::default(),
             class_cache: None,
+            no_change: Arc::default(),
         }
     }
 
@@ -729,6 +743,12 @@ impl ManagementCluster {
             .map(|resource| format!("{}.{}", resource.plural, gv.group)))
     }
 
+    /// How many apply predictions were answered by an earlier "changes nothing"
+    /// ([`crate::no_change`]), across every clone of this client.
+    pub fn remembered_no_changes(&self) -> u64 {
+        self.no_change.hits()
+    }
+
     fn lock_schemas(&self) -> MutexGuard<'_, Schemas> {
         self.schemas.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -736,7 +756,45 @@ impl ManagementCluster {
     /// What a server-side apply of `intent` by this client's field manager, with force,
     /// would make of `current` (`None`: it does not exist): computed here, no request.
     /// `changed == false` means the apply would write nothing, ownership included.
+    /// An apply found to change nothing is remembered ([`crate::no_change`]): the same
+    /// intent over the same resourceVersion is answered without predicting again.
     pub async fn predict_apply(
+        &self,
+        current: Option<&Value>,
+        intent: &Value,
+    ) -> Result<Prediction, Error> {
+        // A dry run's overlay names its own resourceVersions: nothing remembered there.
+        let key = match current {
+            Some(current) if !self.is_dry_run() => {
+                crate::no_change::NoChange::key(&self.field_manager, current, intent)
+            }
+            _ => None,
+        };
+        if let (Some(key), Some(current)) = (key, current)
+            && self.no_change.contains(key)
+        {
+            return Ok(Prediction {
+                object: current.clone(),
+                changed: false,
+                overridden: topograph_ssa::Conflicts(Vec::new()),
+            });
+        }
+        let applied = self.predict_apply_in_version(current, intent).await?;
+        tracing::trace!(target: "topograph_management::no_change", kind = intent.kind(), name = intent.name(), keyed = key.is_some(), changed = applied.changed, "predicted");
+        if let Some(key) = key
+            && !applied.changed
+            && applied.overridden.is_empty()
+        {
+            self.no_change.insert(key);
+        }
+        Ok(Prediction {
+            object: applied.object,
+            changed: applied.changed,
+            overridden: applied.overridden,
+        })
+    }
+
+    async fn predict_apply_in_version(
         &self,
         current: Option<&Value>,
         intent: &Value,

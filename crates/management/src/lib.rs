@@ -25,6 +25,7 @@ pub mod crds;
 pub mod dry_run;
 pub mod error;
 pub mod keys;
+pub mod no_change;
 pub mod registry;
 pub mod user_agent;
 mod versions;

@@ -58,6 +58,51 @@ fn encode(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
+/// A current object as a render reads it: without `metadata.managedFields`, which no
+/// render reads (only plans, a separate call, look at ownership) and which is often
+/// half of an object's JSON, to write here and to parse there.
+fn encode_for_render(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(&WithoutManagedFields(value)).unwrap_or_default()
+}
+
+/// Serializes an object as it is but for `metadata.managedFields`, without a copy.
+struct WithoutManagedFields<'a>(&'a Value);
+
+impl serde::Serialize for WithoutManagedFields<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(object) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(object.len()))?;
+        for (key, value) in object {
+            match value {
+                Value::Object(metadata) if key == "metadata" => {
+                    map.serialize_entry(key, &Skipping(metadata, "managedFields"))?
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// A map serialized without one of its keys.
+struct Skipping<'a>(&'a serde_json::Map<String, Value>, &'static str);
+
+impl serde::Serialize for Skipping<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.0 {
+            if key != self.1 {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
 fn unavailable(status: &tonic::Status) -> Unavailable {
     Unavailable(format!(
         "render service: {:?}: {}",
@@ -216,7 +261,7 @@ impl Engine for RemoteEngine {
                 cluster_class: encode(inputs.class_object),
                 templates: Vec::new(),
                 cluster: encode(&inputs.cluster.document),
-                current_objects: inputs.objects.iter().map(encode).collect(),
+                current_objects: inputs.objects.iter().map(encode_for_render).collect(),
                 extension_configs: inputs
                     .extensions
                     .map(|e| e.configs.iter().map(encode).collect())
@@ -291,5 +336,34 @@ impl Engine for RemoteEngine {
                     .collect(),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_render_gets_the_object_without_its_managed_fields_and_nothing_else_lost() {
+        let object = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1",
+            "kind": "MachineDeployment",
+            "metadata": {
+                "name": "md", "namespace": "ns", "labels": {"a": "b"},
+                "managedFields": [{"manager": "topograph", "operation": "Apply"}],
+            },
+            "spec": {"replicas": 3, "managedFields": "not metadata: kept"},
+            "status": {"replicas": 2},
+        });
+        let sent: Value = serde_json::from_slice(&encode_for_render(&object)).unwrap();
+        let mut expected = object.clone();
+        expected["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        assert_eq!(sent, expected);
+        // Anything but an object goes as it is.
+        assert_eq!(encode_for_render(&json!([1, 2])), b"[1,2]");
     }
 }

@@ -913,3 +913,24 @@ async fn a_shim_secret_left_behind_is_taken_over_without_a_second_create() {
         "{cp}"
     );
 }
+
+#[tokio::test]
+async fn a_converged_reconcile_reuses_what_it_found_unchanged_and_still_repairs_drift() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    // The converging reconciles found some objects unchanged; a converged one finds all
+    // of them so, from memory: the infrastructure cluster, the control plane and its
+    // template, three MachineDeployments and their six templates, three health checks.
+    let before = env.api.remembered_no_changes();
+    assert_eq!(env.reconcile("dev").await.unwrap().writes, 0);
+    let hits = env.api.remembered_no_changes() - before;
+    assert!(hits >= 15, "{hits} predictions answered from memory");
+
+    // Someone changes a field the topology owns: a new resourceVersion, so the next
+    // reconcile predicts afresh and puts it back.
+    let cp = env.control_plane("dev").await;
+    env.patch(&cp, json!({"spec": {"replicas": 5}})).await;
+    let repair = env.reconcile("dev").await.unwrap();
+    assert_eq!(repair.updated, 1, "{repair:?}");
+    assert_eq!(env.control_plane("dev").await["spec"]["replicas"], 3);
+}

@@ -103,7 +103,7 @@ async fn write_predicted(
     cluster: &ManagementCluster,
     current: &Value,
     body: &Value,
-    predicted: &topograph_ssa::Applied,
+    predicted: &topograph_management::api::Prediction,
 ) -> Result<Option<Value>, ReconcileError> {
     let legacy = has_legacy_record(current);
     if !predicted.changed && !legacy {
