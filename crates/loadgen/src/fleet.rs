@@ -424,15 +424,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     }
     let settled = last_change.max(started + Duration::from_secs_f64(seconds)) - started;
     let per_cluster = |x: f64| (x / total as f64 * 100.0).round() / 100.0;
-    let mut served = serde_json::Map::new();
-    for (addr, before) in kube_addrs.iter().zip(&requests_before) {
-        let after = requests(addr).await?;
-        for (verb, count) in after.as_object().into_iter().flatten() {
-            let delta = count.as_f64().unwrap_or(0.0) - before[verb].as_f64().unwrap_or(0.0);
-            let entry = served.entry(verb.clone()).or_insert(json!(0.0));
-            *entry = json!(entry.as_f64().unwrap_or(0.0) + delta);
-        }
-    }
+    let served = served_since(&kube_addrs, &requests_before).await?;
     // Without loadgen's own requests: the creates and the convergence polls (the
     // counters' own reads are not counted).
     let own = |verb: &str| match verb {
@@ -497,6 +489,24 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The requests the management clusters served since `before` (their counters then),
+/// summed by verb.
+async fn served_since(
+    kube_addrs: &[String],
+    before: &[Value],
+) -> Result<serde_json::Map<String, Value>, String> {
+    let mut served = serde_json::Map::new();
+    for (addr, before) in kube_addrs.iter().zip(before) {
+        let after = requests(addr).await?;
+        for (verb, count) in after.as_object().into_iter().flatten() {
+            let delta = count.as_f64().unwrap_or(0.0) - before[verb].as_f64().unwrap_or(0.0);
+            let entry = served.entry(verb.clone()).or_insert(json!(0.0));
+            *entry = json!(entry.as_f64().unwrap_or(0.0) + delta);
+        }
+    }
+    Ok(served)
+}
+
 /// Waits for one resync of every Cluster of a settled fleet and measures it: per
 /// reconcile, the requests the management clusters served by verb and each process's
 /// CPU milliseconds (a converged Cluster's reconcile: nothing to write, all to read).
@@ -539,15 +549,7 @@ async fn measure_resync(
     }
     let ran = reconciles - before;
     let per = |x: f64| (x / ran.max(1.0) * 100.0).round() / 100.0;
-    let mut served = serde_json::Map::new();
-    for (addr, before) in kube_addrs.iter().zip(&requests_before) {
-        let after = requests(addr).await?;
-        for (verb, count) in after.as_object().into_iter().flatten() {
-            let delta = count.as_f64().unwrap_or(0.0) - before[verb].as_f64().unwrap_or(0.0);
-            let entry = served.entry(verb.clone()).or_insert(json!(0.0));
-            *entry = json!(entry.as_f64().unwrap_or(0.0) + delta);
-        }
-    }
+    let served = served_since(kube_addrs, &requests_before).await?;
     let requests: serde_json::Map<String, Value> = served
         .into_iter()
         .map(|(verb, count)| (verb, json!(per(count.as_f64().unwrap_or(0.0)))))
