@@ -87,6 +87,30 @@ impl Members {
     }
 }
 
+/// A seed that feeds a map key (a string) to the hasher as [`string`] does.
+struct Key<'a, H>(&'a mut H);
+
+impl<'de, H: Hasher> DeserializeSeed<'de> for Key<'_, H> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, H: Hasher> Visitor<'de> for Key<'_, H> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        string(self.0, s);
+        Ok(())
+    }
+}
+
 /// A seed that feeds the value being read to the hasher, keeping nothing of it.
 pub struct Digest<'a, H>(pub &'a mut H);
 
@@ -157,9 +181,12 @@ impl<'de, H: Hasher> Visitor<'de> for Digest<'_, H> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut members = Members::default();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        loop {
+            // The key goes straight into its member's hasher: no String per key.
             let mut member = DefaultHasher::new();
-            string(&mut member, &key);
+            if map.next_key_seed(Key(&mut member))?.is_none() {
+                break;
+            }
             map.next_value_seed(Digest(&mut member))?;
             members.add(member);
         }
