@@ -198,13 +198,13 @@ fn metric_sum(exposition: &str, metric: &str) -> f64 {
 async fn management_cluster(
     binary: &Path,
     dir: &Path,
+    log: &Path,
     name: &str,
     provider_delay_ms: u64,
 ) -> Result<(Proc, String, ManagementCluster), String> {
     use std::io::BufRead;
     let partial = dir.join(format!("{name}.kubeconfig.tmp"));
-    let log = dir.parent().unwrap_or(dir).join(format!("kube-{name}.log"));
-    let log = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let log = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut child = Command::new(binary)
         .args(["--listen", "127.0.0.1:0", "--simulate-providers"])
         .args(["--provider-delay-ms", &provider_delay_ms.to_string()])
@@ -285,6 +285,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         let (process, addr, api) = management_cluster(
             &kube,
             &kubeconfigs,
+            &dir.join(format!("kube-mc-{i}.log")),
             &format!("mc-{i}"),
             args.provider_delay_ms,
         )

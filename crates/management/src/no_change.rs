@@ -94,13 +94,9 @@ impl NoChange {
     }
 
     /// How many answers are remembered (expired ones included until the next sweep).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.entries.lock().map(|e| e.len()).unwrap_or(0)
-    }
-
-    /// Whether nothing is remembered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

@@ -29,6 +29,13 @@ fn string(hasher: &mut impl Hasher, text: &str) {
     hasher.write(text.as_bytes());
 }
 
+/// The hash of one part of an object, `null` when it has none.
+pub fn of(part: Option<&Value>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value(&mut hasher, part.unwrap_or(&Value::Null));
+    hasher.finish()
+}
+
 /// Feeds `value` to `hasher`.
 pub fn value(hasher: &mut impl Hasher, value: &Value) {
     match value {
@@ -84,30 +91,6 @@ impl Members {
         hasher.write_u8(OBJECT);
         hasher.write_usize(self.count);
         hasher.write_u64(self.sum);
-    }
-}
-
-/// A seed that feeds a map key (a string) to the hasher as [`string`] does.
-struct Key<'a, H>(&'a mut H);
-
-impl<'de, H: Hasher> DeserializeSeed<'de> for Key<'_, H> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de, H: Hasher> Visitor<'de> for Key<'_, H> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object key")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
-        string(self.0, s);
-        Ok(())
     }
 }
 
@@ -182,9 +165,10 @@ impl<'de, H: Hasher> Visitor<'de> for Digest<'_, H> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut members = Members::default();
         loop {
-            // The key goes straight into its member's hasher: no String per key.
+            // The key goes straight into its member's hasher (a key is read as a
+            // string, which the value seed hashes as [`string`] does): no String per key.
             let mut member = DefaultHasher::new();
-            if map.next_key_seed(Key(&mut member))?.is_none() {
+            if map.next_key_seed(Digest(&mut member))?.is_none() {
                 break;
             }
             map.next_value_seed(Digest(&mut member))?;

@@ -174,9 +174,7 @@ impl Hashed {
         if self.read {
             return self.hasher.finish();
         }
-        let mut hasher = DefaultHasher::new();
-        crate::digest::value(&mut hasher, decoded.unwrap_or(&Value::Null));
-        hasher.finish()
+        crate::digest::of(decoded)
     }
 }
 

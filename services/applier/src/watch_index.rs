@@ -256,15 +256,10 @@ pub(crate) const DIGESTED_METADATA: [&str; 4] = [
 impl Digests {
     /// The digests of a whole object.
     pub fn of(object: &Value) -> Digests {
-        let part = |value: Option<&Value>| {
-            let mut hasher = DefaultHasher::new();
-            crate::digest::value(&mut hasher, value.unwrap_or(&Value::Null));
-            hasher.finish()
-        };
         Digests::from_parts(
             DIGESTED_METADATA.map(|field| object.at(&["metadata", field])),
-            part(object.get("spec")),
-            part(object.get("status")),
+            crate::digest::of(object.get("spec")),
+            crate::digest::of(object.get("status")),
         )
     }
 
@@ -329,8 +324,8 @@ impl ClassSummary {
     fn of(class: Value) -> ClassSummary {
         let name = name_of(&class);
         let read = what_clusters_read(&class);
-        let spec = hash_of(&read[..4]);
-        let reported = !read[4].is_null() || !read[6].is_null();
+        let spec = hash_of(&read[..SPEC_PARTS]);
+        let reported = !read[OBSERVED_GENERATION].is_null() || !read[VARIABLES_READY].is_null();
         let read = hash_of(&read);
         let templates = match topograph_api::load::decode_cluster_class(class) {
             Ok(decoded) => template_refs(&decoded)
@@ -403,8 +398,14 @@ fn hash_of<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
     hasher.finish()
 }
 
-/// What a Cluster's reconcile reads of its class: its identity and spec (the first four
-/// items), and whether it is ready for its Clusters (observed generation, variables,
+/// How many of [`what_clusters_read`]'s items are the class's identity and spec, and
+/// where its observed generation and `VariablesReady` are.
+const SPEC_PARTS: usize = 4;
+const OBSERVED_GENERATION: usize = 4;
+const VARIABLES_READY: usize = 6;
+
+/// What a Cluster's reconcile reads of its class: its identity and spec (the first
+/// [`SPEC_PARTS`] items), and whether it is ready for its Clusters (observed generation, variables,
 /// `VariablesReady` as status and message).
 fn what_clusters_read(class: &Value) -> [Value; 7] {
     let ready =
