@@ -8,10 +8,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 use topograph_kube::{Config, Server};
 
-/// The store is a heap of small JSON values, written and copied on every request;
-/// mimalloc keeps both its time and its memory lower than the system allocator.
+/// The store keeps every object as long-lived text while each request allocates and
+/// frees buffers of the same sizes around it. jemalloc packs the survivors tighter
+/// than mimalloc (121 MB resident against 165 MB at 1,000 Clusters, for the same CPU)
+/// and spends less CPU than the system allocator (decision 0034).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Debug, Parser)]
 #[command(
