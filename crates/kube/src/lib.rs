@@ -20,6 +20,7 @@ pub mod patch;
 pub mod protobuf;
 mod routes;
 pub mod selector;
+mod shared_text;
 mod simulate;
 pub use simulate::FailRule;
 pub mod snapshot;

@@ -231,8 +231,7 @@ fn stored_list(
     rv: u64,
 ) -> Vec<u8> {
     let text = |s: &str| Value::String(s.to_string()).to_string();
-    let mut list =
-        Vec::with_capacity(items.iter().map(|o| o.json().len() + 1).sum::<usize>() + 128);
+    let mut list = Vec::with_capacity(items.iter().map(|o| o.len() + 1).sum::<usize>() + 128);
     list.extend_from_slice(b"{\"apiVersion\":");
     list.extend_from_slice(text(api_version).as_bytes());
     list.extend_from_slice(b",\"items\":[");
@@ -240,7 +239,7 @@ fn stored_list(
         if i > 0 {
             list.push(b',');
         }
-        list.extend_from_slice(item.json());
+        item.write_json(&mut list);
     }
     list.extend_from_slice(b"],\"kind\":");
     list.extend_from_slice(text(&rt.list_kind).as_bytes());
@@ -508,7 +507,7 @@ fn serve(
             let stored = store.get_stored(rt, &ns, name)?;
             if as_stored
                 && stored.is_in(&api_version)
-                && let Some(response) = answer.json_text(StatusCode::OK, stored.json().to_vec())
+                && let Some(response) = answer.json_text(StatusCode::OK, stored.json().into_owned())
             {
                 return Ok(response);
             }

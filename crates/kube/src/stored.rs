@@ -3,18 +3,24 @@
 //! times its JSON (every small map is a B-tree node, and `managedFields` is half of
 //! it), so a management cluster of 1,000 Clusters held as values took ≈600 MB. As
 //! text, a read in the storage version is answered by copying bytes, and a write
-//! parses the one object it changes.
+//! parses the one object it changes. The text of managed-fields entries, but for their
+//! times, is kept once for all the objects that have it alike (`shared_text`).
 
 use crate::objects::{ObjKey, SharedKey};
 use crate::selector::Filter;
+use crate::shared_text::{self, Piece};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct Stored {
     key: SharedKey,
+    /// The text but for the shared pieces.
     json: Box<[u8]>,
+    /// The shared pieces, in order, with where each goes in `json`.
+    shared: Box<[Piece]>,
 }
 
 impl std::fmt::Debug for Stored {
@@ -22,7 +28,7 @@ impl std::fmt::Debug for Stored {
         f.debug_struct("Stored")
             .field("namespace", &self.key.0)
             .field("name", &self.key.1)
-            .field("bytes", &self.json.len())
+            .field("bytes", &self.len())
             .finish()
     }
 }
@@ -117,11 +123,11 @@ impl Stored {
 
     /// Another form of an object whose key is shared already.
     pub(crate) fn with_key(key: SharedKey, object: &Value) -> Self {
-        // Serializing a `Value` cannot fail: its map keys are strings.
-        let json = serde_json::to_vec(object).unwrap_or_default();
+        let (json, shared) = shared_text::split(object);
         Stored {
             key,
             json: json.into_boxed_slice(),
+            shared: shared.into_boxed_slice(),
         }
     }
 
@@ -138,8 +144,28 @@ impl Stored {
     }
 
     /// The object's JSON text, exactly as `serde_json` writes its value.
-    pub fn json(&self) -> &[u8] {
-        &self.json
+    pub fn json(&self) -> Cow<'_, [u8]> {
+        if self.shared.is_empty() {
+            return Cow::Borrowed(&self.json);
+        }
+        let mut out = Vec::with_capacity(self.len());
+        self.write_json(&mut out);
+        Cow::Owned(out)
+    }
+
+    /// Appends the object's JSON text to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        shared_text::join(&self.json, &self.shared, out);
+    }
+
+    /// The length of the object's JSON text.
+    pub fn len(&self) -> usize {
+        self.json.len() + self.shared.iter().map(|(_, p)| p.len()).sum::<usize>()
+    }
+
+    /// Whether the text is empty (never, for an object).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Whether the text is of `api_version` for certain (the field serializes first, as
@@ -154,12 +180,12 @@ impl Stored {
     /// The object, parsed.
     pub fn value(&self) -> Value {
         // The text was written from a `Value` by `Stored::new`, so it parses.
-        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+        serde_json::from_slice(&self.json()).unwrap_or(Value::Null)
     }
 
     /// `metadata.uid`, or "" when the object has none (as `meta_str` reads it).
     pub fn uid(&self) -> String {
-        serde_json::from_slice::<Uid>(&self.json)
+        serde_json::from_slice::<Uid>(&self.json())
             .ok()
             .and_then(|u| u.metadata.uid)
             .unwrap_or_default()
@@ -169,7 +195,7 @@ impl Stored {
     /// and `status`, without the rest; fields that are null are left out (they read
     /// as absent). None when the text does not have that shape.
     pub fn referenced(&self) -> Option<Value> {
-        let r: Referenced = serde_json::from_slice(&self.json).ok()?;
+        let r: Referenced = serde_json::from_slice(&self.json()).ok()?;
         let mut out = Map::new();
         let put = |map: &mut Map<String, Value>, key: &str, value: Option<Value>| {
             if let Some(value) = value {
@@ -191,7 +217,7 @@ impl Stored {
     }
 
     fn light(&self) -> Light {
-        serde_json::from_slice(&self.json).unwrap_or_default()
+        serde_json::from_slice(&self.json()).unwrap_or_default()
     }
 
     pub(crate) fn index_entries(&self) -> IndexEntries {
@@ -279,7 +305,7 @@ mod tests {
         assert!(!stored.is_in("v"));
         assert!(!stored.is_in("v1beta1"));
         assert_eq!(
-            stored.json(),
+            stored.json().as_ref(),
             serde_json::to_vec(&object).unwrap().as_slice()
         );
         let entries = stored.index_entries();

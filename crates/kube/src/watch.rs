@@ -279,7 +279,9 @@ fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: b
 
 /// An event of an object sent as stored, from the object's stored text.
 fn stored_frame(event_type: EventType, object: &Stored) -> Bytes {
-    json_frame(event_type.as_str(), object.json())
+    json_frame_with(event_type.as_str(), object.len(), |line| {
+        object.write_json(line)
+    })
 }
 
 /// A JSON watch event: `{"type":…,"object":…}`, `type` first, as kube-apiserver writes it
@@ -288,13 +290,20 @@ fn stored_frame(event_type: EventType, object: &Stored) -> Bytes {
 /// first (the order of a sorted map), serde-based clients such as kube-rs must buffer the
 /// whole object before they know what it is.
 fn json_frame(event_type: &str, object: &[u8]) -> Bytes {
-    let mut line = Vec::with_capacity(object.len() + event_type.len() + 24);
+    json_frame_with(event_type, object.len(), |line| {
+        line.extend_from_slice(object)
+    })
+}
+
+/// A JSON watch event whose object `write_object` writes (`len` bytes).
+fn json_frame_with(event_type: &str, len: usize, write_object: impl FnOnce(&mut Vec<u8>)) -> Bytes {
+    let mut line = Vec::with_capacity(len + event_type.len() + 24);
     line.extend_from_slice(b"{\"type\":");
     // An event type is one of a few upper-case words: nothing to escape.
     line.push(b'"');
     line.extend_from_slice(event_type.as_bytes());
     line.extend_from_slice(b"\",\"object\":");
-    line.extend_from_slice(object);
+    write_object(&mut line);
     line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
