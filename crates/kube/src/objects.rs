@@ -21,13 +21,17 @@ pub(crate) type ObjKey = (String, String);
 /// each label's set was more memory than its JSON.
 pub(crate) type SharedKey = Arc<ObjKey>;
 
+/// A collection's type key, allocated once and shared by every index entry of its
+/// objects.
+type TypeKey = Arc<str>;
+
 #[derive(Default)]
 pub(crate) struct Objects {
-    by_type: HashMap<String, BTreeMap<SharedKey, Arc<Stored>>>,
+    by_type: HashMap<TypeKey, BTreeMap<SharedKey, Arc<Stored>>>,
     /// (type key, label key, label value) → the objects carrying that label.
-    labelled: HashMap<(String, String, String), BTreeSet<SharedKey>>,
+    labelled: HashMap<(TypeKey, String, String), BTreeSet<SharedKey>>,
     /// Owner uid → (type key, object) of each object naming it in `ownerReferences`.
-    owned: HashMap<String, BTreeSet<(String, SharedKey)>>,
+    owned: HashMap<String, BTreeSet<(TypeKey, SharedKey)>>,
 }
 
 impl Objects {
@@ -44,10 +48,8 @@ impl Objects {
     }
 
     /// Every collection, in no particular order.
-    pub fn collections(
-        &self,
-    ) -> impl Iterator<Item = (&String, &BTreeMap<SharedKey, Arc<Stored>>)> {
-        self.by_type.iter()
+    pub fn collections(&self) -> impl Iterator<Item = (&str, &BTreeMap<SharedKey, Arc<Stored>>)> {
+        self.by_type.iter().map(|(t, c)| (&**t, c))
     }
 
     /// Stores `obj` under `key`, returning it as stored (to share with the change
@@ -77,9 +79,13 @@ impl Objects {
     ) -> Arc<Stored> {
         // Looked up before the entry API, which would copy the type key on every write.
         if !self.by_type.contains_key(type_key) {
-            self.by_type.insert(type_key.to_string(), BTreeMap::new());
+            self.by_type.insert(Arc::from(type_key), BTreeMap::new());
         }
-        let Some(collection) = self.by_type.get_mut(type_key) else {
+        let Some((type_key, _)) = self.by_type.get_key_value(type_key) else {
+            return Arc::new(Stored::new(key, obj));
+        };
+        let type_key = type_key.clone();
+        let Some(collection) = self.by_type.get_mut(&type_key) else {
             return Arc::new(Stored::new(key, obj));
         };
         // A new version of an object keeps its key, which the indexes share.
@@ -99,16 +105,18 @@ impl Objects {
             if before == entries {
                 return stored;
             }
-            self.index(type_key, &shared, &before, false);
+            self.index(&type_key, &shared, &before, false);
         }
-        self.index(type_key, &shared, &entries, true);
+        self.index(&type_key, &shared, &entries, true);
         stored
     }
 
     /// Takes `key`'s object out.
     pub fn remove(&mut self, type_key: &str, key: &ObjKey) -> Option<Arc<Stored>> {
-        let old = self.by_type.get_mut(type_key)?.remove(key)?;
-        self.index(type_key, old.key(), &old.index_entries(), false);
+        let (type_key, _) = self.by_type.get_key_value(type_key)?;
+        let type_key = type_key.clone();
+        let old = self.by_type.get_mut(&type_key)?.remove(key)?;
+        self.index(&type_key, old.key(), &old.index_entries(), false);
         Some(old)
     }
 
@@ -134,7 +142,7 @@ impl Objects {
         ns: Option<&'a str>,
         selector: &LabelSelector,
     ) -> Box<dyn Iterator<Item = &'a Arc<Stored>> + 'a> {
-        let Some(coll) = self.by_type.get(type_key) else {
+        let Some((type_key, coll)) = self.by_type.get_key_value(type_key) else {
             return Box::new(std::iter::empty());
         };
         let required = selector
@@ -148,7 +156,7 @@ impl Objects {
             Some((label, value)) => {
                 let keys = self
                     .labelled
-                    .get(&(type_key.to_string(), label, value))
+                    .get(&(type_key.clone(), label, value))
                     .into_iter()
                     .flatten()
                     .filter(move |k| ns.is_none_or(|ns| ns == k.0));
@@ -166,14 +174,18 @@ impl Objects {
     pub fn owned_by(&self, uid: &str) -> Vec<(String, ObjKey)> {
         self.owned
             .get(uid)
-            .map(|o| o.iter().map(|(t, k)| (t.clone(), (**k).clone())).collect())
+            .map(|o| {
+                o.iter()
+                    .map(|(t, k)| (t.to_string(), (**k).clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// Adds (or removes) an object's entries in the indexes.
-    fn index(&mut self, type_key: &str, key: &SharedKey, entries: &IndexEntries, add: bool) {
+    fn index(&mut self, type_key: &TypeKey, key: &SharedKey, entries: &IndexEntries, add: bool) {
         for (label, value) in &entries.labels {
-            let entry = (type_key.to_string(), label.clone(), value.clone());
+            let entry = (type_key.clone(), label.clone(), value.clone());
             if add {
                 self.labelled.entry(entry).or_default().insert(key.clone());
             } else if let Some(keys) = self.labelled.get_mut(&entry) {
@@ -184,7 +196,7 @@ impl Objects {
             }
         }
         for uid in &entries.owners {
-            let entry = (type_key.to_string(), key.clone());
+            let entry = (type_key.clone(), key.clone());
             if add {
                 self.owned.entry(uid.clone()).or_default().insert(entry);
             } else if let Some(owned) = self.owned.get_mut(uid) {
@@ -261,6 +273,6 @@ mod tests {
             names(objects.candidates("t", None, &sel("c=1"))),
             Vec::<&str>::new()
         );
-        assert!(objects.labelled.keys().all(|(t, _, _)| t == "t"));
+        assert!(objects.labelled.keys().all(|(t, _, _)| &**t == "t"));
     }
 }

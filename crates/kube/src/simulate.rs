@@ -11,6 +11,7 @@
 
 mod looks;
 
+use crate::objects::SharedKey;
 use crate::selector::Filter;
 use crate::store::{Event, EventType, PatchType, Store, Sub};
 use crate::types::{ResourceType, type_key};
@@ -56,8 +57,25 @@ fn role(rt: &ResourceType) -> Option<Role> {
     }
 }
 
-/// An object of a simulated kind: (type key, namespace, name).
-type Key = (String, String, String);
+/// An object the simulation follows: its type key and its (namespace, name). Every
+/// map of the simulation holds keys of every object, some twice (dependents both ways
+/// round), so both parts are shared: the type key among all keys of its kind, the
+/// name with the store's own copy of it when the object is there.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Key {
+    type_key: Arc<str>,
+    object: SharedKey,
+}
+
+impl Key {
+    fn ns(&self) -> &str {
+        &self.object.0
+    }
+
+    fn name(&self) -> &str {
+        &self.object.1
+    }
+}
 
 /// What the simulation knows between passes. It follows the store's change events, so
 /// a pass reads only the objects that changed, came due, or depend on one that changed:
@@ -89,6 +107,8 @@ pub(crate) struct Simulator {
     failing: Vec<FailRule>,
     /// The last look at each object that changed nothing, to skip repeating it.
     looks: looks::Looks,
+    /// The one copy of each type key the keys share.
+    type_keys: HashSet<Arc<str>>,
 }
 
 /// A simulated provider told to fail: `KEY=VALUE[,KEY=VALUE...]` matches a control
@@ -180,6 +200,7 @@ impl Simulator {
             looked_at: 0,
             failing: Vec::new(),
             looks: looks::Looks::default(),
+            type_keys: HashSet::new(),
         }
     }
 
@@ -216,11 +237,10 @@ impl Simulator {
             // Not simulated, or about to be read anew anyway.
             return;
         }
-        let key = (
-            event.type_key.clone(),
-            event.object.namespace().to_string(),
-            event.object.name().to_string(),
-        );
+        let key = Key {
+            type_key: self.type_key(&event.type_key),
+            object: event.object.key().clone(),
+        };
         self.dirty.extend(self.dependents.of(&key).cloned());
         if event.event_type == EventType::Deleted {
             self.seen.remove(&key);
@@ -229,6 +249,24 @@ impl Simulator {
             return;
         }
         self.dirty.insert(key);
+    }
+
+    /// The shared copy of a type key.
+    fn type_key(&mut self, type_key: &str) -> Arc<str> {
+        if let Some(shared) = self.type_keys.get(type_key) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(type_key);
+        self.type_keys.insert(shared.clone());
+        shared
+    }
+
+    /// The key of an object the store may not hold (its name is not shared).
+    fn key(&mut self, rt: &ResourceType, ns: String, name: String) -> Key {
+        Key {
+            type_key: self.type_key(&rt.key()),
+            object: Arc::new((ns, name)),
+        }
     }
 
     /// Starts the delay of a generation not seen before.
@@ -268,8 +306,8 @@ impl Simulator {
         for rt in kinds {
             let (objects, _) = self.store.list(&rt, None, &Filter::default());
             for obj in objects {
-                let key = (
-                    rt.key(),
+                let key = self.key(
+                    &rt,
                     meta_str(&obj, "namespace").to_string(),
                     meta_str(&obj, "name").to_string(),
                 );
@@ -314,19 +352,20 @@ impl Simulator {
     /// Takes the dirty Clusters out (or everything else), leaving the rest dirty.
     fn take_dirty(&mut self, clusters: bool) -> Vec<Key> {
         let kinds = &self.kinds;
-        let (taken, left): (HashSet<Key>, HashSet<Key>) = std::mem::take(&mut self.dirty)
-            .into_iter()
-            .partition(|k| (kinds.get(&k.0).map(|(_, r)| *r) == Some(Role::Cluster)) == clusters);
+        let (taken, left): (HashSet<Key>, HashSet<Key>) =
+            std::mem::take(&mut self.dirty).into_iter().partition(|k| {
+                (kinds.get(&*k.type_key).map(|(_, r)| *r) == Some(Role::Cluster)) == clusters
+            });
         self.dirty = left;
         taken.into_iter().collect()
     }
 
     /// Plays the provider (or core controller) of one object.
     fn look_at(&mut self, key: &Key, now: Instant) {
-        let Some((rt, role)) = self.kinds.get(&key.0).cloned() else {
+        let Some((rt, role)) = self.kinds.get(&*key.type_key).cloned() else {
             return;
         };
-        let Ok(stored) = self.store.get_stored(&rt, &key.1, &key.2) else {
+        let Ok(stored) = self.store.get_stored(&rt, key.ns(), key.name()) else {
             return;
         };
         if self
@@ -464,17 +503,27 @@ impl Simulator {
         else {
             return;
         };
-        let cluster_key = (cluster_type.key(), key.1.clone(), cluster_name.to_string());
+        let cluster = self
+            .store
+            .get_stored(&cluster_type, key.ns(), cluster_name)
+            .ok();
+        let cluster_key = match &cluster {
+            Some(cluster) => Key {
+                type_key: self.type_key(&cluster_type.key()),
+                object: cluster.key().clone(),
+            },
+            None => self.key(
+                &cluster_type,
+                key.ns().to_string(),
+                cluster_name.to_string(),
+            ),
+        };
         self.dependents.link(&cluster_key, key);
         // Only the Cluster's uid is read: workers are looked at again on every change
         // of their Cluster, and parsing it whole each time was most of their cost.
-        let uid = self
-            .store
-            .get_stored(&cluster_type, &key.1, cluster_name)
-            .ok()
-            .map(|cluster| cluster.uid());
+        let uid = cluster.map(|cluster| cluster.uid());
         self.looks
-            .read_uid(&cluster_type, &key.1, cluster_name, uid.clone());
+            .read_uid(&cluster_type, key.ns(), cluster_name, uid.clone());
         if let Some(uid) = uid {
             let owner = owner_reference(&cluster_type, cluster_name, &uid);
             self.add_owner(rt, worker, &owner);
@@ -660,9 +709,15 @@ impl Simulator {
             .get(&(group.to_string(), kind.to_string()))?
             .clone();
         let ns = if rt.namespaced { ns } else { "" };
-        self.dependents
-            .link(&(rt.key(), ns.to_string(), name.to_string()), dependent);
         let stored = self.store.get_stored(&rt, ns, name).ok();
+        let key = match &stored {
+            Some(stored) => Key {
+                type_key: self.type_key(&rt.key()),
+                object: stored.key().clone(),
+            },
+            None => self.key(&rt, ns.to_string(), name.to_string()),
+        };
+        self.dependents.link(&key, dependent);
         self.looks.read_object(&rt, ns, name, stored.clone());
         let stored = stored?;
         // What is read of it (identity, owners, status, version) is all there is to

@@ -526,14 +526,14 @@ impl Store {
     /// Every object, CRDs first and namespaces next, so loading them back in order works.
     pub fn snapshot(&self) -> Vec<Value> {
         let inner = self.lock();
-        let mut keys: Vec<&String> = inner.objects.collections().map(|(k, _)| k).collect();
+        let mut keys: Vec<&str> = inner.objects.collections().map(|(k, _)| k).collect();
         keys.sort_by_key(|k| {
             let rank = match inner.types.get(*k) {
                 Some(t) if t.is_crd() => 0,
                 Some(t) if t.is_namespace() => 1,
                 _ => 2,
             };
-            (rank, (*k).clone())
+            (rank, *k)
         });
         keys.into_iter()
             .flat_map(|k| {

@@ -26,16 +26,13 @@ pub const RULES_NOT_CHECKED: &str = "some validation rules were not checked beca
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceSchema {
     root: Schema,
-    /// The root as pruning sees it: an embedded resource, so `apiVersion`, `kind` and
-    /// `metadata` are never pruned.
-    prune_root: Schema,
-    /// The root as CEL rules on it see `self`: with `apiVersion`, `kind` and
+    /// The root as CEL rules on it see `self`, when any `x-kubernetes-validations`
+    /// rule is declared (known once, as every write asks and the schemas of Cluster
+    /// API's kinds are large trees to walk): with `apiVersion`, `kind` and
     /// `metadata.{name,generateName}` typed, as kube-apiserver's
-    /// `WithTypeAndObjectMeta` does for the resource root.
-    cel_root: Schema,
-    /// Whether any `x-kubernetes-validations` rule is declared: read once, as every
-    /// write asks and the schemas of Cluster API's kinds are large trees to walk.
-    has_rules: bool,
+    /// `WithTypeAndObjectMeta` does for the resource root. A copy of the whole tree,
+    /// so not kept for the schemas that have no rules (most of a management cluster's).
+    cel_root: Option<Schema>,
 }
 
 impl ResourceSchema {
@@ -56,16 +53,8 @@ impl ResourceSchema {
                 root.type_
             ));
         }
-        let cel_root = with_type_and_object_meta(&root);
-        let mut prune_root = root.clone();
-        prune_root.embedded_resource = true;
-        let has_rules = root.has_rules();
-        Ok(ResourceSchema {
-            root,
-            prune_root,
-            cel_root,
-            has_rules,
-        })
+        let cel_root = root.has_rules().then(|| with_type_and_object_meta(&root));
+        Ok(ResourceSchema { root, cel_root })
     }
 
     /// Whether any object is kept as sent and valid (`x-kubernetes-preserve-unknown-fields`
@@ -100,7 +89,9 @@ impl ResourceSchema {
     /// validation (`unknown field "spec.foo"`). Disallowed nulls are not unknown fields.
     pub fn prune_reporting(&self, object: &mut Value) -> Vec<String> {
         let mut pruned = Pruned::default();
-        prune(object, Some(&self.prune_root), &mut pruned);
+        // The root is pruned as an embedded resource: `apiVersion`, `kind` and
+        // `metadata` are never dropped.
+        prune(object, Some(&self.root), true, &mut pruned);
         prune_nulls(object, Some(&self.root));
         pruned.paths
     }
@@ -132,7 +123,7 @@ impl ResourceSchema {
         }
         // The whole object is read only by rules: a status write of a kind without any
         // (the common case) converts just its status.
-        if self.has_rules {
+        if self.cel_root.is_some() {
             let data = value::from_serde(object);
             self.rules(&data, Some(old), &mut errors);
         }
@@ -140,9 +131,9 @@ impl ResourceSchema {
     }
 
     fn rules(&self, data: &Val, old: Option<&Value>, errors: &mut Vec<FieldError>) {
-        if !self.has_rules {
+        let Some(cel_root) = &self.cel_root else {
             return;
-        }
+        };
         let blocking = errors.iter().any(|e| {
             matches!(
                 e.error_type,
@@ -159,11 +150,7 @@ impl ResourceSchema {
             return;
         }
         let old = old.map(value::from_serde);
-        errors.extend(crate::cel::validate_resource(
-            &self.cel_root,
-            data,
-            old.as_ref(),
-        ));
+        errors.extend(crate::cel::validate_resource(cel_root, data, old.as_ref()));
     }
 }
 
@@ -243,11 +230,13 @@ impl Pruned {
 }
 
 /// kube-apiserver's structural pruning.
-fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
+/// `root`: `x` is the resource itself, whose metadata fields stay as an embedded
+/// resource's do.
+fn prune(x: &mut Value, s: Option<&Schema>, root: bool, pruned: &mut Pruned) {
     if let Some(s) = s
         && s.preserve_unknown
     {
-        skip_prune(x, s, pruned);
+        skip_prune(x, s, root, pruned);
         return;
     }
     match x {
@@ -260,7 +249,7 @@ fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
                 return;
             };
             m.retain(|k, v| {
-                if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
+                if (root || s.embedded_resource) && META_FIELDS.contains(&k.as_str()) {
                     return true;
                 }
                 let known = s.properties.get(k).map(Some).or_else(|| additional(s));
@@ -269,7 +258,7 @@ fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
                     return false;
                 };
                 pruned.enter_field(k);
-                prune(v, child, pruned);
+                prune(v, child, false, pruned);
                 pruned.leave();
                 true
             });
@@ -278,7 +267,7 @@ fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
             let item_schema = s.and_then(|s| s.items.as_deref());
             for (i, v) in items.iter_mut().enumerate() {
                 pruned.enter_index(i);
-                prune(v, item_schema, pruned);
+                prune(v, item_schema, false, pruned);
                 pruned.leave();
             }
         }
@@ -288,17 +277,17 @@ fn prune(x: &mut Value, s: Option<&Schema>, pruned: &mut Pruned) {
 
 /// Below `x-kubernetes-preserve-unknown-fields`: unknown keys stay, known ones are
 /// pruned by their own schemas.
-fn skip_prune(x: &mut Value, s: &Schema, pruned: &mut Pruned) {
+fn skip_prune(x: &mut Value, s: &Schema, root: bool, pruned: &mut Pruned) {
     match x {
         Value::Object(m) => {
             for (k, v) in m.iter_mut() {
-                if s.embedded_resource && META_FIELDS.contains(&k.as_str()) {
+                if (root || s.embedded_resource) && META_FIELDS.contains(&k.as_str()) {
                     continue;
                 }
                 let known = s.properties.get(k).map(Some).or_else(|| additional(s));
                 if let Some(child) = known {
                     pruned.enter_field(k);
-                    prune(v, child, pruned);
+                    prune(v, child, false, pruned);
                     pruned.leave();
                 }
             }
@@ -307,7 +296,7 @@ fn skip_prune(x: &mut Value, s: &Schema, pruned: &mut Pruned) {
             if let Some(item_schema) = s.items.as_deref() {
                 for (i, v) in items.iter_mut().enumerate() {
                     pruned.enter_index(i);
-                    skip_prune(v, item_schema, pruned);
+                    skip_prune(v, item_schema, false, pruned);
                     pruned.leave();
                 }
             }

@@ -113,7 +113,7 @@ impl Looks {
     ) {
         let inputs = std::mem::take(&mut self.reading);
         let unchanged = store
-            .get_stored(rt, &key.1, &key.2)
+            .get_stored(rt, key.ns(), key.name())
             .is_ok_and(|now| Arc::ptr_eq(&now, &object));
         if unchanged {
             self.last.insert(
