@@ -685,6 +685,80 @@ async fn watches_filter_by_selector_and_send_bookmarks() {
     assert_eq!(seen, vec!["added db", "added web", "bookmark"]);
 }
 
+/// A watch hears only its own kind's changes, yet its bookmarks reach as far as the
+/// store: a client resuming from one after other kinds changed is not sent back to a
+/// version the history may have dropped, nor replayed anything it already had.
+#[tokio::test]
+async fn bookmarks_reach_past_other_kinds_changes() {
+    let (server, client) = start().await;
+    let mds = install_md_crd(&client).await;
+    let cms: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ),
+    );
+    mds.create(&PostParams::default(), &md("before", 1))
+        .await
+        .unwrap();
+    let from = server.store().current_rv().to_string();
+    let mut stream = mds
+        .watch(&WatchParams::default().timeout(10), &from)
+        .await
+        .unwrap()
+        .boxed();
+    for i in 0..5 {
+        cms.create(
+            &PostParams::default(),
+            &obj(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}})),
+        )
+        .await
+        .unwrap();
+    }
+    mds.create(&PostParams::default(), &md("after", 1))
+        .await
+        .unwrap();
+    for i in 5..10 {
+        cms.create(
+            &PostParams::default(),
+            &obj(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}})),
+        )
+        .await
+        .unwrap();
+    }
+    let last = server.store().current_rv();
+    let mut seen = Vec::new();
+    let bookmark_rv = loop {
+        match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+            Ok(Some(Ok(WatchEvent::Added(o)))) => seen.push(o.metadata.name.unwrap_or_default()),
+            Ok(Some(Ok(WatchEvent::Bookmark(b)))) => {
+                let rv: u64 = b.metadata.resource_version.parse().unwrap();
+                if rv >= last {
+                    break rv;
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(seen, vec!["after"], "only its own kind, each change once");
+    assert_eq!(bookmark_rv, last);
+    // Resuming from the bookmark replays nothing it already had.
+    let mut resumed = mds
+        .watch(
+            &WatchParams::default().timeout(1).disable_bookmarks(),
+            &bookmark_rv.to_string(),
+        )
+        .await
+        .unwrap()
+        .boxed();
+    match tokio::time::timeout(Duration::from_secs(5), resumed.next()).await {
+        Ok(None) => {}
+        other => panic!("expected nothing before the timeout, got {other:?}"),
+    }
+}
+
 /// Counters over HTTP, as scripts read them.
 async fn http_counts(server: &RunningServer) -> RequestCounts {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
