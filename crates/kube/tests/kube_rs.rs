@@ -74,6 +74,25 @@ fn obj(v: Value) -> DynamicObject {
     serde_json::from_value(v).expect("valid object")
 }
 
+/// ConfigMaps in `default`: a built-in kind beside the CRD's.
+fn configmaps(client: &kube::Client) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
+            "configmaps",
+        ),
+    )
+}
+
+async fn create_configmaps(cms: &Api<DynamicObject>, numbers: std::ops::Range<usize>) {
+    for i in numbers {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}});
+        cms.create(&PostParams::default(), &obj(cm)).await.unwrap();
+    }
+}
+
 async fn install_md_crd(client: &kube::Client) -> Api<DynamicObject> {
     let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
     crds.create(
@@ -479,14 +498,7 @@ async fn patches_generation_and_the_status_subresource() {
 async fn finalizers_hold_deletion_and_owners_collect_dependents() {
     let (_server, client) = start().await;
     let mds = install_md_crd(&client).await;
-    let cms: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
-            "configmaps",
-        ),
-    );
+    let cms = configmaps(&client);
     let mut owner = md("owner", 1);
     owner.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
     let owner = mds.create(&PostParams::default(), &owner).await.unwrap();
@@ -692,14 +704,7 @@ async fn watches_filter_by_selector_and_send_bookmarks() {
 async fn bookmarks_reach_past_other_kinds_changes() {
     let (server, client) = start().await;
     let mds = install_md_crd(&client).await;
-    let cms: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("", "v1", "ConfigMap"),
-            "configmaps",
-        ),
-    );
+    let cms = configmaps(&client);
     mds.create(&PostParams::default(), &md("before", 1))
         .await
         .unwrap();
@@ -709,25 +714,11 @@ async fn bookmarks_reach_past_other_kinds_changes() {
         .await
         .unwrap()
         .boxed();
-    for i in 0..5 {
-        cms.create(
-            &PostParams::default(),
-            &obj(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}})),
-        )
-        .await
-        .unwrap();
-    }
+    create_configmaps(&cms, 0..5).await;
     mds.create(&PostParams::default(), &md("after", 1))
         .await
         .unwrap();
-    for i in 5..10 {
-        cms.create(
-            &PostParams::default(),
-            &obj(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm-{i}")}})),
-        )
-        .await
-        .unwrap();
-    }
+    create_configmaps(&cms, 5..10).await;
     let last = server.store().current_rv();
     let mut seen = Vec::new();
     let bookmark_rv = loop {
