@@ -22,6 +22,7 @@
 
 pub mod contract;
 pub mod convert;
+pub mod digest;
 pub mod duration;
 pub mod envsubst;
 pub mod field;

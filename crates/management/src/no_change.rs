@@ -54,8 +54,7 @@ impl NoChange {
         ] {
             part.hash(&mut hasher);
         }
-        // serde_json writes maps in key order: one intent, one text, one digest.
-        serde_json::to_writer(HashWriter(&mut hasher), intent).ok()?;
+        topograph_api::digest::write_json(&mut hasher, intent);
         Some(hasher.finish())
     }
 
@@ -97,20 +96,6 @@ impl NoChange {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.lock().map(|e| e.len()).unwrap_or(0)
-    }
-}
-
-/// Feeds serialized JSON into a hasher without building the text.
-struct HashWriter<'a, H: Hasher>(&'a mut H);
-
-impl<H: Hasher> std::io::Write for HashWriter<'_, H> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.write(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

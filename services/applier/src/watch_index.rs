@@ -39,6 +39,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
+use topograph_api::digest::of_json as hash_of;
 use topograph_api::model::ObjectRef;
 use topograph_api::object::{ObjectExt, ObjectKey, group_of};
 
@@ -388,14 +389,6 @@ pub struct WatchIndex {
     /// Of each class as last seen: [`ClassSummary::read`], [`ClassSummary::spec`],
     /// [`ClassSummary::reported`].
     class_seen: HashMap<Name, (u64, u64, bool)>,
-}
-
-fn hash_of<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    serde_json::to_string(value)
-        .unwrap_or_default()
-        .hash(&mut hasher);
-    hasher.finish()
 }
 
 /// How many of [`what_clusters_read`]'s items are the class's identity and spec, and
