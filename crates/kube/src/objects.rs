@@ -77,17 +77,12 @@ impl Objects {
         obj: &Value,
         old: Option<&Value>,
     ) -> Arc<Stored> {
-        // Looked up before the entry API, which would copy the type key on every write.
-        if !self.by_type.contains_key(type_key) {
-            self.by_type.insert(Arc::from(type_key), BTreeMap::new());
-        }
-        let Some((type_key, _)) = self.by_type.get_key_value(type_key) else {
-            return Arc::new(Stored::new(key, obj));
+        // The collection's own copy of the type key, made with the collection.
+        let type_key = match self.by_type.get_key_value(type_key) {
+            Some((shared, _)) => shared.clone(),
+            None => Arc::from(type_key),
         };
-        let type_key = type_key.clone();
-        let Some(collection) = self.by_type.get_mut(&type_key) else {
-            return Arc::new(Stored::new(key, obj));
-        };
+        let collection = self.by_type.entry(type_key.clone()).or_default();
         // A new version of an object keeps its key, which the indexes share.
         let shared = match collection.get_key_value(&key) {
             Some((shared, _)) => shared.clone(),

@@ -231,7 +231,7 @@ fn stored_list(
     rv: u64,
 ) -> Vec<u8> {
     let text = |s: &str| Value::String(s.to_string()).to_string();
-    let mut list = Vec::with_capacity(items.iter().map(|o| o.len() + 1).sum::<usize>() + 128);
+    let mut list = Vec::with_capacity(items.iter().map(|o| o.json_len() + 1).sum::<usize>() + 128);
     list.extend_from_slice(b"{\"apiVersion\":");
     list.extend_from_slice(text(api_version).as_bytes());
     list.extend_from_slice(b",\"items\":[");

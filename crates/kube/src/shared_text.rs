@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// A shared piece and where it goes in the text it was cut from.
 pub(crate) type Piece = (usize, Arc<[u8]>);
@@ -124,23 +124,27 @@ struct Table {
     prune_at: usize,
 }
 
-static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+/// Below this many pieces the table is never pruned.
+const PRUNE_FLOOR: usize = 4096;
+
+static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| {
+    Mutex::new(Table {
+        pieces: HashSet::new(),
+        prune_at: PRUNE_FLOOR,
+    })
+});
 
 /// The one shared copy of `text`.
 fn intern(text: &[u8]) -> Arc<[u8]> {
     // A panic elsewhere while holding the lock leaves the set consistent (inserts
     // are whole), so a poisoned lock is still usable.
-    let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
-    let table = guard.get_or_insert_with(|| Table {
-        pieces: HashSet::new(),
-        prune_at: 4096,
-    });
+    let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(piece) = table.pieces.get(text) {
         return piece.clone();
     }
     if table.pieces.len() >= table.prune_at {
         table.pieces.retain(|piece| Arc::strong_count(piece) > 1);
-        table.prune_at = (table.pieces.len() * 2).max(4096);
+        table.prune_at = (table.pieces.len() * 2).max(PRUNE_FLOOR);
     }
     let piece: Arc<[u8]> = Arc::from(text);
     table.pieces.insert(piece.clone());
@@ -212,8 +216,7 @@ mod tests {
         for i in 0..10_000 {
             drop(split(&unique(i)));
         }
-        let guard = TABLE.lock().unwrap();
-        let table = guard.as_ref().unwrap();
+        let table = TABLE.lock().unwrap();
         assert!(
             table.pieces.len() < 10_000,
             "dropped pieces were pruned: {}",

@@ -14,6 +14,7 @@ mod looks;
 use crate::objects::SharedKey;
 use crate::selector::Filter;
 use crate::store::{Event, EventType, PatchType, Store, Sub};
+use crate::stored::Stored;
 use crate::types::{ResourceType, type_key};
 use crate::util::meta_str;
 use serde_json::{Value, json};
@@ -261,11 +262,15 @@ impl Simulator {
         shared
     }
 
-    /// The key of an object the store may not hold (its name is not shared).
-    fn key(&mut self, rt: &ResourceType, ns: String, name: String) -> Key {
+    /// The key of `ns/name` of `rt`'s kind, sharing the store's copy of its name when
+    /// `stored` is the object as the store holds it.
+    fn key(&mut self, rt: &ResourceType, ns: &str, name: &str, stored: Option<&Stored>) -> Key {
         Key {
             type_key: self.type_key(&rt.key()),
-            object: Arc::new((ns, name)),
+            object: match stored {
+                Some(stored) => stored.key().clone(),
+                None => Arc::new((ns.to_string(), name.to_string())),
+            },
         }
     }
 
@@ -308,8 +313,9 @@ impl Simulator {
             for obj in objects {
                 let key = self.key(
                     &rt,
-                    meta_str(&obj, "namespace").to_string(),
-                    meta_str(&obj, "name").to_string(),
+                    meta_str(&obj, "namespace"),
+                    meta_str(&obj, "name"),
+                    None,
                 );
                 self.note_generation(&key, &obj, now);
                 alive.insert(key.clone());
@@ -507,17 +513,7 @@ impl Simulator {
             .store
             .get_stored(&cluster_type, key.ns(), cluster_name)
             .ok();
-        let cluster_key = match &cluster {
-            Some(cluster) => Key {
-                type_key: self.type_key(&cluster_type.key()),
-                object: cluster.key().clone(),
-            },
-            None => self.key(
-                &cluster_type,
-                key.ns().to_string(),
-                cluster_name.to_string(),
-            ),
-        };
+        let cluster_key = self.key(&cluster_type, key.ns(), cluster_name, cluster.as_deref());
         self.dependents.link(&cluster_key, key);
         // Only the Cluster's uid is read: workers are looked at again on every change
         // of their Cluster, and parsing it whole each time was most of their cost.
@@ -710,13 +706,7 @@ impl Simulator {
             .clone();
         let ns = if rt.namespaced { ns } else { "" };
         let stored = self.store.get_stored(&rt, ns, name).ok();
-        let key = match &stored {
-            Some(stored) => Key {
-                type_key: self.type_key(&rt.key()),
-                object: stored.key().clone(),
-            },
-            None => self.key(&rt, ns.to_string(), name.to_string()),
-        };
+        let key = self.key(&rt, ns, name, stored.as_deref());
         self.dependents.link(&key, dependent);
         self.looks.read_object(&rt, ns, name, stored.clone());
         let stored = stored?;

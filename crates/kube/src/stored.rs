@@ -28,7 +28,7 @@ impl std::fmt::Debug for Stored {
         f.debug_struct("Stored")
             .field("namespace", &self.key.0)
             .field("name", &self.key.1)
-            .field("bytes", &self.len())
+            .field("bytes", &self.json_len())
             .finish()
     }
 }
@@ -148,7 +148,7 @@ impl Stored {
         if self.shared.is_empty() {
             return Cow::Borrowed(&self.json);
         }
-        let mut out = Vec::with_capacity(self.len());
+        let mut out = Vec::with_capacity(self.json_len());
         self.write_json(&mut out);
         Cow::Owned(out)
     }
@@ -159,13 +159,8 @@ impl Stored {
     }
 
     /// The length of the object's JSON text.
-    pub fn len(&self) -> usize {
+    pub fn json_len(&self) -> usize {
         self.json.len() + self.shared.iter().map(|(_, p)| p.len()).sum::<usize>()
-    }
-
-    /// Whether the text is empty (never, for an object).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Whether the text is of `api_version` for certain (the field serializes first, as

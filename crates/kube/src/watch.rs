@@ -279,7 +279,7 @@ fn bookmark(rt: &ResourceType, api_version: &str, rv: u64, initial_events_end: b
 
 /// An event of an object sent as stored, from the object's stored text.
 fn stored_frame(event_type: EventType, object: &Stored) -> Bytes {
-    json_frame_with(event_type.as_str(), object.len(), |line| {
+    json_frame_with(event_type.as_str(), object.json_len(), |line| {
         object.write_json(line)
     })
 }
