@@ -412,19 +412,10 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
     // removal once the core controller owns its objects) may still be queued. The fleet
     // has settled when the appliers ran no reconcile for `QUIET`; everything after this
     // (reconciles, requests, CPU) counts the whole work.
-    const QUIET: Duration = Duration::from_secs(3);
-    let mut reconciles = reconciles_run(&metrics_addrs).await?;
-    let mut last_change = Instant::now();
-    while last_change.elapsed() < QUIET && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = reconciles_run(&metrics_addrs).await?;
-        if now != reconciles {
-            reconciles = now;
-            last_change = Instant::now();
-        }
-    }
+    let reconciles = reconciles_run(&metrics_addrs).await?;
+    let (reconciles, last_change) = until_quiet(&metrics_addrs, reconciles, deadline).await?;
     let settled = last_change.max(started + Duration::from_secs_f64(seconds)) - started;
-    let per_cluster = |x: f64| (x / total as f64 * 100.0).round() / 100.0;
+    let per_cluster = |x: f64| per(x, total as f64);
     let served = served_since(&kube_addrs, &requests_before).await?;
     // Without loadgen's own requests: the creates and the convergence polls (the
     // counters' own reads are not counted).
@@ -518,7 +509,6 @@ async fn measure_resync(
     total: usize,
     deadline: Instant,
 ) -> Result<Value, String> {
-    const QUIET: Duration = Duration::from_secs(3);
     let cpu = |processes: &[Proc]| -> Vec<f64> { processes.iter().map(|p| p.usage().0).collect() };
     let mut requests_before = Vec::new();
     for addr in kube_addrs {
@@ -526,34 +516,25 @@ async fn measure_resync(
     }
     let cpu_before = cpu(processes);
     let before = reconciles_run(metrics_addrs).await?;
-    // Every Cluster reconciled once more, then nothing for QUIET.
-    let (started, mut reconciles) = loop {
+    // The resync starts (timed from its first reconcile); every Cluster reconciled once
+    // more, then nothing for QUIET.
+    let started = loop {
         if Instant::now() > deadline {
             return Err("no resync of the fleet before the timeout".into());
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = reconciles_run(metrics_addrs).await?;
-        if now > before {
-            break (Instant::now(), now);
+        if reconciles_run(metrics_addrs).await? > before {
+            break Instant::now();
         }
     };
-    let mut last_change = Instant::now();
-    while (reconciles - before < total as f64 || last_change.elapsed() < QUIET)
-        && Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let now = reconciles_run(metrics_addrs).await?;
-        if now != reconciles {
-            reconciles = now;
-            last_change = Instant::now();
-        }
-    }
+    let (reconciles, last_change) =
+        until_quiet(metrics_addrs, before + total as f64, deadline).await?;
     let ran = reconciles - before;
-    let per = |x: f64| (x / ran.max(1.0) * 100.0).round() / 100.0;
+    let per_reconcile = |x: f64| per(x, ran.max(1.0));
     let served = served_since(kube_addrs, &requests_before).await?;
     let requests: serde_json::Map<String, Value> = served
         .into_iter()
-        .map(|(verb, count)| (verb, json!(per(count.as_f64().unwrap_or(0.0)))))
+        .map(|(verb, count)| (verb, json!(per_reconcile(count.as_f64().unwrap_or(0.0)))))
         .collect();
     let mut cpu_ms = serde_json::Map::new();
     let mut kube_ms = 0.0;
@@ -562,16 +543,40 @@ async fn measure_resync(
         if process.name.starts_with("kube-") {
             kube_ms += ms;
         } else {
-            cpu_ms.insert(process.name.clone(), json!(per(ms)));
+            cpu_ms.insert(process.name.clone(), json!(per_reconcile(ms)));
         }
     }
-    cpu_ms.insert("kube".into(), json!(per(kube_ms)));
+    cpu_ms.insert("kube".into(), json!(per_reconcile(kube_ms)));
     Ok(json!({
         "reconciles": ran,
         "seconds": round((last_change - started).as_secs_f64()),
         "requests_per_reconcile": requests,
         "cpu_ms_per_reconcile": cpu_ms,
     }))
+}
+
+/// How long the appliers must run no reconcile for a fleet to have settled.
+const QUIET: Duration = Duration::from_secs(3);
+
+/// Waits until the appliers ran at least `at_least` reconciles and then none for
+/// [`QUIET`] (or the deadline passed): how many they ran, and when the last one was
+/// counted.
+async fn until_quiet(
+    metrics_addrs: &[String],
+    at_least: f64,
+    deadline: Instant,
+) -> Result<(f64, Instant), String> {
+    let mut reconciles = reconciles_run(metrics_addrs).await?;
+    let mut last_change = Instant::now();
+    while (reconciles < at_least || last_change.elapsed() < QUIET) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let now = reconciles_run(metrics_addrs).await?;
+        if now != reconciles {
+            reconciles = now;
+            last_change = Instant::now();
+        }
+    }
+    Ok((reconciles, last_change))
 }
 
 /// How many reconciles the appliers have run (their metrics).
@@ -592,4 +597,9 @@ async fn requests(addr: &str) -> Result<Value, String> {
 
 fn round(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
+}
+
+/// `x` per `n`, to two decimals.
+fn per(x: f64, n: f64) -> f64 {
+    (x / n * 100.0).round() / 100.0
 }
