@@ -74,6 +74,20 @@ fn obj(v: Value) -> DynamicObject {
     serde_json::from_value(v).expect("valid object")
 }
 
+/// A watch from `rv` that ends after a second, without bookmarks.
+async fn resume(
+    api: &Api<DynamicObject>,
+    rv: u64,
+) -> futures::stream::BoxStream<'static, kube::Result<WatchEvent<DynamicObject>>> {
+    api.watch(
+        &WatchParams::default().timeout(1).disable_bookmarks(),
+        &rv.to_string(),
+    )
+    .await
+    .unwrap()
+    .boxed()
+}
+
 /// ConfigMaps in `default`: a built-in kind beside the CRD's.
 fn configmaps(client: &kube::Client) -> Api<DynamicObject> {
     Api::namespaced_with(
@@ -641,14 +655,7 @@ async fn watch_from_an_expired_resource_version_is_gone() {
     }
     // A recent resourceVersion replays what came after it.
     let rv = server.store().current_rv() - 1;
-    let mut stream = mds
-        .watch(
-            &WatchParams::default().timeout(1).disable_bookmarks(),
-            &rv.to_string(),
-        )
-        .await
-        .unwrap()
-        .boxed();
+    let mut stream = resume(&mds, rv).await;
     match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
         Ok(Some(Ok(WatchEvent::Added(o)))) => assert_eq!(o.metadata.name.as_deref(), Some("m9")),
         other => panic!("expected the replayed ADDED, got {other:?}"),
@@ -736,14 +743,7 @@ async fn bookmarks_reach_past_other_kinds_changes() {
     assert_eq!(seen, vec!["after"], "only its own kind, each change once");
     assert_eq!(bookmark_rv, last);
     // Resuming from the bookmark replays nothing it already had.
-    let mut resumed = mds
-        .watch(
-            &WatchParams::default().timeout(1).disable_bookmarks(),
-            &bookmark_rv.to_string(),
-        )
-        .await
-        .unwrap()
-        .boxed();
+    let mut resumed = resume(&mds, bookmark_rv).await;
     match tokio::time::timeout(Duration::from_secs(5), resumed.next()).await {
         Ok(None) => {}
         other => panic!("expected nothing before the timeout, got {other:?}"),
