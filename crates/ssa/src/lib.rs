@@ -26,8 +26,8 @@ mod typed;
 mod value;
 
 pub use apply::{
-    Applied, ApplyError, ApplyOptions, UpdateOptions, apply, apply_with, fields_of, never_managed,
-    reset_fields_main_resource, reset_fields_status_subresource, try_update, update,
+    Applied, ApplyError, ApplyOptions, UpdateOptions, apply, apply_in_full, apply_with, fields_of,
+    never_managed, reset_fields_main_resource, reset_fields_status_subresource, try_update, update,
     update_in_place, update_with,
 };
 pub use conflict::{Conflict, Conflicts, StatusCause};

@@ -316,6 +316,50 @@ fn merge_list(
     out
 }
 
+/// Whether merging `applied` into `live` gives `live` back as it is: every key of a
+/// granular map and every item of an associative list that `applied` has, `live` has
+/// too (in the same order, with other items around them), and every leaf, atomic value and
+/// other list is exactly live's. Values are compared as written (`1` is not `1.0`).
+///
+/// Then an apply by a manager that already owns exactly `applied`'s fields changes
+/// nothing: pruning removes only fields the manager stops applying, and it applies
+/// the same ones. `false` only means "merge, prune and compare in full".
+pub(crate) fn holds(live: &Value, applied: &Value, ty: &Type) -> bool {
+    match (shape(ty, live), shape(ty, applied), live, applied) {
+        (Shape::Map(ty), Shape::Map(_), Value::Object(live), Value::Object(applied)) => {
+            applied.iter().all(|(k, a)| {
+                let child = ty.field(k).0;
+                live.get(k).is_some_and(|l| holds(l, a, child))
+            })
+        }
+        (
+            Shape::List(ty, lpes),
+            Shape::List(_, apes),
+            Value::Array(live),
+            Value::Array(applied),
+        ) => {
+            // Merging keeps live's items in place and each applied item where live has
+            // it, when the applied keys come in live's order; a repeated key in live
+            // would be merged away.
+            let mut next = apes.iter().zip(applied).peekable();
+            let mut seen = std::collections::BTreeSet::new();
+            for (pe, l) in lpes.iter().zip(live) {
+                if !seen.insert(pe) {
+                    return false;
+                }
+                if let Some((_, a)) = next.next_if(|(ape, _)| *ape == pe)
+                    && !holds(l, a, ty.items())
+                {
+                    return false;
+                }
+            }
+            next.peek().is_none()
+        }
+        (Shape::Leaf, Shape::Leaf, ..) => live == applied,
+        _ => false,
+    }
+}
+
 /// Fields added, modified and removed from one object to another.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Comparison {

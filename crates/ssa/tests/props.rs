@@ -3,7 +3,8 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use topograph_ssa::{
-    ApplyError, FieldSet, Path, PathElement, Schema, apply, fields_of, update, write_managed_fields,
+    ApplyError, ApplyOptions, FieldSet, Path, PathElement, Schema, apply, apply_in_full,
+    apply_with, fields_of, update, write_managed_fields,
 };
 
 const V: &str = "example.com/v1";
@@ -156,6 +157,71 @@ proptest! {
         prop_assert_eq!(&second.object, &first.object);
     }
 
+    /// An apply that its manager already owns with every value live takes a shortcut
+    /// (no merge, prune or compare): it answers exactly what the full path answers,
+    /// whatever happened to the object between the two applies.
+    #[test]
+    fn settled_applies_answer_as_in_full(
+        schema in schemas(),
+        before in prop::option::of(spec()),
+        first in spec(),
+        edit in prop::option::of(prop_oneof![spec(), any_json()]),
+        edit_how in 0..6u8,
+        again in prop::option::of(spec()),
+        ignore_n in any::<bool>(),
+        force in any::<bool>(),
+    ) {
+        let mut live = None;
+        if let Some(before) = before {
+            live = Some(apply(None, &object(before), "b", V, true, &schema, "2024-01-01T00:00:00Z").unwrap().object);
+        }
+        let Ok(applied) = apply(live.as_ref(), &object(first.clone()), "a", V, true, &schema, "2024-01-01T00:00:01Z") else {
+            return Ok(());
+        };
+        let mut live = applied.object;
+        if let Some(edit) = edit {
+            // Another manager replaces the spec or adds to it; or, with no manager
+            // recorded, something replaces it, adds to it, reorders its lists or
+            // repeats an item.
+            let mut edited = live.clone();
+            match edit_how {
+                0 | 3 => edited["spec"] = edit,
+                1 | 2 => deep_merge(&mut edited["spec"], edit),
+                _ => {
+                    if let Some(spec) = edited["spec"].as_object_mut() {
+                        for list in spec.values_mut().filter_map(Value::as_array_mut) {
+                            match (edit_how, list.first().cloned()) {
+                                (4, _) => list.reverse(),
+                                (_, Some(first)) => list.push(first),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+            if edit_how < 2 {
+                let managed = update(Some(&live), &edited, "u", V, &schema, "2024-01-01T00:00:02Z", None);
+                write_managed_fields(&mut edited, &managed);
+            }
+            live = edited;
+        }
+        // Mostly the same configuration again, as a converged reconcile sends it.
+        let intent = object(again.unwrap_or(first));
+        let ignored = FieldSet::from_paths([Path::fields(&["spec", "n"])]);
+        let options = ApplyOptions {
+            manager: "a",
+            api_version: V,
+            force,
+            schema: &schema,
+            now: "2024-01-01T00:00:03Z",
+            subresource: None,
+            ignored: ignore_n.then_some(&ignored),
+        };
+        let quick = apply_with(Some(&live), &intent, &options);
+        let full = apply_in_full(Some(&live), &intent, &options);
+        prop_assert_eq!(quick, full);
+    }
+
     /// Every field an intent sets is in the object the apply returns.
     #[test]
     fn applied_fields_are_in_the_result(
@@ -202,6 +268,18 @@ proptest! {
         prop_assert_eq!(&back, &set);
         prop_assert_eq!(back.to_fields_v1_string(), text);
         prop_assert_eq!(FieldSet::from_fields_v1(&set.to_fields_v1()).unwrap(), set);
+    }
+}
+
+/// `patch` written over `target`: objects key by key, anything else replaced.
+fn deep_merge(target: &mut Value, patch: Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                deep_merge(t.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (t, p) => *t = p,
     }
 }
 
