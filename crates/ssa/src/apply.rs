@@ -32,6 +32,10 @@ use crate::value;
 /// identity and bookkeeping of the object, and `metadata` itself (its fields are
 /// recorded one by one).
 pub fn never_managed() -> FieldSet {
+    NEVER_MANAGED.clone()
+}
+
+static NEVER_MANAGED: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
     let meta = |name: &str| Path::fields(&["metadata", name]);
     FieldSet::from_paths([
         Path::fields(&["apiVersion"]),
@@ -47,7 +51,7 @@ pub fn never_managed() -> FieldSet {
         meta("managedFields"),
         meta("resourceVersion"),
     ])
-}
+});
 
 /// The fields a write to the main resource of a kind with a status subresource does
 /// not set (kube-apiserver resets `.status` there): pass as `ignored`.
@@ -65,7 +69,7 @@ pub fn reset_fields_status_subresource() -> FieldSet {
 /// fields), set items (`v:`), without [`never_managed`] fields. `status` is
 /// included; leave it out with [`ApplyOptions::ignored`] where kube-apiserver resets it.
 pub fn fields_of(object: &Value, schema: &Schema) -> FieldSet {
-    field_set(object, schema.root()).difference(&never_managed())
+    field_set(object, schema.root()).difference(&NEVER_MANAGED)
 }
 
 /// The result of an apply.
@@ -312,7 +316,7 @@ fn apply_checked(
     // these fields already, in this version, and live holds every value. Merging,
     // pruning and comparing would give live back, so they are skipped (the same
     // answer at a fraction of the cost; a property test holds the two paths equal).
-    let recorded = fields.difference(&never_managed());
+    let recorded = fields.difference(&NEVER_MANAGED);
     let settled = shortcut
         && live.is_some()
         && previous
@@ -411,7 +415,8 @@ fn merge_and_prune(
         return Err(ApplyError::Conflicts(Conflicts(conflicts)));
     }
     for entry in managers.values_mut() {
-        entry.fields = entry.fields.difference(&taken).difference(&cmp.removed);
+        entry.fields.subtract(&taken);
+        entry.fields.subtract(&cmp.removed);
     }
     Ok((final_obj, conflicts))
 }
@@ -560,13 +565,14 @@ fn record(
     let taken = cmp.modified.union(&cmp.added);
     let mut managers = by_identity(entries);
     for entry in managers.values_mut() {
-        entry.fields = entry.fields.difference(&taken).difference(&cmp.removed);
+        entry.fields.subtract(&taken);
+        entry.fields.subtract(&cmp.removed);
     }
     let mut fields = taken.difference(&cmp.removed);
     if let Some(ignored) = o.ignored {
         fields = fields.recursive_difference(ignored);
     }
-    let fields = fields.difference(&never_managed());
+    let fields = fields.difference(&NEVER_MANAGED);
     if !fields.is_empty() {
         let id = Identity {
             manager: o.manager.to_string(),

@@ -342,6 +342,25 @@ impl FieldSet {
         out
     }
 
+    /// [`FieldSet::difference`] in place: nothing is copied, and subtracting an empty
+    /// set (what most writes take from most managers) costs nothing.
+    pub fn subtract(&mut self, other: &FieldSet) {
+        if other.is_empty() || self.is_empty() {
+            return;
+        }
+        if !other.members.is_empty() {
+            self.members.retain(|m| !other.members.contains(m));
+        }
+        for (pe, theirs) in &other.children {
+            if let Some(mine) = self.children.get_mut(pe) {
+                mine.subtract(theirs);
+                if mine.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
     /// Paths of `self` that neither are in `other` nor lie under one of its paths.
     pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet::new();

@@ -259,6 +259,21 @@ proptest! {
         let _ = topograph_ssa::read_managed_fields(&json!({"metadata": {"managedFields": [live]}}));
     }
 
+    /// Subtracting in place leaves what the copying difference gives.
+    #[test]
+    fn subtract_is_difference(
+        a in prop::collection::vec(path(), 0..8),
+        b in prop::collection::vec(path(), 0..8),
+    ) {
+        let (a, b) = (FieldSet::from_paths(a), FieldSet::from_paths(b));
+        let mut in_place = a.clone();
+        in_place.subtract(&b);
+        prop_assert_eq!(&in_place, &a.difference(&b));
+        let mut emptied = a.clone();
+        emptied.subtract(&a);
+        prop_assert!(emptied.is_empty());
+    }
+
     /// FieldsV1 text reads back to the same set, and the set writes the same text.
     #[test]
     fn fields_v1_round_trips(paths in prop::collection::vec(path(), 0..8)) {
