@@ -166,7 +166,7 @@ proptest! {
         before in prop::option::of(spec()),
         first in spec(),
         edit in prop::option::of(prop_oneof![spec(), any_json()]),
-        edit_how in 0..6u8,
+        edit_how in 0..8u8,
         again in prop::option::of(spec()),
         ignore_n in any::<bool>(),
         force in any::<bool>(),
@@ -182,11 +182,22 @@ proptest! {
         if let Some(edit) = edit {
             // Another manager replaces the spec or adds to it; or, with no manager
             // recorded, something replaces it, adds to it, reorders its lists or
-            // repeats an item.
+            // repeats an item, or writes odd managed fields.
             let mut edited = live.clone();
             match edit_how {
                 0 | 3 => edited["spec"] = edit,
                 1 | 2 => deep_merge(&mut edited["spec"], edit),
+                6 | 7 => {
+                    // Entries written by a client: one owning nothing, or one twice.
+                    if let Some(entries) = edited["metadata"]["managedFields"].as_array_mut() {
+                        let extra = match (edit_how, entries.first()) {
+                            (6, _) => Some(json!({"manager": "z", "operation": "Update",
+                                "apiVersion": V, "fieldsType": "FieldsV1", "fieldsV1": {}})),
+                            (_, first) => first.cloned(),
+                        };
+                        entries.extend(extra);
+                    }
+                }
                 _ => {
                     if let Some(spec) = edited["spec"].as_object_mut() {
                         for list in spec.values_mut().filter_map(Value::as_array_mut) {
