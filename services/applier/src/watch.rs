@@ -366,17 +366,28 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     // Kinds not served (yet: Cluster API may be installed after the fleet starts) or
     // whose watch could not start; tried again at every lease renewal.
     let mut unwatched: BTreeSet<(String, String)> = BTreeSet::new();
-    for kind in [
-        "Cluster",
-        "ClusterClass",
-        "MachineDeployment",
-        "MachinePool",
+    // The index reads a Cluster's and a class's fields in the reconcile's version; of
+    // MachineDeployments and MachinePools only names, labels and digests, which any
+    // version gives, so those are watched in the version the server stores (no
+    // conversion of every provider report).
+    let stored = match api.preferred_cluster_api_version(API_VERSION).await {
+        Ok(version) => version,
+        Err(e) => {
+            tracing::info!(management_cluster, error = %e, "Cluster API's preferred version unknown; watching in {API_VERSION}");
+            API_VERSION.to_string()
+        }
+    };
+    for (api_version, kind) in [
+        (API_VERSION, "Cluster"),
+        (API_VERSION, "ClusterClass"),
+        (stored.as_str(), "MachineDeployment"),
+        (stored.as_str(), "MachinePool"),
     ] {
-        watched.insert((API_VERSION.to_string(), kind.to_string()));
-        match spawn_watch(&api, API_VERSION, kind, &tx, &watch_errors).await {
+        watched.insert((api_version.to_string(), kind.to_string()));
+        match spawn_watch(&api, api_version, kind, &tx, &watch_errors).await {
             Some(task) => tasks.0.push(task),
             None => {
-                unwatched.insert((API_VERSION.to_string(), kind.to_string()));
+                unwatched.insert((api_version.to_string(), kind.to_string()));
             }
         }
     }
