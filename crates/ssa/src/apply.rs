@@ -9,6 +9,11 @@
 //! conflict, or with `force` moves to the applier; a field the apply removes leaves
 //! every entry. The applier's entry becomes exactly the fields of its configuration.
 //!
+//! An apply of exactly the fields its manager already owns, every value already live
+//! (what a converged reconcile sends and predicts), would give live back: it skips the
+//! merge, the prune and the compare (`typed::holds` decides), and only its
+//! ownership is worked out.
+//!
 //! Times follow kube-apiserver: an `Apply` entry's time changes only when the object
 //! changes (applying an unchanged configuration keeps the old time, and a manager
 //! that only starts sharing values gets an entry without one); an `Update` entry's
