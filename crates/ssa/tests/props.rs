@@ -165,8 +165,7 @@ proptest! {
         schema in schemas(),
         before in prop::option::of(spec()),
         first in spec(),
-        edit in prop::option::of(prop_oneof![spec(), any_json()]),
-        edit_how in 0..8u8,
+        edit in prop::option::of((prop_oneof![spec(), any_json()], edit())),
         again in prop::option::of(spec()),
         ignore_n in any::<bool>(),
         force in any::<bool>(),
@@ -179,38 +178,34 @@ proptest! {
             return Ok(());
         };
         let mut live = applied.object;
-        if let Some(edit) = edit {
-            // Another manager replaces the spec or adds to it; or, with no manager
-            // recorded, something replaces it, adds to it, reorders its lists or
-            // repeats an item, or writes odd managed fields.
+        if let Some((edit, how)) = edit {
             let mut edited = live.clone();
-            match edit_how {
-                0 | 3 => edited["spec"] = edit,
-                1 | 2 => deep_merge(&mut edited["spec"], edit),
-                6 | 7 => {
-                    // Entries written by a client: one owning nothing, or one twice.
-                    if let Some(entries) = edited["metadata"]["managedFields"].as_array_mut() {
-                        let extra = match (edit_how, entries.first()) {
-                            (6, _) => Some(json!({"manager": "z", "operation": "Update",
-                                "apiVersion": V, "fieldsType": "FieldsV1", "fieldsV1": {}})),
-                            (_, first) => first.cloned(),
-                        };
-                        entries.extend(extra);
-                    }
-                }
-                _ => {
+            match how {
+                Edit::Replace | Edit::ReplaceUnrecorded => edited["spec"] = edit,
+                Edit::Add | Edit::AddUnrecorded => deep_merge(&mut edited["spec"], edit),
+                Edit::Reorder | Edit::RepeatItem => {
                     if let Some(spec) = edited["spec"].as_object_mut() {
                         for list in spec.values_mut().filter_map(Value::as_array_mut) {
-                            match (edit_how, list.first().cloned()) {
-                                (4, _) => list.reverse(),
+                            match (how, list.first().cloned()) {
+                                (Edit::Reorder, _) => list.reverse(),
                                 (_, Some(first)) => list.push(first),
                                 _ => {}
                             }
                         }
                     }
                 }
+                Edit::EmptyEntry | Edit::EntryTwice => {
+                    if let Some(entries) = edited["metadata"]["managedFields"].as_array_mut() {
+                        let extra = match (how, entries.first()) {
+                            (Edit::EmptyEntry, _) => Some(json!({"manager": "z", "operation": "Update",
+                                "apiVersion": V, "fieldsType": "FieldsV1", "fieldsV1": {}})),
+                            (_, first) => first.cloned(),
+                        };
+                        entries.extend(extra);
+                    }
+                }
             }
-            if edit_how < 2 {
+            if matches!(how, Edit::Replace | Edit::Add) {
                 let managed = update(Some(&live), &edited, "u", V, &schema, "2024-01-01T00:00:02Z", None);
                 write_managed_fields(&mut edited, &managed);
             }
@@ -295,6 +290,40 @@ proptest! {
         prop_assert_eq!(back.to_fields_v1_string(), text);
         prop_assert_eq!(FieldSet::from_fields_v1(&set.to_fields_v1()).unwrap(), set);
     }
+}
+
+/// What happens to an object between two applies of one manager.
+#[derive(Clone, Copy, Debug)]
+enum Edit {
+    /// Another manager replaces the spec (an update, recorded in managed fields).
+    Replace,
+    /// Another manager adds to the spec.
+    Add,
+    /// Something replaces the spec with no manager recorded.
+    ReplaceUnrecorded,
+    /// Something adds to the spec with no manager recorded.
+    AddUnrecorded,
+    /// The spec's lists reversed, unrecorded.
+    Reorder,
+    /// Each of the spec's lists gets its first item again, unrecorded.
+    RepeatItem,
+    /// A client writes a managed-fields entry that owns nothing.
+    EmptyEntry,
+    /// A client writes the first managed-fields entry twice.
+    EntryTwice,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        Just(Edit::Replace),
+        Just(Edit::Add),
+        Just(Edit::ReplaceUnrecorded),
+        Just(Edit::AddUnrecorded),
+        Just(Edit::Reorder),
+        Just(Edit::RepeatItem),
+        Just(Edit::EmptyEntry),
+        Just(Edit::EntryTwice),
+    ]
 }
 
 /// `patch` written over `target`: objects key by key, anything else replaced.
