@@ -19,6 +19,7 @@
 //! that only starts sharing values gets an entry without one); an `Update` entry's
 //! time changes when the write took fields.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -301,9 +302,10 @@ fn apply_checked(
         .map(without_managed_fields)
         .unwrap_or_else(|| Value::Object(Default::default()));
     let ty = o.schema.root();
+    // Only reset fields make a copy of the configuration: every later step reads it.
     let intent = match o.ignored {
-        Some(ignored) => remove(intent, ignored, ty),
-        None => intent.clone(),
+        Some(ignored) => Cow::Owned(remove(intent, ignored, ty)),
+        None => Cow::Borrowed(intent),
     };
     let mut managers = by_identity(before.clone());
     let id = Identity {
