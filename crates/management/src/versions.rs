@@ -57,14 +57,14 @@ impl ManagementCluster {
     }
 
     /// The apiVersion of Cluster API's group the server prefers (`cluster.x-k8s.io/v1beta2`
-    /// on Cluster API 1.11 and later), or `fallback` when discovery names none the
-    /// conversion knows. Watching in it spares the server a conversion of every event,
-    /// as Cluster API's own controllers watch in their storage version.
-    pub async fn preferred_cluster_api_version(&self, fallback: &str) -> Result<String, Error> {
+    /// on Cluster API 1.11 and later); None when discovery names none the conversion
+    /// knows. Watching in it spares the server a conversion of every event, as Cluster
+    /// API's own controllers watch in their storage version.
+    pub async fn preferred_cluster_api_version(&self) -> Result<Option<&'static str>, Error> {
         Ok(self
             .preferred_cluster_api()
             .await?
-            .map_or_else(|| fallback.to_string(), |v| v.api_version().to_string()))
+            .map(Version::api_version))
     }
 
     /// The version `object` is to be written in, when it is one of Cluster API's

@@ -137,3 +137,26 @@ async fn a_server_that_never_answers_fails_requests_after_the_timeout() {
     );
     held.abort();
 }
+
+/// The version the appliers watch a Cluster's workers in: none before Cluster API is
+/// installed, v1beta1 for Cluster API 1.10's CRDs, v1beta2 for today's.
+#[tokio::test]
+async fn the_preferred_cluster_api_version_follows_the_installed_crds() {
+    for (crds, expected) in [
+        (Vec::new(), None),
+        (
+            crds::cluster_api_v1beta1(),
+            Some("cluster.x-k8s.io/v1beta1"),
+        ),
+        (crds::cluster_api(), Some("cluster.x-k8s.io/v1beta2")),
+    ] {
+        let server = Server::start(Config::default()).await.unwrap();
+        let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+            .await
+            .unwrap();
+        for crd in crds {
+            api.create(&crd).await.unwrap();
+        }
+        assert_eq!(api.preferred_cluster_api_version().await.unwrap(), expected);
+    }
+}

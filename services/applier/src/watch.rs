@@ -370,18 +370,18 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     // MachineDeployments and MachinePools only names, labels and digests, which any
     // version gives, so those are watched in the version the server stores (no
     // conversion of every provider report).
-    let stored = match api.preferred_cluster_api_version(API_VERSION).await {
-        Ok(version) => version,
+    let stored = match api.preferred_cluster_api_version().await {
+        Ok(version) => version.unwrap_or(API_VERSION),
         Err(e) => {
             tracing::info!(management_cluster, error = %e, "Cluster API's preferred version unknown; watching in {API_VERSION}");
-            API_VERSION.to_string()
+            API_VERSION
         }
     };
     for (api_version, kind) in [
         (API_VERSION, "Cluster"),
         (API_VERSION, "ClusterClass"),
-        (stored.as_str(), "MachineDeployment"),
-        (stored.as_str(), "MachinePool"),
+        (stored, "MachineDeployment"),
+        (stored, "MachinePool"),
     ] {
         watched.insert((api_version.to_string(), kind.to_string()));
         match spawn_watch(&api, api_version, kind, &tx, &watch_errors).await {
