@@ -156,3 +156,66 @@ fn loadgen_fleet_starts_a_fleet_and_reports_its_convergence() {
         "{report}"
     );
 }
+
+/// A fleet of one applier reading a Cluster's own objects from its watch-fed caches
+/// (decision 0036): its reconciles read little live, converged ones nothing of their
+/// own, where without the caches each reconcile reads ten objects and lists five kinds.
+#[test]
+fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
+    let run = |owned_cache: bool| {
+        let mut args = vec![
+            "fleet",
+            "-f",
+            "examples/quick-start/clusterclass.yaml",
+            "-f",
+            "examples/quick-start/cluster.yaml",
+            "--management-clusters",
+            "1",
+            "--clusters",
+            "40",
+            "--appliers",
+            "1",
+            "--workers",
+            "4",
+            "--resync-seconds",
+            "8",
+            "--resync-rounds",
+            "2",
+            "--timeout",
+            "120",
+        ];
+        if owned_cache {
+            args.push("--owned-cache");
+        }
+        loadgen(&args)
+    };
+    let live = run(false);
+    let cached = run(true);
+    let gets = |report: &Value| report["requests_per_cluster"]["get"].as_f64().unwrap();
+    let lists = |report: &Value| report["requests_per_cluster"]["list"].as_f64().unwrap();
+    assert!(gets(&live) > 8.0 && lists(&live) > 8.0, "{live}");
+    // What is left is what the first reconciles read while each kind's watch was
+    // listing, and the management cluster's own reads (its class, templates and rollout
+    // policies), shared by the 40 Clusters.
+    assert!(
+        gets(&cached) < gets(&live) / 2.0 && lists(&cached) < lists(&live) / 2.0,
+        "{live}\n{cached}"
+    );
+    // The last resync: converged Clusters, read from the caches.
+    let resync = |report: &Value, verb: &str| {
+        report["resyncs"][1]["requests_per_reconcile"][verb]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(resync(&live, "get") >= 10.0, "{live}");
+    assert!(
+        resync(&cached, "get") < 1.0 && resync(&cached, "list") < 1.0,
+        "{cached}"
+    );
+    // Reading from caches costs no reconciles.
+    let reconciles = |report: &Value| report["reconciles_per_cluster"].as_f64().unwrap();
+    assert!(
+        reconciles(&cached) <= reconciles(&live) + 0.5,
+        "{live}\n{cached}"
+    );
+}

@@ -54,6 +54,10 @@ pub struct FleetArgs {
     /// next ones are the steady state. Use a `--resync-seconds` shorter than the run.
     #[arg(long, default_value_t = 0)]
     resync_rounds: usize,
+    /// The appliers read a Cluster's own objects from watch-fed caches while they hold
+    /// its management cluster's watch (`topograph-applier --owned-cache`, decision 0036).
+    #[arg(long)]
+    owned_cache: bool,
     /// Keep every process's log (each topograph-kube's too) in this directory instead
     /// of a temporary one removed at the end; with `RUST_LOG` set (the processes
     /// inherit it) this shows what a fleet did, request by request.
@@ -338,6 +342,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
                 .args(["--workers", &args.workers.to_string()])
                 .args(["--resync-seconds", &args.resync_seconds.to_string()])
                 .args(["--name", &format!("applier-{i}")])
+                .args(["--owned-cache", &args.owned_cache.to_string()])
                 .args(["--metrics-listen", &metrics])
                 .arg("--management-clusters")
                 .arg(&kubeconfigs),

@@ -25,13 +25,14 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::discovery::{self, ApiCapabilities, ApiResource, Scope};
 use kube::{Client, Config};
 use serde_json::Value;
-use topograph_api::object::{GroupVersion, ObjectExt, ObjectKey};
+use topograph_api::object::{GroupVersion, ObjectExt, ObjectKey, group_of};
 use topograph_api::server::{NAME_REQUIRED, Refused, Sub};
 use topograph_ssa::schema::Schema;
 
 use crate::class_cache::{Cached, ClassCache, Keep};
 use crate::dry_run::{Overlay, Refusal, Touched};
 use crate::error::{Error, is_not_found};
+use crate::owned_cache::OwnedCache;
 
 /// How many mutating requests were made, by verb.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,6 +122,9 @@ pub struct ManagementCluster {
     detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     // Class-level objects kept by watches (`crate::class_cache`); `None` reads them live.
     class_cache: Option<Arc<ClassCache>>,
+    // A Cluster's own objects kept by watches while this process holds the management
+    // cluster's watch lease (`crate::owned_cache`); `None` reads them live.
+    owned_cache: Option<Arc<OwnedCache>>,
     // Applies found to change nothing (`crate::no_change`), shared by every clone.
     no_change: Arc<crate::no_change::NoChange>,
 }
@@ -161,6 +165,7 @@ impl ManagementCluster {
             ref_versions: Arc::default(),
             detached: Arc::default(),
             class_cache: None,
+            owned_cache: None,
             no_change: Arc::default(),
         }
     }
@@ -172,6 +177,47 @@ impl ManagementCluster {
         ManagementCluster {
             class_cache: Some(Arc::default()),
             ..self.clone()
+        }
+    }
+
+    /// The same management cluster, reading a Cluster's own objects
+    /// ([`ManagementCluster::get_owned`], [`ManagementCluster::list_owned`]) from
+    /// caches its watches keep while [`OwnedCache::hold`] holds them: for the process
+    /// that watches the management cluster (the applier holding its watch lease).
+    pub fn with_owned_cache(&self) -> Self {
+        ManagementCluster {
+            owned_cache: Some(Arc::default()),
+            ..self.clone()
+        }
+    }
+
+    /// The cache of a Cluster's own objects, when this client has one (held or not).
+    pub fn owned_cache(&self) -> Option<&OwnedCache> {
+        self.owned_cache.as_deref()
+    }
+
+    /// The owned-object cache to read from and fence: held, and this is no dry run
+    /// (whose overlay must come first).
+    fn owned_cache_in_use(&self) -> Option<&OwnedCache> {
+        self.owned_cache
+            .as_deref()
+            .filter(|cache| cache.is_held() && !self.is_dry_run())
+    }
+
+    /// Tells the owned-object cache of a write's answer: reads of the object wait for
+    /// its watch to deliver that version.
+    fn fence_written(&self, answer: &Value) {
+        if let Some(cache) = self.owned_cache_in_use() {
+            cache.fence(
+                group_of(answer.api_version()),
+                answer.kind(),
+                answer.namespace(),
+                answer.name(),
+                &crate::owned_cache::cluster_of(answer),
+                answer
+                    .at(&["metadata", "resourceVersion"])
+                    .and_then(Value::as_str),
+            );
         }
     }
 
@@ -506,6 +552,50 @@ impl ManagementCluster {
         self.get(api_version, kind, namespace, name).await
     }
 
+    /// One of a Cluster's own objects (the Cluster itself, or an object labelled with
+    /// its name), from the owned-object cache when it is held and has reached what this
+    /// process knows of the object ([`crate::owned_cache`]); otherwise as
+    /// [`ManagementCluster::get`].
+    pub async fn get_owned(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        if let Some(cache) = self.owned_cache_in_use()
+            && let Some(object) = cache.get(self, api_version, kind, namespace, name).await
+        {
+            return Ok(Some(object));
+        }
+        self.get(api_version, kind, namespace, name).await
+    }
+
+    /// [`ManagementCluster::list`] of a Cluster's own objects: `labels` name the Cluster
+    /// (`cluster.x-k8s.io/cluster-name`). From the owned-object cache when it is held
+    /// and has reached what this process knows of that Cluster's objects of the kind.
+    pub async fn list_owned(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<Value>, Error> {
+        let cluster = labels
+            .iter()
+            .find(|(key, _)| *key == crate::owned_cache::CLUSTER_NAME_LABEL)
+            .map(|(_, value)| *value);
+        if let (Some(cache), Some(cluster)) = (self.owned_cache_in_use(), cluster)
+            && !namespace.is_empty()
+            && let Some(objects) = cache
+                .list(self, api_version, kind, namespace, cluster, labels)
+                .await
+        {
+            return Ok(objects);
+        }
+        self.list(api_version, kind, namespace, labels).await
+    }
+
     /// Objects of a kind in a namespace (`""`: in all of them) carrying every given
     /// label (an empty value means the label is present with an empty value). An
     /// unserved kind has none.
@@ -614,7 +704,9 @@ impl ManagementCluster {
         let object = renamed.as_ref().unwrap_or(object);
         let target = self.target(object).await?;
         self.count(&self.writes.create, object.kind(), "create");
-        self.writer.create(target).await
+        let created = self.writer.create(target).await?;
+        self.fence_written(&created);
+        Ok(created)
     }
 
     /// Creates `object` without waiting for the answer, as an event recorder sends
@@ -667,7 +759,9 @@ impl ManagementCluster {
     async fn replace_sub(&self, object: &Value, sub: Sub) -> Result<Value, Error> {
         let target = self.target(object).await?;
         self.count(&self.writes.update, object.kind(), "update");
-        self.writer.replace(target, sub).await
+        let replaced = self.writer.replace(target, sub).await?;
+        self.fence_written(&replaced);
+        Ok(replaced)
     }
 
     /// Applies a JSON merge patch (RFC 7386) to the object.
@@ -685,7 +779,9 @@ impl ManagementCluster {
     async fn merge_patch_sub(&self, of: &Value, patch: &Value, sub: Sub) -> Result<Value, Error> {
         let target = self.target(of).await?;
         self.count(&self.writes.patch, of.kind(), "patch");
-        self.writer.merge_patch(target, patch, sub).await
+        let patched = self.writer.merge_patch(target, patch, sub).await?;
+        self.fence_written(&patched);
+        Ok(patched)
     }
 
     /// The structural schema of a kind, as the API server merges applies with it: from
@@ -870,6 +966,10 @@ impl ManagementCluster {
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         self.count(&self.writes.patch, intent.kind(), "apply");
         match self.writer.apply(target, schema).await {
+            Ok(applied) => {
+                self.fence_written(&applied);
+                Ok(applied)
+            }
             Err(Error::Api(kube::Error::Api(status))) if status.code == 415 => {
                 Err(Error::NoServerSideApply {
                     server: self.server.to_string(),
@@ -889,6 +989,17 @@ impl ManagementCluster {
             return Ok(false);
         };
         self.count(&self.writes.delete, object.kind(), "delete");
+        // Fenced before it is sent: from now on the object may be gone at any moment.
+        if let Some(cache) = self.owned_cache_in_use() {
+            cache.fence(
+                group_of(object.api_version()),
+                object.kind(),
+                object.namespace(),
+                object.name(),
+                &crate::owned_cache::cluster_of(object),
+                None,
+            );
+        }
         self.writer.delete(target).await
     }
 }

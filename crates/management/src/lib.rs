@@ -6,6 +6,8 @@
 //! * [`dry_run`]: the in-memory overlay a dry-run client writes into.
 //! * [`class_cache`]: class-level objects (classes, their templates, rollout policies
 //!   and revisions) read from watch-fed caches.
+//! * [`owned_cache`]: a Cluster's own objects read from watch-fed caches, in the
+//!   process holding the management cluster's watch lease.
 //! * [`registry`]: the management clusters a process serves, from kubeconfig files and
 //!   labelled Secrets.
 //! * [`contracts`]: which Cluster API contract a provider kind implements, from its
@@ -26,6 +28,7 @@ pub mod dry_run;
 pub mod error;
 pub mod keys;
 pub mod no_change;
+pub mod owned_cache;
 pub mod registry;
 pub mod user_agent;
 mod versions;

@@ -143,6 +143,8 @@ pub struct Registry {
     clusters: RwLock<BTreeMap<String, Entry>>,
     // Whether the clients built read class-level objects through a class cache.
     class_cache: bool,
+    // Whether the clients built have an owned-object cache (held while watched).
+    owned_cache: bool,
 }
 
 impl Registry {
@@ -158,6 +160,7 @@ impl Registry {
             sources,
             clusters: RwLock::default(),
             class_cache: false,
+            owned_cache: false,
         }
     }
 
@@ -165,6 +168,14 @@ impl Registry {
     /// caches ([`ManagementCluster::with_class_cache`]): for appliers.
     pub fn with_class_cache(mut self) -> Self {
         self.class_cache = true;
+        self
+    }
+
+    /// The same registry, its clients able to keep a Cluster's own objects while this
+    /// process watches their management cluster
+    /// ([`ManagementCluster::with_owned_cache`]): for appliers.
+    pub fn with_owned_cache(mut self) -> Self {
+        self.owned_cache = true;
         self
     }
 
@@ -186,6 +197,7 @@ impl Registry {
             sources: Vec::new(),
             clusters: RwLock::new(clusters),
             class_cache: false,
+            owned_cache: false,
         }
     }
 
@@ -236,10 +248,15 @@ impl Registry {
                 continue;
             }
             match ManagementCluster::from_kubeconfig_yaml(text).await {
-                Ok(api) if self.class_cache => {
-                    built.push((name.clone(), text.clone(), api.with_class_cache()))
+                Ok(mut api) => {
+                    if self.class_cache {
+                        api = api.with_class_cache();
+                    }
+                    if self.owned_cache {
+                        api = api.with_owned_cache();
+                    }
+                    built.push((name.clone(), text.clone(), api))
                 }
-                Ok(api) => built.push((name.clone(), text.clone(), api)),
                 Err(e) => {
                     tracing::warn!(management_cluster = %name, error = %e, "unusable kubeconfig")
                 }

@@ -35,6 +35,13 @@ pub(crate) struct Seen {
     pub(crate) summary: Summary,
 }
 
+impl Seen {
+    /// The object's resourceVersion, as sent.
+    pub(crate) fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+}
+
 /// The kinds whose summary reads more than names and labels.
 fn read_whole(kind: &str) -> bool {
     matches!(kind, "Cluster" | "ClusterClass" | "ExtensionConfig")

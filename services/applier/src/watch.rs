@@ -30,7 +30,7 @@ use crate::extensions::RuntimeExtensions;
 use crate::lease::Lease;
 use crate::metrics::{ErrorLabels, Metrics, WatchLabels};
 use crate::seen::Seen;
-use crate::watch_index::{Summary, WatchIndex};
+use crate::watch_index::{ObjectSummary, Summary, WatchIndex};
 use topograph_management::ManagementCluster;
 use topograph_management::keys::ClusterKey;
 use topograph_management::registry::Registry;
@@ -68,10 +68,33 @@ impl Default for WatchConfig {
 /// moment every applier's class cache watch delivers it.
 const CLASS_CACHE_SETTLE: Duration = Duration::from_secs(2);
 
-/// What a watch task reports.
+/// What a watch task reports: the object's summary, and its resourceVersion (for the
+/// owned-object cache's fences).
 enum Change {
-    Applied(Summary),
+    Applied(Summary, Option<String>),
     Deleted(Summary),
+}
+
+/// The object a change is about, as the owned-object cache fences it: `(group, kind,
+/// namespace, name, cluster)`, for a Cluster or an object a Cluster owns.
+fn fenced(summary: &Summary) -> Option<(String, String, String, String, String)> {
+    match summary {
+        Summary::Cluster(cluster) => Some((
+            "cluster.x-k8s.io".to_string(),
+            "Cluster".to_string(),
+            cluster.name.0.clone(),
+            cluster.name.1.clone(),
+            cluster.name.1.clone(),
+        )),
+        Summary::Object(ObjectSummary::Owned { cluster, key, .. }) => Some((
+            key.group.clone(),
+            key.kind.clone(),
+            key.namespace.clone(),
+            key.name.clone(),
+            cluster.1.clone(),
+        )),
+        _ => None,
+    }
 }
 
 /// What the watchers of a process share.
@@ -327,7 +350,10 @@ async fn spawn_watch(
             .boxed();
         while let Some(event) = stream.next().await {
             let change = match event {
-                Ok(Event::Apply(o) | Event::InitApply(o)) => Change::Applied(o.summary),
+                Ok(Event::Apply(o) | Event::InitApply(o)) => {
+                    let resource_version = o.resource_version().map(str::to_string);
+                    Change::Applied(o.summary, resource_version)
+                }
                 Ok(Event::Delete(o)) => Change::Deleted(o.summary),
                 Ok(Event::Init | Event::InitDone) => continue,
                 Err(e) => {
@@ -352,6 +378,9 @@ async fn watch_while_held<Q: Queue, L: Lease>(
         return Ended::Stopped;
     };
     let mut ended = Ended::Stopped;
+    // Its Clusters' own objects are read from caches here while this process watches
+    // (and queues) them; released below whatever ends the watch.
+    let _held = HeldCache::hold(&api);
     let (tx, mut rx) = mpsc::channel::<Change>(1024);
     let mut tasks = WatchTasks::default();
     let watch_errors = watchers
@@ -464,13 +493,21 @@ async fn watch_while_held<Q: Queue, L: Lease>(
             change = rx.recv() => {
                 let Some(change) = change else { break };
                 watchers.metrics.watch_events.get_or_create(&labels).inc();
-                let (summary, deleted) = match change {
-                    Change::Applied(summary) => (summary, false),
-                    Change::Deleted(summary) => (summary, true),
+                let (summary, deleted, resource_version) = match change {
+                    Change::Applied(summary, resource_version) => (summary, false, resource_version),
+                    Change::Deleted(summary) => (summary, true, None),
                 };
                 // Why a Cluster was queued, when asked (`RUST_LOG=topograph_applier::watch=trace`).
                 let traced = tracing::enabled!(tracing::Level::TRACE).then(|| summary.clone());
+                let fence = fenced(&summary);
                 let affected = index.changed(summary, deleted);
+                // The reconcile this change queues reads it, not an older version, from
+                // the owned-object cache (fed by watches of its own).
+                if !affected.clusters.is_empty()
+                    && let (Some(cache), Some((group, kind, namespace, name, cluster))) = (api.owned_cache(), fence)
+                {
+                    cache.fence(&group, &kind, &namespace, &name, &cluster, resource_version.as_deref());
+                }
                 if let Some(summary) = traced.filter(|_| !affected.clusters.is_empty()) {
                     tracing::trace!(clusters = ?affected.clusters, deleted, ?summary, "change queues");
                 }
@@ -547,6 +584,26 @@ async fn watch_while_held<Q: Queue, L: Lease>(
     drop(to_queue);
     let _ = enqueuer.await;
     ended
+}
+
+/// The owned-object cache of a management cluster held while its watch runs.
+struct HeldCache(Arc<ManagementCluster>);
+
+impl HeldCache {
+    fn hold(api: &Arc<ManagementCluster>) -> HeldCache {
+        if let Some(cache) = api.owned_cache() {
+            cache.hold(true);
+        }
+        HeldCache(api.clone())
+    }
+}
+
+impl Drop for HeldCache {
+    fn drop(&mut self) {
+        if let Some(cache) = self.0.owned_cache() {
+            cache.hold(false);
+        }
+    }
 }
 
 /// Discovers a management cluster's ExtensionConfigs whenever one changes (changes

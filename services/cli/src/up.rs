@@ -204,11 +204,11 @@ async fn up(args: &UpArgs) -> Result<(), String> {
     } else {
         None
     };
-    // The embedded applier reads class-level objects from watch-fed caches, as the
-    // fleet's appliers do.
+    // The embedded applier reads class-level objects, and a Cluster's own while it
+    // watches, from watch-fed caches, as the fleet's appliers do.
     let registry = Arc::new(Registry::fixed([(
         LOCAL.to_string(),
-        Arc::new(api.with_class_cache()),
+        Arc::new(api.with_class_cache().with_owned_cache()),
     )]));
     let queue = Arc::new(MemoryQueue::new(QueueConfig::default()));
 

@@ -133,7 +133,10 @@ pub async fn reconcile_cluster_with_hooks(
 ) -> Result<Outcome, ReconcileError> {
     // Writes are counted for this reconcile alone, whatever else uses the cluster.
     let api = &api.counting_apart();
-    let Some(cluster) = api.get(API_VERSION, "Cluster", namespace, name).await? else {
+    let Some(cluster) = api
+        .get_owned(API_VERSION, "Cluster", namespace, name)
+        .await?
+    else {
         return Err(ReconcileError::ClusterNotFound(format!(
             "{namespace}/{name}"
         )));

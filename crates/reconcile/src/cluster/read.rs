@@ -1,4 +1,5 @@
-//! Reads what a Cluster's topology consists of now, from the API server: the templates
+//! Reads what a Cluster's topology consists of now, from the API server (or, for the
+//! Cluster's own objects, the owned-object cache of the process watching it): the templates
 //! its class references, the objects the Cluster references, its topology-owned
 //! MachineDeployments (by label) with their templates and health checks, its
 //! topology-owned MachinePools (by label) with their bootstrap config and
@@ -116,7 +117,7 @@ async fn get_ref(
         return Ok(None);
     };
     Ok(cluster
-        .get(&r.api_version, &r.kind, namespace_of(r, namespace), &r.name)
+        .get_owned(&r.api_version, &r.kind, namespace_of(r, namespace), &r.name)
         .await?)
 }
 
@@ -272,10 +273,10 @@ pub(crate) async fn read(
     // MachineDeployment, where a read by name each cost a request, most of them
     // "not found" for the MachineDeployment classes without one.
     let (machine_deployments, machines, machine_sets, health_checks) = futures::try_join!(
-        cluster.list(API_VERSION, "MachineDeployment", ns, &owned),
-        cluster.list(API_VERSION, "Machine", ns, &of_cluster),
-        cluster.list(API_VERSION, "MachineSet", ns, &of_cluster),
-        cluster.list(API_VERSION, "MachineHealthCheck", ns, &of_cluster),
+        cluster.list_owned(API_VERSION, "MachineDeployment", ns, &owned),
+        cluster.list_owned(API_VERSION, "Machine", ns, &of_cluster),
+        cluster.list_owned(API_VERSION, "MachineSet", ns, &of_cluster),
+        cluster.list_owned(API_VERSION, "MachineHealthCheck", ns, &of_cluster),
     )?;
     current.control_plane_health_check =
         health_check_of(&health_checks, current.control_plane.as_ref());
@@ -325,7 +326,9 @@ async fn read_machine_pools(
     current: &mut Current,
     inputs: &mut Vec<Value>,
 ) -> Result<(), ReconcileError> {
-    let pools = cluster.list(API_VERSION, "MachinePool", ns, owned).await?;
+    let pools = cluster
+        .list_owned(API_VERSION, "MachinePool", ns, owned)
+        .await?;
     let referenced = try_join_all(pools.iter().map(|mp| templates_of(cluster, mp, ns))).await?;
     for (mp, (bootstrap_object, infrastructure_object)) in pools.into_iter().zip(referenced) {
         inputs.extend(bootstrap_object.iter().cloned());
