@@ -615,10 +615,23 @@ async fn quiet(reconciles: &Reconciles) -> BTreeMap<String, u64> {
 /// put right (decision 0032).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_settled_cluster_is_not_reconciled_for_its_objects_status_reports() {
+    settled_clusters_react_only_to_edits("fleet-reports", &[]).await;
+}
+
+/// The same with the applier reading a Cluster's own objects from its watch-fed caches
+/// (decision 0036): the edit is still seen and put right, not read out of date.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_owned_caches_a_settled_cluster_still_reacts_to_edits_only() {
+    settled_clusters_react_only_to_edits("fleet-reports-cached", &["--owned-cache", "true"]).await;
+}
+
+async fn settled_clusters_react_only_to_edits(tag: &str, applier_args: &[&str]) {
     let _serial = SERIAL.lock().await;
     let providers = ["--simulate-providers", "--provider-delay-ms", "50"];
-    let fleet = Fleet::start_with("fleet-reports", 5, &providers).await;
-    let _a = fleet.applier_with("applier-1", &["--resync-seconds", "600"]);
+    let fleet = Fleet::start_with(tag, 5, &providers).await;
+    let mut args = vec!["--resync-seconds", "600"];
+    args.extend_from_slice(applier_args);
+    let _a = fleet.applier_with("applier-1", &args);
     let apis = [&fleet.api_a, &fleet.api_b];
     wait_converged(&apis, 10, Duration::from_secs(120)).await;
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -98,7 +98,7 @@ impl Drop for Held {
 /// One object as kept: its text as sent, and what the cache indexes it by.
 #[derive(Clone, Debug)]
 struct Kept {
-    text: Arc<RawValue>,
+    text: Box<RawValue>,
     resource_version: String,
     cluster: String,
 }
@@ -423,26 +423,24 @@ impl OwnedCache {
         name: &str,
     ) -> Option<Value> {
         let (held, store) = self.store(api, api_version, kind).await?;
-        let text = {
-            let state = store.state.read().ok()?;
-            if !state.synced {
-                return None;
-            }
-            let kept = state
-                .objects
-                .get(&(namespace.to_string(), name.to_string()))?;
-            let place = place(api_version, kind, namespace);
-            if held
-                .fences
-                .lock()
-                .ok()?
-                .holds(&place, name, &state, Instant::now())
-            {
-                return None;
-            }
-            kept.text.clone()
-        };
-        serde_json::from_str(text.get()).ok()
+        // Parsed under the read lock: copying the text out first would cost as much.
+        let state = store.state.read().ok()?;
+        if !state.synced {
+            return None;
+        }
+        let kept = state
+            .objects
+            .get(&(namespace.to_string(), name.to_string()))?;
+        let place = place(api_version, kind, namespace);
+        if held
+            .fences
+            .lock()
+            .ok()?
+            .holds(&place, name, &state, Instant::now())
+        {
+            return None;
+        }
+        serde_json::from_str(kept.text.get()).ok()
     }
 
     /// The objects of `kind` in `namespace` that `cluster` owns and that carry every
@@ -458,35 +456,28 @@ impl OwnedCache {
         labels: &[(&str, &str)],
     ) -> Option<Vec<Value>> {
         let (held, store) = self.store(api, api_version, kind).await?;
-        let texts: Vec<Arc<RawValue>> = {
-            let state = store.state.read().ok()?;
-            if !state.synced {
-                return None;
-            }
-            let place = place(api_version, kind, namespace);
-            if held
-                .fences
-                .lock()
-                .ok()?
-                .holds_cluster(&place, cluster, &state, Instant::now())
-            {
-                return None;
-            }
-            match state
-                .by_cluster
-                .get(&(namespace.to_string(), cluster.to_string()))
-            {
-                Some(names) => names
-                    .iter()
-                    .filter_map(|name| state.objects.get(&(namespace.to_string(), name.clone())))
-                    .map(|kept| kept.text.clone())
-                    .collect(),
-                None => Vec::new(),
-            }
-        };
-        let mut out = Vec::with_capacity(texts.len());
-        for text in texts {
-            let object: Value = serde_json::from_str(text.get()).ok()?;
+        let state = store.state.read().ok()?;
+        if !state.synced {
+            return None;
+        }
+        let place = place(api_version, kind, namespace);
+        if held
+            .fences
+            .lock()
+            .ok()?
+            .holds_cluster(&place, cluster, &state, Instant::now())
+        {
+            return None;
+        }
+        let names = state
+            .by_cluster
+            .get(&(namespace.to_string(), cluster.to_string()));
+        let mut out = Vec::new();
+        for name in names.into_iter().flatten() {
+            let Some(kept) = state.objects.get(&(namespace.to_string(), name.clone())) else {
+                continue;
+            };
+            let object: Value = serde_json::from_str(kept.text.get()).ok()?;
             let carries = labels.iter().all(|(key, value)| {
                 object
                     .at(&["metadata", "labels", key])
@@ -538,7 +529,7 @@ struct Watched {
     metadata: ObjectMeta,
     name: Name,
     cluster: String,
-    text: Arc<RawValue>,
+    text: Box<RawValue>,
 }
 
 impl Watched {
@@ -599,7 +590,7 @@ impl<'de> Deserialize<'de> for Watched {
             },
             name: (meta.namespace, meta.name),
             cluster,
-            text: Arc::from(text),
+            text,
         })
     }
 }
@@ -612,7 +603,7 @@ mod tests {
 
     fn kept(resource_version: &str, cluster: &str) -> Kept {
         Kept {
-            text: Arc::from(RawValue::from_string("{}".to_string()).unwrap()),
+            text: RawValue::from_string("{}".to_string()).unwrap(),
             resource_version: resource_version.to_string(),
             cluster: cluster.to_string(),
         }

@@ -932,10 +932,24 @@ mod tests {
     }
 
     /// A shutdown while watching releases every watch lease at once, well inside the
-    /// shutdown deadline, so another applier can take the watches over immediately.
+    /// shutdown deadline, so another applier can take the watches over immediately; the
+    /// owned-object caches are held while watching and released with the leases.
     #[tokio::test]
     async fn a_shutdown_releases_every_watch_lease_at_once() {
         let (clusters, _servers) = management_clusters(&["mgmt-a", "mgmt-b"]).await;
+        let clusters: Vec<(String, Arc<ManagementCluster>)> = clusters
+            .into_iter()
+            .map(|(name, api)| (name, Arc::new(api.with_owned_cache())))
+            .collect();
+        let caches: Vec<Arc<ManagementCluster>> =
+            clusters.iter().map(|(_, api)| api.clone()).collect();
+        let held = || {
+            caches
+                .iter()
+                .filter(|api| api.owned_cache().is_some_and(|c| c.is_held()))
+                .count()
+        };
+        assert_eq!(held(), 0);
         let lease = Arc::new(Recorded::default());
         let watchers = Arc::new(Watchers {
             queue: Arc::new(MemoryQueue::new(QueueConfig::default())),
@@ -962,6 +976,7 @@ mod tests {
         }
         // Let the watches start before the shutdown comes.
         tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(held(), 2, "caches held while watching");
         let stopping = Instant::now();
         stop.send(true).unwrap();
         running.await.unwrap();
@@ -975,6 +990,7 @@ mod tests {
             "still held: {:?}",
             lease.held.lock().unwrap()
         );
+        assert_eq!(held(), 0, "caches released with the watches");
     }
 
     /// A lease store shared by several appliers in one test: leases by name with their
