@@ -23,8 +23,9 @@
 //! which the cache must have reached before it answers for that object (or, for a list,
 //! for that object's Cluster). A fence is set by every write this client sends (its
 //! answer's resourceVersion; a deletion fences until the object is gone) and by the
-//! applier's watch index for the change that queues a Cluster, so a reconcile never
-//! reads its own writes, or the change it was queued for, out of date. Until the cache
+//! applier's watch index for every change of a Cluster or of the objects it watches, so
+//! a reconcile never reads its own writes, or an older version than the index has seen
+//! (what it was queued for, another applier's writes), out of date. Until the cache
 //! reaches it, those reads are live. A fence not reached within [`FENCE_TTL`] is
 //! dropped: by then the watch has failed (and reads are live anyway) or the object
 //! moved on. ResourceVersions are compared as numbers when both are (etcd's revisions,

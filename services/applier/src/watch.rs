@@ -501,11 +501,12 @@ async fn watch_while_held<Q: Queue, L: Lease>(
                 let traced = tracing::enabled!(tracing::Level::TRACE).then(|| summary.clone());
                 let fence = fenced(&summary);
                 let affected = index.changed(summary, deleted);
-                // The reconcile this change queues reads it, not an older version, from
-                // the owned-object cache (fed by watches of its own).
-                if !affected.clusters.is_empty()
-                    && let (Some(cache), Some((group, kind, namespace, name, cluster))) = (api.owned_cache(), fence)
-                {
+                // The owned-object cache (fed by watches of its own) never answers with
+                // an older version than the index has seen: the reconcile this change
+                // queues reads it, and so does one queued for anything later (a Cluster
+                // changed only in what another applier's reconcile wrote on it queues
+                // nothing, but the next reconcile must read that write).
+                if let (Some(cache), Some((group, kind, namespace, name, cluster))) = (api.owned_cache(), fence) {
                     cache.fence(&group, &kind, &namespace, &name, &cluster, resource_version.as_deref());
                 }
                 if let Some(summary) = traced.filter(|_| !affected.clusters.is_empty()) {
