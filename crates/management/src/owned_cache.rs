@@ -210,10 +210,18 @@ struct Fences {
     by_name: HashMap<(Place, String), Fence>,
     /// `(place, cluster)` -> names fenced there.
     by_cluster: HashMap<(Place, String), BTreeSet<String>>,
+    /// How many fences were left after the last sweep of expired ones.
+    after_sweep: usize,
 }
 
 impl Fences {
     fn set(&mut self, place: Place, name: &str, fence: Fence) {
+        // A fence is cleared when a read finds it reached; one on an object never read
+        // again (its Cluster deleted) would stay: expired ones go whenever the fences
+        // have doubled since the last sweep.
+        if self.by_name.len() >= 2 * self.after_sweep + 1024 {
+            self.sweep(fence.set);
+        }
         self.clear(&place, name);
         self.by_cluster
             .entry((place.clone(), fence.cluster.clone()))
@@ -234,6 +242,19 @@ impl Fences {
                 self.by_cluster.remove(&key);
             }
         }
+    }
+
+    fn sweep(&mut self, now: Instant) {
+        let expired: Vec<(Place, String)> = self
+            .by_name
+            .iter()
+            .filter(|(_, fence)| now.duration_since(fence.set) >= FENCE_TTL)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for (place, name) in expired {
+            self.clear(&place, &name);
+        }
+        self.after_sweep = self.by_name.len();
     }
 
     /// Whether a fence on `name` keeps the cache from answering for it now; a fence
@@ -660,6 +681,30 @@ mod tests {
         assert!(fences.holds(&at("ns"), "md", &state, now + FENCE_TTL / 2));
         assert!(!fences.holds(&at("ns"), "md", &state, now + FENCE_TTL));
         assert!(fences.by_name.is_empty());
+    }
+
+    #[test]
+    fn fences_never_read_expire_as_more_are_set() {
+        let start = Instant::now();
+        let mut fences = Fences::default();
+        let fence = |set: Instant| Fence {
+            cluster: "c".into(),
+            resource_version: Some("1".into()),
+            set,
+        };
+        for i in 0..1024 {
+            fences.set(at("ns"), &format!("old-{i}"), fence(start));
+        }
+        assert_eq!(fences.by_name.len(), 1024);
+        let later = start + FENCE_TTL;
+        fences.set(at("ns"), "new", fence(later));
+        assert_eq!(fences.by_name.len(), 1, "the expired ones are swept");
+        assert_eq!(fences.by_cluster.len(), 1);
+        // Fences not expired are kept, and the next sweep waits for twice as many.
+        for i in 0..2000 {
+            fences.set(at("ns"), &format!("young-{i}"), fence(later));
+        }
+        assert_eq!(fences.by_name.len(), 2001);
     }
 
     #[test]
