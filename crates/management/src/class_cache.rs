@@ -25,11 +25,9 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 
-use futures::StreamExt;
 use kube::api::ObjectMeta;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -148,7 +146,9 @@ impl KindStore {
             None => Cached::Unknown,
         }
     }
+}
 
+impl crate::watched::Fed<Watched> for KindStore {
     fn event(&self, event: Event<Watched>) {
         let Ok(mut state) = self.state.write() else {
             return;
@@ -223,49 +223,21 @@ impl ClassCache {
                     .clone(),
             }
         };
-        match api.api_all::<Watched>(api_version, kind).await {
-            Ok(Some(resource)) => {
-                let task = tokio::spawn(follow(
-                    resource,
-                    keep.watch_config(),
-                    Arc::downgrade(&store),
-                    format!("{kind}.{api_version}"),
-                ));
-                if let Ok(mut tasks) = self.tasks.lock() {
-                    tasks.push(task);
-                }
-            }
-            // Not served (or discovery failed): forget the kind, so a later read tries
-            // again once it is served.
-            Ok(None) | Err(_) => {
-                if let Ok(mut kinds) = self.kinds.lock() {
-                    kinds.remove(&key);
-                }
-            }
+        let started = crate::watched::start::<Watched, _>(
+            api,
+            api_version,
+            kind,
+            keep.watch_config(),
+            &store,
+            &self.tasks,
+        )
+        .await;
+        // Not served (or discovery failed): forget the kind, so a later read tries again
+        // once it is served.
+        if !started && let Ok(mut kinds) = self.kinds.lock() {
+            kinds.remove(&key);
         }
         Cached::Unknown
-    }
-}
-
-/// Feeds `store` from a watch of its kind until the cache is dropped.
-async fn follow(
-    api: kube::Api<Watched>,
-    config: watcher::Config,
-    store: Weak<KindStore>,
-    what: String,
-) {
-    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-    while let Some(event) = stream.next().await {
-        let Some(store) = store.upgrade() else {
-            return;
-        };
-        match event {
-            Ok(event) => store.event(event),
-            Err(e) => {
-                tracing::info!(watch = %what, error = %e, "class cache watch error; reading live until it recovers");
-                store.failed();
-            }
-        }
     }
 }
 

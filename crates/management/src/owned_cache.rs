@@ -35,12 +35,10 @@
 //! drops every object and stops its watches.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use kube::api::ObjectMeta;
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -158,7 +156,7 @@ impl StoreState {
     }
 }
 
-impl Store {
+impl crate::watched::Fed<Watched> for Store {
     fn event(&self, event: Event<Watched>) {
         let Ok(mut state) = self.state.write() else {
             return;
@@ -408,29 +406,22 @@ impl OwnedCache {
             stores.insert(key.clone(), store.clone());
             store
         };
-        match api.api_all::<Watched>(api_version, kind).await {
-            Ok(Some(resource)) => {
-                let config = if is_cluster(api_version, kind) {
-                    watcher::Config::default()
-                } else {
-                    watcher::Config::default().labels(CLUSTER_NAME_LABEL)
-                };
-                let task = tokio::spawn(follow(
-                    resource,
-                    config,
-                    Arc::downgrade(&store),
-                    format!("{kind}.{api_version}"),
-                ));
-                if let Ok(mut tasks) = held.tasks.lock() {
-                    tasks.push(task);
-                }
-            }
-            // Not served (or discovery failed): a later read tries again.
-            Ok(None) | Err(_) => {
-                if let Ok(mut stores) = held.stores.lock() {
-                    stores.remove(&key);
-                }
-            }
+        let config = if is_cluster(api_version, kind) {
+            watcher::Config::default()
+        } else {
+            watcher::Config::default().labels(CLUSTER_NAME_LABEL)
+        };
+        let started = crate::watched::start::<Watched, _>(
+            api,
+            api_version,
+            kind,
+            config,
+            &store,
+            &held.tasks,
+        )
+        .await;
+        if !started && let Ok(mut stores) = held.stores.lock() {
+            stores.remove(&key);
         }
         None
     }
@@ -520,28 +511,6 @@ fn place(api_version: &str, kind: &str, namespace: &str) -> Place {
         kind.to_string(),
         namespace.to_string(),
     )
-}
-
-/// Feeds `store` from a watch of its kind until the cache is released.
-async fn follow(
-    api: kube::Api<Watched>,
-    config: watcher::Config,
-    store: Weak<Store>,
-    what: String,
-) {
-    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
-    while let Some(event) = stream.next().await {
-        let Some(store) = store.upgrade() else {
-            return;
-        };
-        match event {
-            Ok(event) => store.event(event),
-            Err(e) => {
-                tracing::info!(watch = %what, error = %e, "owned-object cache watch error; reading live until it recovers");
-                store.failed();
-            }
-        }
-    }
 }
 
 /// An object as the cache's watches read it: its text as sent, and the little of its
