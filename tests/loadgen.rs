@@ -177,10 +177,12 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
             "1",
             "--workers",
             "4",
+            // Past the fleet's settling (≈9 s with the quiet wait, in a debug build), so
+            // the first resync is measured on its own.
             "--resync-seconds",
-            "8",
+            "15",
             "--resync-rounds",
-            "2",
+            "1",
             "--timeout",
             "120",
         ];
@@ -201,9 +203,9 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
         gets(&cached) < gets(&live) / 2.0 && lists(&cached) < lists(&live) / 2.0,
         "{live}\n{cached}"
     );
-    // The last resync: converged Clusters, read from the caches.
+    // The resync: converged Clusters, read from the caches.
     let resync = |report: &Value, verb: &str| {
-        report["resyncs"][1]["requests_per_reconcile"][verb]
+        report["resyncs"][0]["requests_per_reconcile"][verb]
             .as_f64()
             .unwrap()
     };
@@ -212,12 +214,15 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
         resync(&cached, "get") < 1.0 && resync(&cached, "list") < 1.0,
         "{cached}"
     );
-    // At release speed the caches cost no reconcile (2.0 per Cluster either way); a slow
-    // debug build has been seen taking one more per Cluster with them (not yet
-    // explained, issue 21's note), and never more.
-    let reconciles = |report: &Value| report["reconciles_per_cluster"].as_f64().unwrap();
+    // The caches cost no reconcile: a new Cluster takes two either way. (A machine so
+    // slow that a resync fell inside the fleet's settling counts one more per Cluster,
+    // and says so.)
+    let reconciles = |report: &Value| {
+        let counted = report["resync_counted"].as_bool().unwrap();
+        report["reconciles_per_cluster"].as_f64().unwrap() - if counted { 1.0 } else { 0.0 }
+    };
     assert!(
-        reconciles(&cached) <= reconciles(&live) + 1.0,
+        reconciles(&cached) <= reconciles(&live) + 0.1,
         "{live}\n{cached}"
     );
 }

@@ -13,7 +13,9 @@
 //! (which is live) across namespaces: Clusters all, any other kind with the
 //! `cluster.x-k8s.io/cluster-name` label only (what a Cluster owns). Objects are kept as
 //! the JSON text the server sent and parsed when read, so a thousand Clusters cost
-//! their text, not the several times more a parsed tree takes. What is answered:
+//! their text, not the several times more a parsed tree takes; managed-fields entries,
+//! alike on every object one manager writes from one template but for their times,
+//! are kept once for the whole cache (`kept_text`). What is answered:
 //!
 //! * an object found in the cache (anything else is read live: "not found" is never
 //!   answered, so a missing object costs a request, as before);
@@ -48,6 +50,7 @@ use tokio::task::JoinHandle;
 use topograph_api::object::{ObjectExt, group_of};
 
 use crate::api::ManagementCluster;
+use crate::kept_text::{KeptText, Shared};
 
 /// The label every object a Cluster owns carries.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -82,6 +85,8 @@ struct Held {
     stores: Mutex<HashMap<(String, String), Arc<Store>>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     fences: Mutex<Fences>,
+    /// Managed-fields entries, kept once for every store.
+    shared: Arc<Shared>,
 }
 
 impl Drop for Held {
@@ -97,7 +102,7 @@ impl Drop for Held {
 /// One object as kept: its text as sent, and what the cache indexes it by.
 #[derive(Clone, Debug)]
 struct Kept {
-    text: Box<RawValue>,
+    text: KeptText,
     resource_version: String,
     cluster: String,
 }
@@ -106,6 +111,7 @@ struct Kept {
 #[derive(Default)]
 struct Store {
     state: RwLock<StoreState>,
+    shared: Arc<Shared>,
 }
 
 #[derive(Default)]
@@ -165,7 +171,7 @@ impl crate::watched::Fed<Watched> for Store {
         match event {
             Event::Init => state.listing = Some(HashMap::new()),
             Event::InitApply(watched) => {
-                let (name, kept) = watched.into_kept();
+                let (name, kept) = watched.into_kept(&self.shared);
                 state.listing.get_or_insert_default().insert(name, kept);
             }
             Event::InitDone => {
@@ -174,13 +180,12 @@ impl crate::watched::Fed<Watched> for Store {
                 state.synced = true;
             }
             Event::Apply(watched) => {
-                let (name, kept) = watched.into_kept();
+                let (name, kept) = watched.into_kept(&self.shared);
                 state.insert(name, kept);
                 state.synced = state.listing.is_none();
             }
             Event::Delete(watched) => {
-                let (name, _) = watched.into_kept();
-                state.remove(&name);
+                state.remove(&watched.name);
                 state.synced = state.listing.is_none();
             }
         }
@@ -402,7 +407,10 @@ impl OwnedCache {
             if let Some(store) = stores.get(&key) {
                 return Some((held.clone(), store.clone()));
             }
-            let store = Arc::new(Store::default());
+            let store = Arc::new(Store {
+                state: RwLock::default(),
+                shared: held.shared.clone(),
+            });
             stores.insert(key.clone(), store.clone());
             store
         };
@@ -453,7 +461,7 @@ impl OwnedCache {
         {
             return None;
         }
-        serde_json::from_str(kept.text.get()).ok()
+        serde_json::from_str(&kept.text.whole()).ok()
     }
 
     /// The objects of `kind` in `namespace` that `cluster` owns and that carry every
@@ -490,7 +498,7 @@ impl OwnedCache {
             let Some(kept) = state.objects.get(&(namespace.to_string(), name.clone())) else {
                 continue;
             };
-            let object: Value = serde_json::from_str(kept.text.get()).ok()?;
+            let object: Value = serde_json::from_str(&kept.text.whole()).ok()?;
             let carries = labels.iter().all(|(key, value)| {
                 object
                     .at(&["metadata", "labels", key])
@@ -524,11 +532,11 @@ struct Watched {
 }
 
 impl Watched {
-    fn into_kept(self) -> (Name, Kept) {
+    fn into_kept(self, shared: &Shared) -> (Name, Kept) {
         (
             self.name,
             Kept {
-                text: self.text,
+                text: KeptText::new(self.text.get(), shared),
                 resource_version: self.metadata.resource_version.unwrap_or_default(),
                 cluster: self.cluster,
             },
@@ -594,7 +602,7 @@ mod tests {
 
     fn kept(resource_version: &str, cluster: &str) -> Kept {
         Kept {
-            text: RawValue::from_string("{}".to_string()).unwrap(),
+            text: KeptText::new("{}", &Shared::default()),
             resource_version: resource_version.to_string(),
             cluster: cluster.to_string(),
         }
@@ -695,18 +703,18 @@ mod tests {
     fn watched_objects_keep_their_text_and_index_by_cluster() {
         let text = r#"{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachineDeployment","metadata":{"name":"md","namespace":"ns","resourceVersion":"12","labels":{"cluster.x-k8s.io/cluster-name":"c"}},"spec":{"replicas":3}}"#;
         let watched: Watched = serde_json::from_str(text).unwrap();
-        let (name, kept) = watched.into_kept();
+        let (name, kept) = watched.into_kept(&Shared::default());
         assert_eq!(name, ("ns".to_string(), "md".to_string()));
         assert_eq!(
             (kept.resource_version.as_str(), kept.cluster.as_str()),
             ("12", "c")
         );
-        assert_eq!(kept.text.get(), text);
+        assert_eq!(kept.text.whole(), text);
 
         let cluster = r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"c","namespace":"ns"}}"#;
         let (_, kept) = serde_json::from_str::<Watched>(cluster)
             .unwrap()
-            .into_kept();
+            .into_kept(&Shared::default());
         assert_eq!(kept.cluster, "c");
     }
 }
