@@ -54,6 +54,12 @@ pub struct FleetArgs {
     /// next ones are the steady state. Use a `--resync-seconds` shorter than the run.
     #[arg(long, default_value_t = 0)]
     resync_rounds: usize,
+    /// The queue's shards (`topograph-applier --redis-shards`). Defaults to the
+    /// applier's own default, or with `--owned-cache` to 16 shards hashed by management
+    /// cluster (`--redis-shard-by management-cluster`: `mc-0`..`mc-9` get one each), so
+    /// each applier takes the Clusters of the management clusters it watches first.
+    #[arg(long)]
+    redis_shards: Option<usize>,
     /// The appliers read a Cluster's own objects from watch-fed caches while they hold
     /// its management cluster's watch (`topograph-applier --owned-cache`, decision 0036).
     #[arg(long)]
@@ -342,6 +348,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
                 .args(["--redis", &format!("redis://127.0.0.1:{redis_port}")])
                 .args(["--render", &format!("http://127.0.0.1:{render_port}")])
                 .args(["--workers", &args.workers.to_string()])
+                .args(queue_layout(&args))
                 .args(["--resync-seconds", &args.resync_seconds.to_string()])
                 .args(["--name", &format!("applier-{i}")])
                 .args(["--owned-cache", &args.owned_cache.to_string()])
@@ -351,6 +358,12 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
             &dir.join(format!("applier-{i}.log")),
         )?);
     }
+
+    // A fleet in service has its watches spread over its appliers; one just started
+    // lets the first applier up take them all and shed the extra ones over the next
+    // lease renewals. Measured from the spread, so a move of watches (and of the
+    // caches that go with them) falls outside the measurement.
+    spread_watches(&metrics_addrs, args.management_clusters).await?;
 
     let mut requests_before = Vec::new();
     for addr in &kube_addrs {
@@ -595,6 +608,47 @@ async fn until_quiet(
         }
     }
     Ok((reconciles, last_change))
+}
+
+/// The appliers' queue flags: with owned-object caches, shards by management cluster.
+fn queue_layout(args: &FleetArgs) -> Vec<String> {
+    let mut flags = Vec::new();
+    let shards = args.redis_shards.or(args.owned_cache.then_some(16));
+    if let Some(shards) = shards {
+        flags.extend(["--redis-shards".to_string(), shards.to_string()]);
+    }
+    if args.owned_cache {
+        flags.extend(["--redis-shard-by".into(), "management-cluster".into()]);
+    }
+    flags
+}
+
+/// Waits until every management cluster is watched and no applier watches more than
+/// its share (`topograph_applier_watches_held`).
+async fn spread_watches(
+    metrics_addrs: &[String],
+    management_clusters: usize,
+) -> Result<(), String> {
+    let share = management_clusters.div_ceil(metrics_addrs.len().max(1)) as f64;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let mut held = Vec::new();
+        for addr in metrics_addrs {
+            // Not serving yet: counted as holding nothing.
+            let exposition = http_get(addr, "/metrics").await.unwrap_or_default();
+            held.push(metric_sum(&exposition, "topograph_applier_watches_held"));
+        }
+        let total: f64 = held.iter().sum();
+        if total >= management_clusters as f64 && held.iter().all(|&h| h <= share) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "watches not spread over the appliers within 120 s: {held:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// How many reconciles the appliers have run (their metrics).

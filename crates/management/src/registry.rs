@@ -217,6 +217,24 @@ impl Registry {
             .unwrap_or_default()
     }
 
+    /// The management clusters whose owned-object caches this process holds (it
+    /// watches them), for the queue to hand it their Clusters first; `None` when its
+    /// clients keep no such cache (any Cluster is as well served here as anywhere).
+    pub fn held_caches(&self) -> Option<Vec<String>> {
+        let clusters = self.clusters.read().ok()?;
+        let mut any = false;
+        let mut held = Vec::new();
+        for (name, entry) in clusters.iter() {
+            if let Some(cache) = entry.api.owned_cache() {
+                any = true;
+                if cache.is_held() {
+                    held.push(name.clone());
+                }
+            }
+        }
+        any.then_some(held)
+    }
+
     /// Re-reads the sources. A kubeconfig that cannot be read or used is logged and
     /// left out (its management cluster, if it was there, stays with its old client);
     /// so is everything a source named when that source cannot be read at all.

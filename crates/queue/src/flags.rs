@@ -1,7 +1,8 @@
 //! The queue's command-line flags, flattened into every binary that reaches the queue
 //! (the applier, the gateway), so they share one set of names and environment
 //! variables: `--redis` (`TOPOGRAPH_REDIS`), `--redis-prefix` (`TOPOGRAPH_REDIS_PREFIX`)
-//! and `--redis-shards` (`TOPOGRAPH_REDIS_SHARDS`).
+//! `--redis-shards` (`TOPOGRAPH_REDIS_SHARDS`) and `--redis-shard-by`
+//! (`TOPOGRAPH_REDIS_SHARD_BY`).
 //!
 //! Names a binary used before stay readable for a while ([`Renamed`], [`parse`]): the
 //! old variable counts only while the new one is unset, and its use is reported so the
@@ -11,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 
 use clap::{Command, Parser};
 
-use crate::{MemoryQueue, QueueConfig, QueueError, RedisQueue};
+use crate::{MemoryQueue, QueueConfig, QueueError, RedisQueue, ShardBy};
 
 /// The `--redis` value for a queue in this process only.
 pub const MEMORY: &str = "memory";
@@ -30,6 +31,14 @@ pub struct QueueArgs {
     /// Redis Cluster wants a few per primary node).
     #[arg(long, env = "TOPOGRAPH_REDIS_SHARDS", default_value_t = 4)]
     pub redis_shards: usize,
+    /// What picks a key's shard: `cluster` (the Cluster's key: spreads evenly) or
+    /// `management-cluster` (its management cluster's name: one management cluster's
+    /// Clusters wait in one shard, so appliers with owned-object caches take the
+    /// Clusters of the management clusters they watch first; give each management
+    /// cluster a shard of its own, e.g. 16 shards for ten). The same in every process
+    /// sharing the prefix, like the shard count.
+    #[arg(long, env = "TOPOGRAPH_REDIS_SHARD_BY", value_enum, default_value_t = ShardBy::Cluster)]
+    pub redis_shard_by: ShardBy,
 }
 
 /// A connected queue: the caller picks what goes with each kind (the applier's
@@ -51,7 +60,7 @@ impl QueueArgs {
         }
         RedisQueue::connect(&self.redis, &self.redis_prefix, self.redis_shards, config)
             .await
-            .map(Connected::Redis)
+            .map(|queue| Connected::Redis(queue.with_shard_by(self.redis_shard_by)))
     }
 }
 

@@ -1,8 +1,11 @@
 //! The queue on Redis Streams, for a fleet of applier processes sharing one Redis (a
 //! single server or a Redis Cluster).
 //!
-//! Keys are spread over `shards` shards by a stable hash (FNV-1a of the Cluster key).
-//! Every shard's Redis keys share the hash tag `{<prefix>:<shard>}`, so one shard lives in
+//! Keys are spread over `shards` shards by a stable hash (FNV-1a) of the whole key, or
+//! of its management cluster (the key up to its first `/`, [`ShardBy`]): then one
+//! management cluster's keys wait in one stream, and a consumer preferring it
+//! ([`Queue::take_preferring`]) takes them first, others only once they have waited
+//! (decision 0037). Every shard's Redis keys share the hash tag `{<prefix>:<shard>}`, so one shard lives in
 //! one slot and each Lua transition touches one slot only; different shards land on
 //! different slots and so spread over a Redis Cluster's nodes. Per shard:
 //!
@@ -198,6 +201,18 @@ impl ConnectionLike for Connection {
     }
 }
 
+/// What a key's shard is hashed from. Every process sharing a queue must agree, as on
+/// the shard count: changing either moves keys to other shards, so drain the queue
+/// (stop what enqueues, let the appliers finish) before restarting with new values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShardBy {
+    /// The whole Cluster key: keys spread evenly; preferences are not followed.
+    #[default]
+    Cluster,
+    /// The management cluster of the key: preferences are followed.
+    ManagementCluster,
+}
+
 /// The Redis keys of one shard.
 #[derive(Debug)]
 struct Shard {
@@ -233,6 +248,7 @@ pub struct RedisQueue {
     /// consumer never stalls the commands others pipeline on `conn`.
     waker: Option<tokio::sync::Mutex<ConnectionManager>>,
     shards: Vec<Shard>,
+    shard_by: ShardBy,
     config: QueueConfig,
     poll: Duration,
     next_shard: AtomicUsize,
@@ -308,6 +324,7 @@ impl RedisQueue {
             conn,
             waker,
             shards: (0..shards).map(|index| Shard::new(prefix, index)).collect(),
+            shard_by: ShardBy::default(),
             config,
             poll,
             next_shard: AtomicUsize::new(0),
@@ -335,6 +352,12 @@ impl RedisQueue {
         self
     }
 
+    /// What picks a key's shard (see [`ShardBy`]); the whole key by default.
+    pub fn with_shard_by(mut self, shard_by: ShardBy) -> RedisQueue {
+        self.shard_by = shard_by;
+        self
+    }
+
     async fn create_group(&self, shard: &Shard) -> Result<(), QueueError> {
         let mut conn = self.conn.clone();
         let created: Result<Value, RedisError> = ::redis::cmd("XGROUP")
@@ -353,14 +376,7 @@ impl RedisQueue {
     }
 
     fn shard_of(&self, key: &str) -> &Shard {
-        // FNV-1a: stable across processes and versions, unlike std's hasher.
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in key.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        let index = (hash % self.shards.len() as u64) as usize;
-        &self.shards[index]
+        &self.shards[shard_index(key, self.shards.len(), self.shard_by)]
     }
 
     async fn run(
@@ -400,19 +416,37 @@ impl RedisQueue {
     }
 
     /// One pass over the shards: a job, or each shard's last stream entry id (for the
-    /// wake-up read).
-    async fn take_once(&self, consumer: &str) -> Result<Result<Job, Vec<String>>, QueueError> {
+    /// wake-up read). With `preferred` management clusters, their shards come first and
+    /// the others hand out only entries older than [`QueueConfig::foreign_after`].
+    async fn take_once(
+        &self,
+        consumer: &str,
+        preferred: Option<&[String]>,
+    ) -> Result<Result<Job, Vec<String>>, QueueError> {
         let lease = self.config.lease.as_millis().max(1).to_string();
         let count = self.shards.len();
         let start = self.next_shard.fetch_add(1, Ordering::Relaxed);
         let mut last_ids = vec![String::new(); count];
-        for offset in 0..count {
-            let index = (start + offset) % count;
+        let mut order: Vec<(usize, bool)> = (0..count)
+            .map(|offset| ((start + offset) % count, true))
+            .collect();
+        if let Some(preferred) = preferred {
+            let mine: Vec<usize> = preferred
+                .iter()
+                .map(|mc| shard_index(mc, count, ShardBy::ManagementCluster))
+                .collect();
+            for (index, at_once) in &mut order {
+                *at_once = mine.contains(index);
+            }
+            // Stable: the preferred shards first, each group still in rotation.
+            order.sort_by_key(|(_, at_once)| !*at_once);
+        }
+        let foreign_after = self.config.foreign_after.as_millis().max(1).to_string();
+        for (index, at_once) in order {
             let shard = &self.shards[index];
-            let reply = match self
-                .run(&scripts::TAKE, shard, &[GROUP, consumer, &lease])
-                .await
-            {
+            let min_age = if at_once { "0" } else { foreign_after.as_str() };
+            let args = [GROUP, consumer, &lease, min_age];
+            let reply = match self.run(&scripts::TAKE, shard, &args).await {
                 // The group is gone with the data (a Redis restarted without persistence,
                 // FLUSHALL): make it again rather than fail every take from now on.
                 Err(QueueError::Backend(message)) if message.contains("NOGROUP") => {
@@ -421,8 +455,7 @@ impl RedisQueue {
                         "consumer group missing; recreating it"
                     );
                     self.create_group(shard).await?;
-                    self.run(&scripts::TAKE, shard, &[GROUP, consumer, &lease])
-                        .await?
+                    self.run(&scripts::TAKE, shard, &args).await?
                 }
                 reply => reply?,
             };
@@ -452,6 +485,31 @@ impl RedisQueue {
             }
         }
         Ok(Err(last_ids))
+    }
+
+    /// [`Queue::take`], preferring `preferred`'s shards when given.
+    async fn take_with(
+        &self,
+        consumer: &str,
+        wait: Duration,
+        preferred: Option<&[String]>,
+    ) -> Result<Option<Job>, QueueError> {
+        let deadline = later(Instant::now(), wait);
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let last_ids = match self.take_once(consumer, preferred).await? {
+                Ok(job) => return Ok(Some(job)),
+                Err(last_ids) => last_ids,
+            };
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            self.nap(self.poll.min(deadline - now), &last_ids, changed)
+                .await?;
+        }
     }
 
     /// Waits up to `nap` for news: a new stream entry on any shard (single server), a
@@ -498,6 +556,22 @@ impl RedisQueue {
     }
 }
 
+/// The shard of `key` among `shards`: a hash of the key, or of its management cluster
+/// (the key up to its first `/`). FNV-1a: stable across processes and versions, unlike
+/// std's hasher.
+pub fn shard_index(key: &str, shards: usize, by: ShardBy) -> usize {
+    let partition = match by {
+        ShardBy::Cluster => key,
+        ShardBy::ManagementCluster => key.split('/').next().unwrap_or(key),
+    };
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in partition.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash % shards.max(1) as u64) as usize
+}
+
 fn int(value: &Value) -> Option<i64> {
     match value {
         Value::Int(n) => Some(*n),
@@ -537,22 +611,18 @@ impl Queue for RedisQueue {
     }
 
     async fn take(&self, consumer: &str, wait: Duration) -> Result<Option<Job>, QueueError> {
-        let deadline = later(Instant::now(), wait);
-        loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            let last_ids = match self.take_once(consumer).await? {
-                Ok(job) => return Ok(Some(job)),
-                Err(last_ids) => last_ids,
-            };
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            self.nap(self.poll.min(deadline - now), &last_ids, changed)
-                .await?;
-        }
+        self.take_with(consumer, wait, None).await
+    }
+
+    async fn take_preferring(
+        &self,
+        consumer: &str,
+        wait: Duration,
+        preferred: &[String],
+    ) -> Result<Option<Job>, QueueError> {
+        // Keys spread by Cluster mix management clusters in every shard: nothing to prefer.
+        let preferred = (self.shard_by == ShardBy::ManagementCluster).then_some(preferred);
+        self.take_with(consumer, wait, preferred).await
     }
 
     async fn ack(&self, job: &Job) -> Result<(), QueueError> {

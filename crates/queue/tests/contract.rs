@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use topograph_queue::{Job, MemoryQueue, Queue, QueueConfig, QueueError, QueueStats, RedisQueue};
+use topograph_queue::{
+    Job, MemoryQueue, Queue, QueueConfig, QueueError, QueueStats, RedisQueue, ShardBy,
+};
 
 /// Long enough that a case taking many keys one after another (coalescing takes 100,
 /// several cases share one Redis Cluster at once, on a busy 2-core CI machine) holds
@@ -23,6 +25,8 @@ use topograph_queue::{Job, MemoryQueue, Queue, QueueConfig, QueueError, QueueSta
 const LEASE: Duration = Duration::from_millis(2_000);
 const BASE: Duration = Duration::from_millis(100);
 const MAX: Duration = Duration::from_millis(400);
+/// How long a key of a management cluster a consumer does not prefer waits for it.
+const FOREIGN_AFTER: Duration = Duration::from_millis(600);
 /// A take expected to find nothing waits this long.
 const NONE_WAIT: Duration = Duration::from_millis(50);
 /// A take expected to find something waits at most this long.
@@ -33,6 +37,7 @@ fn config() -> QueueConfig {
         lease: LEASE,
         backoff_base: BASE,
         backoff_max: MAX,
+        foreign_after: FOREIGN_AFTER,
     }
 }
 
@@ -714,6 +719,83 @@ impl Cluster {
     }
 }
 
+/// Preferences: a consumer preferring a management cluster takes its keys before older
+/// ones of another, takes another's only once they have waited `FOREIGN_AFTER`, and a
+/// consumer stating no preference takes anything at once.
+async fn preference(queue: Arc<RedisQueue>, shards: usize) {
+    let index = |mc: &str| {
+        topograph_queue::redis::shard_index(
+            &format!("{mc}/ns/x"),
+            shards,
+            ShardBy::ManagementCluster,
+        )
+    };
+    let a = "mc-a".to_string();
+    let b = (0..)
+        .map(|i| format!("mc-{i}"))
+        .find(|b| index(b) != index(&a))
+        .expect("another shard");
+    let (prefers_a, prefers_b) = (std::slice::from_ref(&a), std::slice::from_ref(&b));
+
+    queue.enqueue(&format!("{b}/ns/x")).await.unwrap();
+    queue.enqueue(&format!("{a}/ns/y")).await.unwrap();
+    let first = take_preferred(&queue, "pa", prefers_a).await;
+    assert_eq!(first.key, format!("{a}/ns/y"), "its own first");
+    let none = queue
+        .take_preferring("pa", NONE_WAIT, prefers_a)
+        .await
+        .unwrap();
+    assert_eq!(none, None, "another's key, not yet waited long enough");
+    let job = queue
+        .take_preferring("pb", NONE_WAIT, prefers_b)
+        .await
+        .unwrap();
+    assert_eq!(
+        job.as_ref().map(|j| j.key.clone()),
+        Some(format!("{b}/ns/x"))
+    );
+    queue.ack(&job.unwrap()).await.unwrap();
+
+    // Nobody prefers it: it goes to whoever asks once it has waited.
+    let enqueued = Instant::now();
+    queue.enqueue(&format!("{b}/ns/z")).await.unwrap();
+    let job = queue
+        .take_preferring("pa", SOME_WAIT, prefers_a)
+        .await
+        .unwrap();
+    assert_eq!(
+        job.as_ref().map(|j| j.key.clone()),
+        Some(format!("{b}/ns/z"))
+    );
+    assert!(
+        enqueued.elapsed() + Duration::from_millis(50) >= FOREIGN_AFTER,
+        "handed out after {:?}",
+        enqueued.elapsed()
+    );
+    queue.ack(&job.unwrap()).await.unwrap();
+
+    // An empty preference defers to everyone; no preference takes at once.
+    queue.enqueue(&format!("{b}/ns/w")).await.unwrap();
+    let none = queue.take_preferring("idle", NONE_WAIT, &[]).await.unwrap();
+    assert_eq!(none, None);
+    let job = queue.take("plain", NONE_WAIT).await.unwrap();
+    assert_eq!(
+        job.as_ref().map(|j| j.key.clone()),
+        Some(format!("{b}/ns/w"))
+    );
+    queue.ack(&job.unwrap()).await.unwrap();
+    queue.ack(&first).await.unwrap();
+    assert_empty(&*queue).await;
+}
+
+async fn take_preferred(queue: &RedisQueue, consumer: &str, preferred: &[String]) -> Job {
+    queue
+        .take_preferring(consumer, SOME_WAIT, preferred)
+        .await
+        .expect("take")
+        .expect("a job")
+}
+
 async fn redis_queue(url: &str, prefix: &str, shards: usize) -> Arc<RedisQueue> {
     let queue = RedisQueue::connect(url, prefix, shards, config())
         .await
@@ -792,6 +874,35 @@ macro_rules! suite {
     };
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_single_node_preference() {
+    let single = single(&["--appendonly", "no"]);
+    let queue = by_management_cluster(&single.server.url(), "t", 3).await;
+    preference(queue, 3).await;
+}
+
+/// Spread by Cluster key (the default), a preference is not followed: every shard
+/// mixes management clusters, and deferring would only delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_by_cluster_ignores_preferences() {
+    let single = single(&["--appendonly", "no"]);
+    let queue = redis_queue(&single.server.url(), "t", 3).await;
+    queue.enqueue("mc-b/ns/x").await.unwrap();
+    let job = queue
+        .take_preferring("pa", NONE_WAIT, &["mc-a".to_string()])
+        .await
+        .unwrap();
+    assert_eq!(job.map(|j| j.key), Some("mc-b/ns/x".to_string()));
+}
+
+async fn by_management_cluster(url: &str, prefix: &str, shards: usize) -> Arc<RedisQueue> {
+    let queue = RedisQueue::connect(url, prefix, shards, config())
+        .await
+        .expect("connect")
+        .with_shard_by(ShardBy::ManagementCluster);
+    Arc::new(queue.with_poll_interval(Duration::from_millis(25)))
+}
+
 async fn memory() -> (Arc<MemoryQueue>, ()) {
     (Arc::new(MemoryQueue::new(config())), ())
 }
@@ -828,6 +939,7 @@ async fn redis_cluster_three_nodes() {
         async { stats_gauges(queue("stats").await).await },
         async { many_keys(queue("many").await).await },
         async { trace_contexts(queue("traced").await).await },
+        async { preference(by_management_cluster(&url, "preference", 8).await, 8).await },
     );
     // Every shard of a prefix spread over the nodes: 8 hash tags, 3 primaries.
     let mut nodes = HashSet::new();

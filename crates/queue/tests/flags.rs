@@ -116,7 +116,25 @@ fn the_new_names_win_over_the_old_ones() {
         [
             "TOPOGRAPH_REDIS",
             "TOPOGRAPH_REDIS_PREFIX",
-            "TOPOGRAPH_REDIS_SHARDS"
+            "TOPOGRAPH_REDIS_SHARDS",
+            "TOPOGRAPH_REDIS_SHARD_BY"
         ]
     );
+}
+
+#[test]
+fn shards_are_hashed_by_cluster_unless_told_by_management_cluster() {
+    use topograph_queue::ShardBy;
+    let (cli, _) = parse(&["--redis", "memory"]).expect("defaults");
+    assert_eq!(cli.queue.redis_shard_by, ShardBy::Cluster);
+    let (cli, _) = parse(&[
+        "--redis",
+        "memory",
+        "--redis-shard-by",
+        "management-cluster",
+    ])
+    .expect("--redis-shard-by management-cluster");
+    assert_eq!(cli.queue.redis_shard_by, ShardBy::ManagementCluster);
+    let refused = parse(&["--redis", "memory", "--redis-shard-by", "namespace"]);
+    assert!(refused.is_err(), "{refused:?}");
 }

@@ -35,6 +35,7 @@ async fn check(ops: Vec<Op>) -> Result<(), TestCaseError> {
         lease: Duration::from_secs(600),
         backoff_base: Duration::from_millis(1),
         backoff_max: Duration::from_millis(4),
+        ..QueueConfig::default()
     });
     let mut held: Vec<Job> = Vec::new();
     // Keys enqueued (or failed) since their last delivery.

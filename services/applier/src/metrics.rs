@@ -166,6 +166,8 @@ pub struct Metrics {
     pub watch_lag: Family<WatchLabels, Histogram>,
     /// Seconds the engine took for one desired state, by class.
     pub render_duration: Family<RenderLabels, Histogram>,
+    /// Management clusters this process watches (holds the watch lease of).
+    pub watches_held: Gauge,
     queue_depth: Gauge,
     queue_delayed: Gauge,
     queue_in_flight: Gauge,
@@ -250,6 +252,12 @@ impl Metrics {
                 Histogram::new(exponential_buckets(0.0005, 2.0, 16))
             }),
         );
+        let watches_held = registered(
+            &mut registry,
+            "watches_held",
+            "Management clusters this applier watches (their watch leases held)",
+            Gauge::default(),
+        );
         let queue_depth = registered(
             &mut registry,
             "queue_depth",
@@ -290,6 +298,7 @@ impl Metrics {
             management_cluster_errors,
             watch_lag,
             render_duration,
+            watches_held,
             queue_depth,
             queue_delayed,
             queue_in_flight,

@@ -288,12 +288,17 @@ async fn supervise<Q: Queue, L: Lease>(
         }
         match watchers.lease.hold(&name, &watchers.holder, ttl).await {
             Ok(true) => {
-                watchers.shares.held.fetch_add(1, Ordering::SeqCst);
+                let held = watchers.shares.held.fetch_add(1, Ordering::SeqCst) + 1;
+                watchers.metrics.watches_held.set(held as i64);
                 tracing::info!(%management_cluster, holder = %watchers.holder, "watching");
                 let ended = watch_while_held(&watchers, &management_cluster, &mut shutdown).await;
                 if ended == Ended::Stopped {
                     watchers.shares.held.fetch_sub(1, Ordering::SeqCst);
                 }
+                watchers
+                    .metrics
+                    .watches_held
+                    .set(watchers.shares.held() as i64);
                 tracing::info!(%management_cluster, holder = %watchers.holder, ?ended, "stopped watching");
                 if ended == Ended::Shed {
                     let _ = watchers.lease.release(&name, &watchers.holder).await;

@@ -46,11 +46,20 @@ pub async fn run<Q: Queue>(
             return;
         }
         // A short wait keeps shutdown prompt without ever dropping a take in the middle.
-        let job = match context
-            .queue
-            .take(&consumer, Duration::from_millis(500))
-            .await
-        {
+        let wait = Duration::from_millis(500);
+        // With owned-object caches, the Clusters of management clusters this process
+        // watches come here first (their reads are cached here); others' once they
+        // have waited, so nothing waits on a busy or missing watcher.
+        let taken = match context.registry.held_caches() {
+            Some(preferred) => {
+                context
+                    .queue
+                    .take_preferring(&consumer, wait, &preferred)
+                    .await
+            }
+            None => context.queue.take(&consumer, wait).await,
+        };
+        let job = match taken {
             Ok(Some(job)) => job,
             Ok(None) => continue,
             Err(e) => {

@@ -97,13 +97,17 @@ return 2
     )
 });
 
-/// ARGV: group, consumer, lease (ms). Promotes due retries, then hands out a reclaimed
+/// ARGV: group, consumer, lease (ms), and optionally a minimum age (ms) a new entry
+/// must have waited to be handed out. Promotes due retries, then hands out a reclaimed
 /// entry (idle longer than the lease) or a new one. Returns `{1, key, token, attempt,
 /// trace context or ''}` or `{0, last entry id}` (for the caller's wake-up read).
 pub(super) static TAKE: LazyLock<Script> = LazyLock::new(|| {
     script(
         r#"
 local group, consumer, lease = ARGV[1], ARGV[2], ARGV[3]
+-- A consumer that does not prefer this shard's management clusters takes an entry only
+-- once it has waited this long (0: at once).
+local min_age = tonumber(ARGV[4] or '0') or 0
 local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)
 for _, key in ipairs(due) do
@@ -158,7 +162,26 @@ for _ = 1, 16 do
   if cursor == '0-0' then break end
 end
 save()
+-- Whether the entry XREADGROUP would hand out next has waited `min_age` (its id is
+-- the time it was added, by this clock).
+local function aged()
+  if min_age <= 0 then return true end
+  local delivered = '0-0'
+  for _, info in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local name, last = nil, nil
+    for i = 1, #info - 1, 2 do
+      if info[i] == 'name' then name = info[i + 1] end
+      if info[i] == 'last-delivered-id' then last = info[i + 1] end
+    end
+    if name == group and last then delivered = last end
+  end
+  local next_entry = redis.call('XRANGE', stream, '(' .. delivered, '+', 'COUNT', 1)
+  if #next_entry == 0 then return false end
+  local added = tonumber(string.match(next_entry[1][1], '^(%d+)'))
+  return added ~= nil and now - added >= min_age
+end
 for _ = 1, 16 do
+  if not aged() then break end
   local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
   if not r or not r[1] or #r[1][2] == 0 then break end
   local e = r[1][2][1]
