@@ -42,6 +42,15 @@ use topograph_queue::{Queue, QueueConfig};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read at its start (`_RJEM_MALLOC_CONF` in the environment still
+/// overrides them). Freed pages go back to the system after 1 s unused rather than 10 s:
+/// a cold build frees request buffers faster than the default gives them back, and
+/// part of the applier's peak was that backlog (1 × 1,000 with owned-object caches,
+/// eleven runs against seven: 83–90 MB, median 85, against 89–110 MB, median 95;
+/// without the caches 39–41 against 42–47 MB), for no CPU measured.
+#[unsafe(export_name = "_rjem_malloc_conf")]
+static MALLOC_CONF: &[u8; 20] = b"dirty_decay_ms:1000\0";
+
 /// Reconciles the Clusters of many management clusters from a shared job queue.
 #[derive(Parser, Debug)]
 #[command(name = "topograph-applier", version, about)]
@@ -218,4 +227,26 @@ async fn run<Q: Queue, L: Lease>(
     service::run(queue, lease, registry, engine, metrics, config, shutdown).await;
     tracing::info!("stopped");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The options above reach jemalloc (a wrong symbol name would be ignored silently).
+    #[test]
+    fn jemalloc_returns_freed_pages_after_one_second() {
+        let mut value: isize = 0;
+        let mut len = std::mem::size_of::<isize>();
+        // SAFETY: a read of a documented `ssize_t` option into a value of that size.
+        let read = unsafe {
+            tikv_jemalloc_sys::mallctl(
+                c"opt.dirty_decay_ms".as_ptr(),
+                (&raw mut value).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        assert_eq!(read, 0, "mallctl failed");
+        assert_eq!(value, 1000);
+    }
 }
