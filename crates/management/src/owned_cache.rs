@@ -28,9 +28,10 @@
 //! applier's watch index for every change of a Cluster or of the objects it watches, so
 //! a reconcile never reads its own writes, or an older version than the index has seen
 //! (what it was queued for, another applier's writes), out of date. Until the cache
-//! reaches it, those reads are live. A fence not reached within [`FENCE_TTL`] is
-//! dropped: by then the watch has failed (and reads are live anyway) or the object
-//! moved on. ResourceVersions are compared as numbers when both are (etcd's revisions,
+//! reaches it, those reads are live; the watch delivering the version clears it (or
+//! the read finding it reached, when two versions of a kind are kept). A fence not
+//! reached within [`FENCE_TTL`] is dropped: by then the watch has failed (and reads are
+//! live anyway) or the object moved on. ResourceVersions are compared as numbers when both are (etcd's revisions,
 //! as every API server writes them), for equality otherwise.
 //!
 //! A watch that fails is not believed until it delivers again; releasing the cache
@@ -84,7 +85,7 @@ type Place = (String, String, String);
 struct Held {
     stores: Mutex<HashMap<(String, String), Arc<Store>>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    fences: Mutex<Fences>,
+    fences: Arc<Mutex<Fences>>,
     /// Managed-fields entries, kept once for every store.
     shared: Arc<Shared>,
 }
@@ -108,10 +109,36 @@ struct Kept {
 }
 
 /// The kept objects of one `(apiVersion, kind)`.
-#[derive(Default)]
 struct Store {
     state: RwLock<StoreState>,
     shared: Arc<Shared>,
+    /// Where this kind's fences are looked up: `(group, kind)`.
+    group_kind: (String, String),
+    fences: Arc<Mutex<Fences>>,
+    /// No other store keeps this group's kind (in another version), so what this one
+    /// has reached the cache has: a fence it reaches is cleared as its event arrives.
+    alone: std::sync::atomic::AtomicBool,
+}
+
+impl Store {
+    /// Clears the fence on `namespace/name` if this store has now reached it: fences
+    /// last only while the cache lags, rather than until the next read of the object
+    /// (the index fences every change it sees, most of which nothing reads soon).
+    fn clear_reached(&self, state: &StoreState, namespace: &str, name: &str) {
+        if !self.alone.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let Ok(mut fences) = self.fences.lock() else {
+            return;
+        };
+        if fences.by_name.is_empty() {
+            return;
+        }
+        let (group, kind) = &self.group_kind;
+        let place = (group.clone(), kind.clone(), namespace.to_string());
+        // Clears a fence reached (or expired); one still ahead stays.
+        fences.holds(&place, name, state, Instant::now());
+    }
 }
 
 #[derive(Default)]
@@ -181,12 +208,14 @@ impl crate::watched::Fed<Watched> for Store {
             }
             Event::Apply(watched) => {
                 let (name, kept) = watched.into_kept(&self.shared);
-                state.insert(name, kept);
+                state.insert(name.clone(), kept);
                 state.synced = state.listing.is_none();
+                self.clear_reached(state, &name.0, &name.1);
             }
             Event::Delete(watched) => {
                 state.remove(&watched.name);
                 state.synced = state.listing.is_none();
+                self.clear_reached(state, &watched.name.0, &watched.name.1);
             }
         }
     }
@@ -365,24 +394,39 @@ impl OwnedCache {
         let Some(held) = self.held() else {
             return;
         };
-        let kept = held.stores.lock().is_ok_and(|stores| {
-            stores
-                .keys()
-                .any(|(v, k)| k == kind && group_of(v) == group)
-        });
-        if !kept {
+        let stores: Vec<Arc<Store>> = match held.stores.lock() {
+            Ok(stores) => stores
+                .iter()
+                .filter(|((v, k), _)| k == kind && group_of(v) == group)
+                .map(|(_, store)| store.clone())
+                .collect(),
+            Err(_) => return,
+        };
+        let Some(first) = stores.first() else {
             return;
-        }
-        if let Ok(mut fences) = held.fences.lock() {
-            fences.set(
-                (group.to_string(), kind.to_string(), namespace.to_string()),
-                name,
-                Fence {
-                    cluster: cluster.to_string(),
-                    resource_version: resource_version.map(str::to_string),
-                    set: Instant::now(),
-                },
-            );
+        };
+        // Under the store's lock, taken before the fences' as its events take them: an
+        // event it has applied is seen here, and one it applies later sees the fence.
+        let Ok(state) = first.state.read() else {
+            return;
+        };
+        let Ok(mut fences) = held.fences.lock() else {
+            return;
+        };
+        let place = (group.to_string(), kind.to_string(), namespace.to_string());
+        let now = Instant::now();
+        fences.set(
+            place.clone(),
+            name,
+            Fence {
+                cluster: cluster.to_string(),
+                resource_version: resource_version.map(str::to_string),
+                set: now,
+            },
+        );
+        if stores.len() == 1 {
+            // Already reached (the cache's watch was first): cleared at once.
+            fences.holds(&place, name, &state, now);
         }
     }
 
@@ -407,9 +451,22 @@ impl OwnedCache {
             if let Some(store) = stores.get(&key) {
                 return Some((held.clone(), store.clone()));
             }
+            let group = group_of(api_version).to_string();
+            let mut alone = true;
+            for ((other_version, other_kind), other) in stores.iter() {
+                if other_kind == kind && group_of(other_version) == group {
+                    alone = false;
+                    other
+                        .alone
+                        .store(false, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             let store = Arc::new(Store {
                 state: RwLock::default(),
                 shared: held.shared.clone(),
+                group_kind: (group, kind.to_string()),
+                fences: held.fences.clone(),
+                alone: alone.into(),
             });
             stores.insert(key.clone(), store.clone());
             store
@@ -682,6 +739,44 @@ mod tests {
             fences.set(at("ns"), &format!("young-{i}"), fence(later));
         }
         assert_eq!(fences.by_name.len(), 2001);
+    }
+
+    #[test]
+    fn a_fence_goes_as_the_watch_delivers_its_version_when_one_store_keeps_the_kind() {
+        use crate::watched::Fed;
+        let fences = Arc::new(Mutex::new(Fences::default()));
+        let store = Store {
+            state: RwLock::default(),
+            shared: Arc::default(),
+            group_kind: ("cluster.x-k8s.io".into(), "MachineDeployment".into()),
+            fences: fences.clone(),
+            alone: true.into(),
+        };
+        let md = |rv: &str| {
+            serde_json::from_str::<Watched>(&format!(
+                r#"{{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineDeployment","metadata":{{"name":"md","namespace":"ns","resourceVersion":"{rv}","labels":{{"cluster.x-k8s.io/cluster-name":"c"}}}}}}"#
+            ))
+            .unwrap()
+        };
+        let fence = |rv: &str| Fence {
+            cluster: "c".into(),
+            resource_version: Some(rv.into()),
+            set: Instant::now(),
+        };
+        let left = || fences.lock().unwrap().by_name.len();
+        fences.lock().unwrap().set(at("ns"), "md", fence("7"));
+        store.event(Event::Apply(md("6")));
+        assert_eq!(left(), 1, "not reached yet");
+        store.event(Event::Apply(md("7")));
+        assert_eq!(left(), 0, "reached: gone without a read");
+
+        // Another store keeps the kind in another version: the read decides.
+        store
+            .alone
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        fences.lock().unwrap().set(at("ns"), "md", fence("8"));
+        store.event(Event::Apply(md("8")));
+        assert_eq!(left(), 1);
     }
 
     #[test]
