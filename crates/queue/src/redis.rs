@@ -5,9 +5,9 @@
 //! of its management cluster (the key up to its first `/`, [`ShardBy`]): then one
 //! management cluster's keys wait in one stream, and a consumer preferring it
 //! ([`Queue::take_preferring`]) takes them first, others only once they have waited
-//! (decision 0037). Every shard's Redis keys share the hash tag `{<prefix>:<shard>}`, so one shard lives in
-//! one slot and each Lua transition touches one slot only; different shards land on
-//! different slots and so spread over a Redis Cluster's nodes. Per shard:
+//! (decision 0037). Every shard's Redis keys share the hash tag `{<prefix>:<shard>}`, so
+//! one shard lives in one slot and each Lua transition touches one slot only; different
+//! shards land on different slots and so spread over a Redis Cluster's nodes. Per shard:
 //!
 //! * `{p:s}:stream`: a stream with one consumer group; one entry (`key` field) per key
 //!   that is waiting or held;
