@@ -2,7 +2,8 @@
 //! nothing is cached until the cache is held; once held and listed, reads and a
 //! Cluster's lists cost no request; this client's writes (and fences set for changes
 //! seen elsewhere) are never read back out of date; other writers' changes arrive
-//! through the watch; releasing the cache, or a dry run, reads live.
+//! through the watch; releasing the cache, or a dry run, reads live; a registry names
+//! the management clusters whose caches are held.
 
 use std::time::Duration;
 
@@ -203,4 +204,26 @@ async fn a_fence_keeps_reads_of_its_object_and_its_clusters_lists_live() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("the fence was never reached");
+}
+
+/// The management clusters a process prefers on the queue (decision 0037): none to
+/// state without owned-object caches; with them, exactly those whose cache is held.
+#[tokio::test]
+async fn a_registry_names_the_management_clusters_whose_caches_it_holds() {
+    use std::sync::Arc;
+    use topograph_management::registry::Registry;
+    let (_server, api) = start().await;
+    let plain = Registry::fixed([("a".to_string(), Arc::new(api.clone()))]);
+    assert_eq!(plain.held_caches(), None);
+
+    let (a, b) = (api.with_owned_cache(), api.with_owned_cache());
+    let cached = Registry::fixed([
+        ("a".to_string(), Arc::new(a.clone())),
+        ("b".to_string(), Arc::new(b.clone())),
+    ]);
+    assert_eq!(cached.held_caches(), Some(vec![]), "kept, none held");
+    b.owned_cache().unwrap().hold(true);
+    assert_eq!(cached.held_caches(), Some(vec!["b".to_string()]));
+    b.owned_cache().unwrap().hold(false);
+    assert_eq!(cached.held_caches(), Some(vec![]));
 }
