@@ -179,10 +179,10 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
             "2",
             "--workers",
             "2",
-            // Past the fleet's settling (≈9 s with the quiet wait, in a debug build), so
-            // the first resync is measured on its own.
+            // Past the watches' spread and the fleet's settling (≈9 s with the quiet
+            // wait, in a debug build), so the first resync is measured on its own.
             "--resync-seconds",
-            "15",
+            "20",
             "--resync-rounds",
             "1",
             "--timeout",
@@ -216,15 +216,18 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
         resync(&cached, "get") < 1.0 && resync(&cached, "list") < 1.0,
         "{cached}"
     );
-    // The caches cost no reconcile: a new Cluster takes two either way. (A machine so
-    // slow that a resync fell inside the fleet's settling counts one more per Cluster,
-    // and says so.)
-    let reconciles = |report: &Value| {
-        let counted = report["resync_counted"].as_bool().unwrap();
-        report["reconciles_per_cluster"].as_f64().unwrap() - if counted { 1.0 } else { 0.0 }
+    // The caches cost no reconcile: a new Cluster takes two either way. (On a machine
+    // so slow that a resync fell inside the fleet's settling, loadgen says so, and that
+    // resync counts up to one more per Cluster.)
+    let reconciles = |report: &Value| report["reconciles_per_cluster"].as_f64().unwrap();
+    let counted = |report: &Value| report["resync_counted"].as_bool().unwrap();
+    let slack = if counted(&live) || counted(&cached) {
+        1.1
+    } else {
+        0.1
     };
     assert!(
-        reconciles(&cached) <= reconciles(&live) + 0.1,
+        reconciles(&cached) <= reconciles(&live) + slack,
         "{live}\n{cached}"
     );
 }
