@@ -134,10 +134,14 @@ impl Store {
         if fences.by_name.is_empty() {
             return;
         }
-        let (group, kind) = &self.group_kind;
-        let place = (group.clone(), kind.clone(), namespace.to_string());
         // Clears a fence reached (or expired); one still ahead stays.
-        fences.holds(&place, name, state, Instant::now());
+        fences.holds(&self.place(namespace), name, state, Instant::now());
+    }
+
+    /// Where this kind's fences in `namespace` are looked up.
+    fn place(&self, namespace: &str) -> Place {
+        let (group, kind) = &self.group_kind;
+        (group.clone(), kind.clone(), namespace.to_string())
     }
 }
 
@@ -443,13 +447,13 @@ impl OwnedCache {
         api: &ManagementCluster,
         api_version: &str,
         kind: &str,
-    ) -> Option<(Arc<Held>, Arc<Store>)> {
+    ) -> Option<Arc<Store>> {
         let held = self.held()?;
         let key = (api_version.to_string(), kind.to_string());
         let store = {
             let mut stores = held.stores.lock().ok()?;
             if let Some(store) = stores.get(&key) {
-                return Some((held.clone(), store.clone()));
+                return Some(store.clone());
             }
             let group = group_of(api_version).to_string();
             let mut alone = true;
@@ -500,7 +504,7 @@ impl OwnedCache {
         namespace: &str,
         name: &str,
     ) -> Option<Value> {
-        let (held, store) = self.store(api, api_version, kind).await?;
+        let store = self.store(api, api_version, kind).await?;
         // Parsed under the read lock: copying the text out first would cost as much.
         let state = store.state.read().ok()?;
         if !state.synced {
@@ -509,8 +513,8 @@ impl OwnedCache {
         let kept = state
             .objects
             .get(&(namespace.to_string(), name.to_string()))?;
-        let place = place(api_version, kind, namespace);
-        if held
+        let place = store.place(namespace);
+        if store
             .fences
             .lock()
             .ok()?
@@ -533,13 +537,13 @@ impl OwnedCache {
         cluster: &str,
         labels: &[(&str, &str)],
     ) -> Option<Vec<Value>> {
-        let (held, store) = self.store(api, api_version, kind).await?;
+        let store = self.store(api, api_version, kind).await?;
         let state = store.state.read().ok()?;
         if !state.synced {
             return None;
         }
-        let place = place(api_version, kind, namespace);
-        if held
+        let place = store.place(namespace);
+        if store
             .fences
             .lock()
             .ok()?
@@ -568,14 +572,6 @@ impl OwnedCache {
         }
         Some(out)
     }
-}
-
-fn place(api_version: &str, kind: &str, namespace: &str) -> Place {
-    (
-        group_of(api_version).to_string(),
-        kind.to_string(),
-        namespace.to_string(),
-    )
 }
 
 /// An object as the cache's watches read it: its text as sent, and the little of its
