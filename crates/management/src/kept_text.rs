@@ -1,185 +1,124 @@
-//! An object's JSON text as the owned-object cache keeps it: each managed-fields entry,
-//! but for its `time`, kept once for every object that has it alike.
+//! An object's JSON text as the owned-object cache keeps it: compressed against other
+//! objects of its kind.
 //!
-//! A quick-start Cluster's own objects are 33 KB of text as the API server sends them,
-//! 15 KB of it managed fields; and one manager writing objects from one template writes
-//! the same entry on each (a field set names fields, not values) but for the time. So
-//! the text is kept with each entry cut down to its `time` value, and the rest of the
-//! entry (the text before the time and after it) held in a [`Shared`] table, one copy
-//! for the whole cache. The cut works on the text as sent, whatever order the server
-//! writes an entry's members in, and gives it back byte for byte.
+//! A quick-start Cluster's own objects are 33 KB of text as the API server sends them.
+//! Objects of one kind written from one template are alike but for a few values: the
+//! same keys, labels, references and managed-fields entries, with other names, uids,
+//! times and versions (an entry's field set names the owner's uid, so even entries
+//! differ from Cluster to Cluster). So each store keeps a [`Dictionary`], the text of
+//! objects of its kind, and every text it keeps is compressed (LZ4, block format)
+//! against it: a text becomes a few hundred bytes of matches into the dictionary and the
+//! values that differ.
+//!
+//! The dictionary starts as the first text kept. A text that still leaves much of
+//! itself unmatched (an object of a new shape: another template, its first status) is
+//! added to it, the oldest bytes going past [`LONGEST`], so the shapes a kind comes in
+//! are all there to match. Each text holds the dictionary it was compressed with, so an
+//! old one lives exactly as long as some text needs it; and a store changes its
+//! dictionary at most [`CHANGES`] times, so texts that match nothing (every one unlike
+//! the last) cannot pin a dictionary each. A read decompresses: a few microseconds per
+//! object, against the parse that follows it.
 
-use std::borrow::Cow;
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
-/// Object text with its entries cut out, and the cut pieces in order.
+/// An object's text, compressed.
 #[derive(Clone, Debug)]
 pub(crate) struct KeptText {
-    text: Box<str>,
-    pieces: Box<[Piece]>,
+    packed: Box<[u8]>,
+    /// How long the text is.
+    len: u32,
+    /// What it was compressed against.
+    dictionary: Arc<[u8]>,
 }
 
-/// One entry cut out: its time's text sits at `at..at + time` in the kept text; the
-/// entry's text without it is `shared`, the time going in at `cut`.
-#[derive(Clone, Debug)]
-struct Piece {
-    at: u32,
-    time: u32,
-    cut: u32,
-    shared: Arc<str>,
-}
-
-/// The interned entry texts of one cache. A text no object holds any more is dropped
-/// when the table next grows past twice what it kept.
+/// The texts a store compresses what it keeps against.
 #[derive(Debug, Default)]
-pub(crate) struct Shared {
-    table: Mutex<Table>,
-}
+pub(crate) struct Dictionary(Mutex<Texts>);
 
 #[derive(Debug, Default)]
-struct Table {
-    texts: HashSet<Arc<str>>,
-    kept_at_prune: usize,
+struct Texts {
+    current: Option<Arc<[u8]>>,
+    changes: usize,
 }
 
-/// Below this many texts the table is never pruned.
-const PRUNE_FLOOR: usize = 1024;
+/// How long a dictionary grows: compressing against it first reads all of it.
+const LONGEST: usize = 16 * 1024;
 
-impl Shared {
-    fn intern(&self, text: &str) -> Arc<str> {
-        // Inserts are whole, so a lock poisoned by a panic elsewhere is still consistent.
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(shared) = table.texts.get(text) {
-            return shared.clone();
-        }
-        if table.texts.len() >= (2 * table.kept_at_prune).max(PRUNE_FLOOR) {
-            table.texts.retain(|text| Arc::strong_count(text) > 1);
-            table.kept_at_prune = table.texts.len();
-        }
-        let shared: Arc<str> = Arc::from(text);
-        table.texts.insert(shared.clone());
-        shared
+/// How many times one store's dictionary changes at most.
+const CHANGES: usize = 16;
+
+/// Whether a text left so much of itself unmatched that it should be matched next time:
+/// more than a fifth of it, and more than a small object's own names and uids.
+fn poorly(packed: usize, len: usize) -> bool {
+    packed * 5 > len && packed > 256
+}
+
+impl Dictionary {
+    fn texts(&self) -> std::sync::MutexGuard<'_, Texts> {
+        // Changes are whole, so a lock poisoned by a panic elsewhere is still good.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.table.lock().map(|t| t.texts.len()).unwrap_or_default()
+    /// The dictionary with `text` added (or as it is, if it may not change again).
+    fn grow(&self, text: &[u8]) -> Arc<[u8]> {
+        let mut texts = self.texts();
+        if texts.changes >= CHANGES
+            && let Some(current) = &texts.current
+        {
+            return current.clone();
+        }
+        let text = &text[text.len().saturating_sub(LONGEST)..];
+        let old = texts.current.as_deref().unwrap_or_default();
+        let old = &old[(old.len() + text.len())
+            .saturating_sub(LONGEST)
+            .min(old.len())..];
+        let grown: Arc<[u8]> = [old, text].concat().into();
+        texts.current = Some(grown.clone());
+        texts.changes += 1;
+        grown
     }
-}
-
-/// What is read of an object's text to find its entries.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow, default)]
-    metadata: Option<Metadata<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Metadata<'a> {
-    #[serde(borrow, default, rename = "managedFields")]
-    managed_fields: Option<Vec<&'a RawValue>>,
-}
-
-#[derive(Deserialize)]
-struct Entry<'a> {
-    #[serde(borrow, default)]
-    time: Option<&'a RawValue>,
-}
-
-/// Where `part` (a slice of `whole`) starts in it.
-fn offset(whole: &str, part: &str) -> usize {
-    (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize)
 }
 
 impl KeptText {
-    /// `text` (one JSON object as sent) with its managed-fields entries interned in
-    /// `shared`. Text whose entries cannot be read is kept whole.
-    pub(crate) fn new(text: &str, shared: &Shared) -> KeptText {
-        let whole = || KeptText {
-            text: text.into(),
-            pieces: Box::default(),
-        };
-        let entries = match serde_json::from_str::<Head>(text) {
-            Ok(Head {
-                metadata:
-                    Some(Metadata {
-                        managed_fields: Some(entries),
-                    }),
-            }) if !entries.is_empty() => entries,
-            _ => return whole(),
-        };
-        let mut kept = String::with_capacity(text.len() / 2);
-        let mut pieces = Vec::with_capacity(entries.len());
-        let mut at = 0;
-        for entry in entries {
-            let entry = entry.get();
-            let start = offset(text, entry);
-            // An entry that is not a map (or whose time is not where its text says) is
-            // kept as it is.
-            let time = match serde_json::from_str::<Entry>(entry) {
-                Ok(Entry { time: Some(time) }) => time.get(),
-                Ok(Entry { time: None }) => &entry[entry.len()..],
-                Err(_) => continue,
-            };
-            let cut = offset(entry, time);
-            if cut + time.len() > entry.len() || start < at {
-                return whole();
+    /// `text` compressed against `dictionary`, which grows by it if it matched poorly.
+    pub(crate) fn new(text: &str, dictionary: &Dictionary) -> KeptText {
+        let bytes = text.as_bytes();
+        let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        let current = dictionary.texts().current.clone();
+        if let Some(current) = current {
+            let packed = lz4_flex::block::compress_with_dict(bytes, &current);
+            if !poorly(packed.len(), bytes.len()) {
+                return KeptText {
+                    packed: packed.into_boxed_slice(),
+                    len,
+                    dictionary: current,
+                };
             }
-            let mut rest = String::with_capacity(entry.len() - time.len());
-            rest.push_str(&entry[..cut]);
-            rest.push_str(&entry[cut + time.len()..]);
-            kept.push_str(&text[at..start]);
-            let (Ok(piece_at), Ok(time_len), Ok(cut)) = (
-                u32::try_from(kept.len()),
-                u32::try_from(time.len()),
-                u32::try_from(cut),
-            ) else {
-                return whole();
-            };
-            kept.push_str(time);
-            pieces.push(Piece {
-                at: piece_at,
-                time: time_len,
-                cut,
-                shared: shared.intern(&rest),
-            });
-            at = start + entry.len();
         }
-        kept.push_str(&text[at..]);
+        let grown = dictionary.grow(bytes);
         KeptText {
-            text: kept.into(),
-            pieces: pieces.into(),
+            packed: lz4_flex::block::compress_with_dict(bytes, &grown).into_boxed_slice(),
+            len,
+            dictionary: grown,
         }
     }
 
-    /// The text as it was sent.
-    pub(crate) fn whole(&self) -> Cow<'_, str> {
-        if self.pieces.is_empty() {
-            return Cow::Borrowed(&self.text);
-        }
-        let size = self.text.len()
-            + self
-                .pieces
-                .iter()
-                .map(|piece| piece.shared.len())
-                .sum::<usize>();
-        let mut out = String::with_capacity(size);
-        let mut at = 0;
-        for piece in &self.pieces {
-            let (start, cut) = (piece.at as usize, piece.cut as usize);
-            let end = start + piece.time as usize;
-            out.push_str(&self.text[at..start]);
-            out.push_str(&piece.shared[..cut]);
-            out.push_str(&self.text[start..end]);
-            out.push_str(&piece.shared[cut..]);
-            at = end;
-        }
-        out.push_str(&self.text[at..]);
-        Cow::Owned(out)
+    /// The text as it was sent; `None` only if what was kept cannot be read back, which
+    /// a text this type compressed cannot be.
+    pub(crate) fn whole(&self) -> Option<String> {
+        let bytes = lz4_flex::block::decompress_with_dict(
+            &self.packed,
+            self.len as usize,
+            &self.dictionary,
+        )
+        .ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// The bytes this text holds of its own (its dictionary not counted).
+    #[cfg(test)]
+    fn size(&self) -> usize {
+        self.packed.len()
     }
 }
 
@@ -188,120 +127,117 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn object(name: &str, time: &str) -> String {
-        // The member order a real API server writes (time before fieldsV1), a second
-        // entry without a time, one that is not a map, and escapes in keys.
+    /// A MachineDeployment as an API server sends it, for Cluster `i`; `reported` with
+    /// the status and managed-fields entry its controller writes (a new shape: a third
+    /// of the text more).
+    fn machine_deployment(i: usize, reported: bool) -> String {
+        let (status_entry, status) = if reported {
+            (
+                r#",{"apiVersion":"cluster.x-k8s.io/v1beta2","fieldsType":"FieldsV1","fieldsV1":{"f:status":{".":{},"f:observedGeneration":{},"f:phase":{},"f:readyReplicas":{},"f:replicas":{},"f:selector":{},"f:updatedReplicas":{}}},"manager":"machinedeployment-controller","operation":"Update","subresource":"status","time":"2026-11-27T10:01:02Z"}"#,
+                format!(
+                    r#","status":{{"conditions":[{{"lastTransitionTime":"2026-11-27T10:01:02Z","message":"Minimum availability requires 1 replicas, current 1 available","reason":"MinimumReplicasAvailable","status":"True","type":"Available"}},{{"lastTransitionTime":"2026-11-27T10:01:02Z","message":"All machines of the deployment are up to date and ready","reason":"AllMachinesReady","status":"True","type":"MachinesReady"}},{{"lastTransitionTime":"2026-11-27T10:01:02Z","message":"The deployment's machine set is scaled to its replicas","reason":"ScalingComplete","status":"False","type":"ScalingUp"}}],"observedGeneration":1,"phase":"Running","readyReplicas":1,"replicas":1,"selector":"cluster.x-k8s.io/cluster-name=fleet-{i}","updatedReplicas":1}}"#
+                ),
+            )
+        } else {
+            ("", String::new())
+        };
+        let owner = format!("{:08x}-1111-4222-8333-{:012x}", i * 7919, i * 104729);
+        let uid = format!("{:08x}-aaaa-4bbb-8ccc-{:012x}", i * 6007, i * 15485863);
+        let hash = format!("{:05x}", (i * 2654435761) % 0xfffff);
         format!(
-            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","managedFields":[{{"manager":"a","operation":"Apply","apiVersion":"v1","time":"{time}","fieldsType":"FieldsV1","fieldsV1":{{"f:data":{{"f:k\"q":{{}}}}}}}},{{"manager":"b","operation":"Update","fieldsV1":{{}}}},"odd",{{}}],"uid":"u"}},"data":{{"k\"q":"v\n\u00e9"}}}}"#
+            r#"{{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachineDeployment","metadata":{{"annotations":{{"machinedeployment.clusters.x-k8s.io/revision":"1"}},"creationTimestamp":"2026-11-27T10:{m:02}:{s:02}Z","generation":1,"labels":{{"cluster.x-k8s.io/cluster-name":"fleet-{i}","topology.cluster.x-k8s.io/deployment-name":"md-0","topology.cluster.x-k8s.io/owned":""}},"managedFields":[{{"apiVersion":"cluster.x-k8s.io/v1beta1","fieldsType":"FieldsV1","fieldsV1":{{"f:metadata":{{"f:labels":{{"f:cluster.x-k8s.io/cluster-name":{{}},"f:topology.cluster.x-k8s.io/deployment-name":{{}},"f:topology.cluster.x-k8s.io/owned":{{}}}},"f:ownerReferences":{{"k:{{\"uid\":\"{owner}\"}}":{{}}}}}},"f:spec":{{"f:clusterName":{{}},"f:replicas":{{}},"f:template":{{"f:spec":{{"f:bootstrap":{{"f:configRef":{{}}}},"f:infrastructureRef":{{}},"f:version":{{}}}}}}}}}},"manager":"capi-topology","operation":"Apply","time":"2026-11-27T10:{m:02}:{s:02}Z"}}{status_entry}],"name":"fleet-{i}-md-0-{hash}","namespace":"default","ownerReferences":[{{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"fleet-{i}","uid":"{owner}"}}],"resourceVersion":"{rv}","uid":"{uid}"}},"spec":{{"clusterName":"fleet-{i}","minReadySeconds":0,"progressDeadlineSeconds":600,"replicas":1,"revisionHistoryLimit":1,"selector":{{"matchLabels":{{"cluster.x-k8s.io/cluster-name":"fleet-{i}","topology.cluster.x-k8s.io/deployment-name":"md-0","topology.cluster.x-k8s.io/owned":""}}}},"strategy":{{"rollingUpdate":{{"maxSurge":1,"maxUnavailable":0}},"type":"RollingUpdate"}},"template":{{"metadata":{{"labels":{{"cluster.x-k8s.io/cluster-name":"fleet-{i}","topology.cluster.x-k8s.io/deployment-name":"md-0","topology.cluster.x-k8s.io/owned":""}}}},"spec":{{"bootstrap":{{"configRef":{{"apiVersion":"bootstrap.cluster.x-k8s.io/v1beta1","kind":"KubeadmConfigTemplate","name":"fleet-{i}-md-0-{hash}-bootstrap","namespace":"default"}}}},"clusterName":"fleet-{i}","infrastructureRef":{{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1","kind":"DockerMachineTemplate","name":"fleet-{i}-md-0-{hash}-infra","namespace":"default"}},"version":"v1.31.0"}}}}}}{status}}}"#,
+            m = i / 60 % 60,
+            s = i % 60,
+            rv = 1000 + i * 37,
         )
     }
 
     #[test]
-    fn text_comes_back_byte_for_byte_and_entries_but_their_times_are_shared() {
-        let shared = Shared::default();
-        let one = object("one", "2026-01-01T00:00:00Z");
-        let two = object("two", "2026-01-01T00:00:01Z");
-        let (kept_one, kept_two) = (KeptText::new(&one, &shared), KeptText::new(&two, &shared));
-        assert_eq!(kept_one.whole(), one);
-        assert_eq!(kept_two.whole(), two);
-        assert_eq!(kept_one.pieces.len(), 3, "every entry that is a map");
-        for (a, b) in kept_one.pieces.iter().zip(&kept_two.pieces) {
-            assert!(Arc::ptr_eq(&a.shared, &b.shared), "kept once");
+    fn objects_of_one_kind_are_kept_in_a_fraction_of_their_text() {
+        let dictionary = Dictionary::default();
+        let texts: Vec<String> = (0..200).map(|i| machine_deployment(i, i >= 100)).collect();
+        let kept: Vec<KeptText> = texts
+            .iter()
+            .map(|text| KeptText::new(text, &dictionary))
+            .collect();
+        for (text, kept) in texts.iter().zip(&kept) {
+            assert_eq!(kept.whole().as_deref(), Some(text.as_str()));
         }
-        assert!(kept_two.text.contains("2026-01-01T00:00:01Z"));
-        assert!(!kept_two.text.contains("fieldsV1"));
-        assert_eq!(shared.len(), 3);
+        let sent: usize = texts.iter().map(String::len).sum();
+        let own: usize = kept.iter().map(KeptText::size).sum();
+        // Per object, what differs: names, uids, times, the version.
+        assert!(own * 6 < sent, "{own} bytes kept of {sent} sent");
+
+        // The first object with a status was a new shape: it was added, once.
+        let dictionaries: Vec<*const u8> =
+            kept.iter().map(|kept| kept.dictionary.as_ptr()).collect();
+        let mut distinct = dictionaries.clone();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 2, "{distinct:?}");
+        assert_eq!(dictionaries[100], dictionaries[199]);
+        assert_eq!(
+            &*kept[100].dictionary,
+            [texts[0].as_bytes(), texts[100].as_bytes()].concat()
+        );
+        // And an object without status still compresses against it.
+        let again = KeptText::new(&texts[0], &dictionary);
+        assert_eq!(again.dictionary.as_ptr(), dictionaries[199]);
     }
 
     #[test]
-    fn text_without_entries_is_kept_whole() {
-        let shared = Shared::default();
-        for text in [
-            r#"{"metadata":{"name":"x"}}"#,
-            r#"{"metadata":{"managedFields":[]}}"#,
-            r#"{"metadata":{"managedFields":{"not":"a list"}}}"#,
-            r#"{"metadata":"odd"}"#,
-            r#"{"metadata":{"managedFields":["only","odd",1]}}"#,
-            "[1,2]",
-        ] {
-            let kept = KeptText::new(text, &shared);
-            assert_eq!(kept.whole(), text);
-            assert!(kept.pieces.is_empty(), "{text}");
-        }
-        assert_eq!(shared.len(), 0);
+    fn texts_that_match_nothing_change_the_dictionary_a_bounded_number_of_times() {
+        let dictionary = Dictionary::default();
+        // Every text unlike every other: each would be added.
+        let mut seed = 7u64;
+        let kept: Vec<KeptText> = (0..100)
+            .map(|_| {
+                let text: String = (0..3000)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        char::from(b'a' + (seed >> 59) as u8)
+                    })
+                    .collect();
+                let kept = KeptText::new(&text, &dictionary);
+                assert_eq!(kept.whole().as_deref(), Some(text.as_str()));
+                kept
+            })
+            .collect();
+        let mut distinct: Vec<*const u8> = kept.iter().map(|k| k.dictionary.as_ptr()).collect();
+        distinct.dedup();
+        assert_eq!(distinct.len(), CHANGES);
+        assert!(kept.iter().all(|k| k.dictionary.len() <= LONGEST));
     }
 
-    /// Any JSON value as `serde_json` writes it (strings with escapes, nesting).
-    fn value() -> impl Strategy<Value = serde_json::Value> {
-        let leaf = prop_oneof![
-            Just(serde_json::Value::Null),
-            any::<bool>().prop_map(serde_json::Value::from),
-            any::<i64>().prop_map(serde_json::Value::from),
-            "[a-z\"\\\n\u{e9}]{0,6}".prop_map(serde_json::Value::from),
-        ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
-                prop::collection::btree_map("[a-z:\"]{1,5}", inner, 0..4)
-                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
-            ]
-        })
+    #[test]
+    fn short_texts_compress_against_what_there_is() {
+        let dictionary = Dictionary::default();
+        let first = KeptText::new(r#"{"metadata":{"name":"a"}}"#, &dictionary);
+        let second = KeptText::new("[1,2]", &dictionary);
+        assert!(Arc::ptr_eq(&first.dictionary, &second.dictionary));
+        assert_eq!(second.whole().as_deref(), Some("[1,2]"));
+        assert_eq!(KeptText::new("", &dictionary).whole().as_deref(), Some(""));
     }
 
     proptest! {
-        /// Whatever an object and its entries hold, in whatever member order, the text
-        /// comes back byte for byte.
+        /// Whatever texts come, in whatever order, each comes back byte for byte, with
+        /// whichever dictionary it was kept.
         #[test]
-        fn any_object_comes_back_byte_for_byte(
-            metadata in prop::collection::btree_map("[a-zA-Z]{1,8}", value(), 0..4),
-            entries in prop::collection::vec(
-                (prop::collection::vec(("[a-zA-Z]{1,6}", value()), 0..5),
-                 prop::option::of((0usize..6, value()))), 0..4),
-            odd in prop::option::of(value()),
-            rest in value(),
+        fn any_text_comes_back_byte_for_byte(
+            texts in prop::collection::vec(
+                prop_oneof![
+                    "[a-z\"{}:,\u{e9}]{0,40}",
+                    (0usize..50, any::<bool>()).prop_map(|(i, r)| machine_deployment(i, r)),
+                ],
+                1..12,
+            ),
         ) {
-            let mut fields: Vec<serde_json::Value> = entries
-                .into_iter()
-                .map(|(mut members, time)| {
-                    // A `time` anywhere among the members, holding anything.
-                    if let Some((at, time)) = time {
-                        members.insert(at.min(members.len()), ("time".into(), time));
-                    }
-                    let mut text = String::from("{");
-                    for (i, (key, value)) in members.iter().enumerate() {
-                        if i > 0 { text.push(','); }
-                        text.push_str(&serde_json::to_string(key).unwrap());
-                        text.push(':');
-                        text.push_str(&serde_json::to_string(value).unwrap());
-                    }
-                    text.push('}');
-                    serde_json::from_str(&text).unwrap()
-                })
-                .collect();
-            fields.extend(odd);
-            let mut metadata: serde_json::Map<_, _> = metadata.into_iter().collect();
-            metadata.insert("managedFields".into(), fields.into());
-            let object = serde_json::json!({"metadata": metadata, "spec": rest});
-            let text = serde_json::to_string(&object).unwrap();
-            let shared = Shared::default();
-            let kept = KeptText::new(&text, &shared);
-            prop_assert_eq!(kept.whole(), text.as_str());
+            let dictionary = Dictionary::default();
+            let kept: Vec<KeptText> =
+                texts.iter().map(|text| KeptText::new(text, &dictionary)).collect();
+            for (text, kept) in texts.iter().zip(&kept) {
+                let whole = kept.whole();
+                prop_assert_eq!(whole.as_deref(), Some(text.as_str()));
+            }
         }
-    }
-
-    #[test]
-    fn texts_no_object_holds_are_dropped_as_the_table_grows() {
-        let shared = Shared::default();
-        let held = KeptText::new(
-            r#"{"metadata":{"managedFields":[{"manager":"held"}]}}"#,
-            &shared,
-        );
-        for i in 0..10_000 {
-            let text = format!(r#"{{"metadata":{{"managedFields":[{{"manager":"gone-{i}"}}]}}}}"#);
-            drop(KeptText::new(&text, &shared));
-        }
-        assert!(shared.len() < 3000, "pruned: {}", shared.len());
-        let table = shared.table.lock().unwrap();
-        assert!(table.texts.contains(&held.pieces[0].shared));
     }
 }

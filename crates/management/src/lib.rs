@@ -14,8 +14,8 @@
 //!   CRD's labels, cached per kind.
 //! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
-//! * `kept_text`: object text as the owned-object cache keeps it, managed-fields
-//!   entries kept once.
+//! * `kept_text`: object text as the owned-object cache keeps it, compressed against
+//!   other objects of its kind.
 //! * [`error`]: what a request can fail with.
 //! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
 //! * [`watched`]: [`dynamic_resource!`], what kube-rs' watcher needs of a type any

@@ -12,10 +12,10 @@
 //! While held, each `(apiVersion, kind)` read through it is watched from its first read
 //! (which is live) across namespaces: Clusters all, any other kind with the
 //! `cluster.x-k8s.io/cluster-name` label only (what a Cluster owns). Objects are kept as
-//! the JSON text the server sent and parsed when read, so a thousand Clusters cost
-//! their text, not the several times more a parsed tree takes; managed-fields entries,
-//! alike on every object one manager writes from one template but for their times,
-//! are kept once for the whole cache (`kept_text`). What is answered:
+//! the JSON text the server sent, compressed against other objects of their kind
+//! (`kept_text`: the objects one template makes are alike but for names, uids, times
+//! and versions), and parsed when read; a thousand quick-start Clusters' objects keep
+//! a tenth of their text. What is answered:
 //!
 //! * an object found in the cache (anything else is read live: "not found" is never
 //!   answered, so a missing object costs a request, as before);
@@ -37,6 +37,7 @@
 //! A watch that fails is not believed until it delivers again; releasing the cache
 //! drops every object and stops its watches.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -51,7 +52,7 @@ use tokio::task::JoinHandle;
 use topograph_api::object::{ObjectExt, group_of};
 
 use crate::api::ManagementCluster;
-use crate::kept_text::{KeptText, Shared};
+use crate::kept_text::{Dictionary, KeptText};
 
 /// The label every object a Cluster owns carries.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -74,9 +75,6 @@ impl std::fmt::Debug for OwnedCache {
     }
 }
 
-/// `(namespace, name)`.
-type Name = (String, String);
-
 /// `(group, kind, namespace)`: where fences are looked up.
 type Place = (String, String, String);
 
@@ -86,8 +84,6 @@ struct Held {
     stores: Mutex<HashMap<(String, String), Arc<Store>>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     fences: Arc<Mutex<Fences>>,
-    /// Managed-fields entries, kept once for every store.
-    shared: Arc<Shared>,
 }
 
 impl Drop for Held {
@@ -100,18 +96,45 @@ impl Drop for Held {
     }
 }
 
-/// One object as kept: its text as sent, and what the cache indexes it by.
+/// One object as kept: its text, and what reads and fences check.
 #[derive(Clone, Debug)]
 struct Kept {
     text: KeptText,
-    resource_version: String,
-    cluster: String,
+    version: Version,
+    /// The owning Cluster's name (the index's own copy).
+    cluster: Arc<str>,
+}
+
+/// A resourceVersion: a number, as every API server writes them, kept as one.
+#[derive(Clone, Debug, PartialEq)]
+enum Version {
+    Number(u64),
+    Text(Box<str>),
+}
+
+impl Version {
+    fn new(text: &str) -> Version {
+        text.parse()
+            .map(Version::Number)
+            .unwrap_or_else(|_| Version::Text(text.into()))
+    }
+
+    /// Whether an object at this version has reached `wanted`: numerically when both
+    /// are numbers, otherwise only when equal.
+    fn reached(&self, wanted: &str) -> bool {
+        match (self, wanted.parse::<u64>()) {
+            (Version::Number(have), Ok(wanted)) => *have >= wanted,
+            (Version::Text(have), _) => **have == *wanted,
+            (Version::Number(_), Err(_)) => false,
+        }
+    }
 }
 
 /// The kept objects of one `(apiVersion, kind)`.
 struct Store {
     state: RwLock<StoreState>,
-    shared: Arc<Shared>,
+    /// What this kind's texts are compressed against.
+    dictionary: Dictionary,
     /// Where this kind's fences are looked up: `(group, kind)`.
     group_kind: (String, String),
     fences: Arc<Mutex<Fences>>,
@@ -143,84 +166,151 @@ impl Store {
         let (group, kind) = &self.group_kind;
         (group.clone(), kind.clone(), namespace.to_string())
     }
+
+    /// A watched object as this store keeps it; done before the store's lock is taken,
+    /// so reads wait only for the insert.
+    fn keep(&self, watched: &Watched) -> (KeptText, Version) {
+        (
+            KeptText::new(watched.text.get(), &self.dictionary),
+            Version::new(
+                watched
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .unwrap_or_default(),
+            ),
+        )
+    }
 }
 
 #[derive(Default)]
 struct StoreState {
     /// The watch's listing is in and it has not failed since (or delivered since).
     synced: bool,
-    objects: HashMap<Name, Kept>,
-    /// `(namespace, cluster)` -> names of the objects it owns.
-    by_cluster: HashMap<Name, BTreeSet<String>>,
+    objects: Objects,
     /// A listing being taken.
-    listing: Option<HashMap<Name, Kept>>,
+    listing: Option<Objects>,
 }
 
-impl StoreState {
-    fn insert(&mut self, name: Name, kept: Kept) {
-        self.unindex(&name);
-        self.by_cluster
-            .entry((name.0.clone(), kept.cluster.clone()))
+/// Kept objects by namespace. Namespace, name and Cluster strings are each kept once,
+/// shared by the objects and the index: a thousand Clusters' objects are tens of
+/// thousands of entries, and their strings were as much as their compressed text.
+#[derive(Default)]
+struct Objects(HashMap<Arc<str>, Namespace>);
+
+#[derive(Default)]
+struct Namespace {
+    objects: HashMap<Arc<str>, Kept>,
+    /// Cluster -> the names of the objects it owns.
+    by_cluster: HashMap<Arc<str>, BTreeSet<Arc<str>>>,
+}
+
+impl Objects {
+    fn get(&self, namespace: &str, name: &str) -> Option<&Kept> {
+        self.0.get(namespace)?.objects.get(name)
+    }
+
+    /// The objects `cluster` owns in `namespace`, by name.
+    fn owned<'a>(&'a self, namespace: &str, cluster: &str) -> impl Iterator<Item = &'a Kept> {
+        let namespace = self.0.get(namespace);
+        namespace
+            .and_then(|ns| ns.by_cluster.get(cluster))
+            .into_iter()
+            .flatten()
+            .filter_map(move |name| namespace?.objects.get(name))
+    }
+
+    fn insert(&mut self, watched: &Watched, text: KeptText, version: Version) {
+        if !self.0.contains_key(watched.namespace.as_str()) {
+            self.0
+                .insert(watched.namespace.as_str().into(), Namespace::default());
+        }
+        let Some(ns) = self.0.get_mut(watched.namespace.as_str()) else {
+            return;
+        };
+        let name: Arc<str> = match ns.objects.get_key_value(watched.name.as_str()) {
+            Some((name, _)) => name.clone(),
+            None => watched.name.as_str().into(),
+        };
+        ns.unindex(&name);
+        let cluster: Arc<str> = match ns.by_cluster.get_key_value(watched.cluster.as_str()) {
+            Some((cluster, _)) => cluster.clone(),
+            None => watched.cluster.as_str().into(),
+        };
+        ns.by_cluster
+            .entry(cluster.clone())
             .or_default()
-            .insert(name.1.clone());
-        self.objects.insert(name, kept);
+            .insert(name.clone());
+        ns.objects.insert(
+            name,
+            Kept {
+                text,
+                version,
+                cluster,
+            },
+        );
     }
 
-    fn remove(&mut self, name: &Name) {
-        self.unindex(name);
-        self.objects.remove(name);
+    fn remove(&mut self, namespace: &str, name: &str) {
+        let Some(ns) = self.0.get_mut(namespace) else {
+            return;
+        };
+        ns.unindex(name);
+        ns.objects.remove(name);
+        if ns.objects.is_empty() {
+            self.0.remove(namespace);
+        }
     }
+}
 
-    fn unindex(&mut self, name: &Name) {
+impl Namespace {
+    fn unindex(&mut self, name: &str) {
         let Some(old) = self.objects.get(name) else {
             return;
         };
-        let key = (name.0.clone(), old.cluster.clone());
-        if let Some(names) = self.by_cluster.get_mut(&key) {
-            names.remove(&name.1);
+        if let Some(names) = self.by_cluster.get_mut(&old.cluster) {
+            names.remove(name);
             if names.is_empty() {
-                self.by_cluster.remove(&key);
+                let cluster = old.cluster.clone();
+                self.by_cluster.remove(&cluster);
             }
-        }
-    }
-
-    fn replace_all(&mut self, objects: HashMap<Name, Kept>) {
-        self.objects.clear();
-        self.by_cluster.clear();
-        for (name, kept) in objects {
-            self.insert(name, kept);
         }
     }
 }
 
 impl crate::watched::Fed<Watched> for Store {
     fn event(&self, event: Event<Watched>) {
+        let kept = match &event {
+            Event::InitApply(watched) | Event::Apply(watched) => Some(self.keep(watched)),
+            _ => None,
+        };
         let Ok(mut state) = self.state.write() else {
             return;
         };
         let state = &mut *state;
-        match event {
-            Event::Init => state.listing = Some(HashMap::new()),
-            Event::InitApply(watched) => {
-                let (name, kept) = watched.into_kept(&self.shared);
-                state.listing.get_or_insert_default().insert(name, kept);
+        match (event, kept) {
+            (Event::Init, _) => state.listing = Some(Objects::default()),
+            (Event::InitApply(watched), Some((text, version))) => {
+                state
+                    .listing
+                    .get_or_insert_default()
+                    .insert(&watched, text, version);
             }
-            Event::InitDone => {
-                let listed = state.listing.take().unwrap_or_default();
-                state.replace_all(listed);
+            (Event::InitDone, _) => {
+                state.objects = state.listing.take().unwrap_or_default();
                 state.synced = true;
             }
-            Event::Apply(watched) => {
-                let (name, kept) = watched.into_kept(&self.shared);
-                state.insert(name.clone(), kept);
+            (Event::Apply(watched), Some((text, version))) => {
+                state.objects.insert(&watched, text, version);
                 state.synced = state.listing.is_none();
-                self.clear_reached(state, &name.0, &name.1);
+                self.clear_reached(state, &watched.namespace, &watched.name);
             }
-            Event::Delete(watched) => {
-                state.remove(&watched.name);
+            (Event::Delete(watched), _) => {
+                state.objects.remove(&watched.namespace, &watched.name);
                 state.synced = state.listing.is_none();
-                self.clear_reached(state, &watched.name.0, &watched.name.1);
+                self.clear_reached(state, &watched.namespace, &watched.name);
             }
+            (Event::InitApply(_) | Event::Apply(_), None) => {}
         }
     }
 
@@ -299,10 +389,10 @@ impl Fences {
         let Some(fence) = self.by_name.get(&(place.clone(), name.to_string())) else {
             return false;
         };
-        let kept = state.objects.get(&(place.2.clone(), name.to_string()));
+        let kept = state.objects.get(&place.2, name);
         let reached = match (&fence.resource_version, kept) {
             (None, kept) => kept.is_none(),
-            (Some(wanted), Some(kept)) => reached(&kept.resource_version, wanted),
+            (Some(wanted), Some(kept)) => kept.version.reached(wanted),
             (Some(_), None) => false,
         };
         if reached || now.duration_since(fence.set) >= FENCE_TTL {
@@ -329,15 +419,6 @@ impl Fences {
             held |= self.holds(place, &name, state, now);
         }
         held
-    }
-}
-
-/// Whether a cache at `have` has reached `wanted`: numerically when both are numbers
-/// (as every API server's resourceVersions are), otherwise only when equal.
-fn reached(have: &str, wanted: &str) -> bool {
-    match (have.parse::<u64>(), wanted.parse::<u64>()) {
-        (Ok(have), Ok(wanted)) => have >= wanted,
-        _ => have == wanted,
     }
 }
 
@@ -467,7 +548,7 @@ impl OwnedCache {
             }
             let store = Arc::new(Store {
                 state: RwLock::default(),
-                shared: held.shared.clone(),
+                dictionary: Dictionary::default(),
                 group_kind: (group, kind.to_string()),
                 fences: held.fences.clone(),
                 alone: alone.into(),
@@ -510,9 +591,7 @@ impl OwnedCache {
         if !state.synced {
             return None;
         }
-        let kept = state
-            .objects
-            .get(&(namespace.to_string(), name.to_string()))?;
+        let kept = state.objects.get(namespace, name)?;
         let place = store.place(namespace);
         if store
             .fences
@@ -522,7 +601,7 @@ impl OwnedCache {
         {
             return None;
         }
-        serde_json::from_str(&kept.text.whole()).ok()
+        serde_json::from_str(&kept.text.whole()?).ok()
     }
 
     /// The objects of `kind` in `namespace` that `cluster` owns and that carry every
@@ -551,15 +630,9 @@ impl OwnedCache {
         {
             return None;
         }
-        let names = state
-            .by_cluster
-            .get(&(namespace.to_string(), cluster.to_string()));
         let mut out = Vec::new();
-        for name in names.into_iter().flatten() {
-            let Some(kept) = state.objects.get(&(namespace.to_string(), name.clone())) else {
-                continue;
-            };
-            let object: Value = serde_json::from_str(&kept.text.whole()).ok()?;
+        for kept in state.objects.owned(namespace, cluster) {
+            let object: Value = serde_json::from_str(&kept.text.whole()?).ok()?;
             let carries = labels.iter().all(|(key, value)| {
                 object
                     .at(&["metadata", "labels", key])
@@ -578,46 +651,35 @@ impl OwnedCache {
 /// metadata the cache indexes it by.
 #[derive(Clone, Debug)]
 struct Watched {
+    /// Its resourceVersion only (what the watcher reads).
     metadata: ObjectMeta,
-    name: Name,
+    namespace: String,
+    name: String,
     cluster: String,
     text: Box<RawValue>,
 }
 
-impl Watched {
-    fn into_kept(self, shared: &Shared) -> (Name, Kept) {
-        (
-            self.name,
-            Kept {
-                text: KeptText::new(self.text.get(), shared),
-                resource_version: self.metadata.resource_version.unwrap_or_default(),
-                cluster: self.cluster,
-            },
-        )
-    }
-}
-
-/// What is read of a watched object's text besides keeping it.
+/// What is read of a watched object's text besides keeping it, borrowed from it.
 #[derive(Deserialize)]
-struct Head {
-    #[serde(default, rename = "apiVersion")]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    metadata: HeadMetadata,
+struct Head<'a> {
+    #[serde(default, borrow, rename = "apiVersion")]
+    api_version: Cow<'a, str>,
+    #[serde(default, borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    metadata: HeadMetadata<'a>,
 }
 
 #[derive(Default, Deserialize)]
-struct HeadMetadata {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    namespace: String,
+struct HeadMetadata<'a> {
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    namespace: Cow<'a, str>,
     #[serde(default, rename = "resourceVersion")]
     resource_version: Option<String>,
-    #[serde(default)]
-    labels: Option<HashMap<String, Value>>,
+    #[serde(default, borrow)]
+    labels: Option<HashMap<Cow<'a, str>, &'a RawValue>>,
 }
 
 impl<'de> Deserialize<'de> for Watched {
@@ -626,21 +688,21 @@ impl<'de> Deserialize<'de> for Watched {
         let head: Head = serde_json::from_str(text.get()).map_err(D::Error::custom)?;
         let meta = head.metadata;
         let cluster = if is_cluster(&head.api_version, &head.kind) {
-            meta.name.clone()
+            meta.name.to_string()
         } else {
             meta.labels
                 .as_ref()
                 .and_then(|labels| labels.get(CLUSTER_NAME_LABEL))
-                .and_then(Value::as_str)
+                .and_then(|value| serde_json::from_str::<String>(value.get()).ok())
                 .unwrap_or_default()
-                .to_string()
         };
         Ok(Watched {
             metadata: ObjectMeta {
                 resource_version: meta.resource_version,
                 ..ObjectMeta::default()
             },
-            name: (meta.namespace, meta.name),
+            namespace: meta.namespace.into_owned(),
+            name: meta.name.into_owned(),
             cluster,
             text,
         })
@@ -653,11 +715,27 @@ crate::dynamic_resource!(Watched);
 mod tests {
     use super::*;
 
-    fn kept(resource_version: &str, cluster: &str) -> Kept {
-        Kept {
-            text: KeptText::new("{}", &Shared::default()),
-            resource_version: resource_version.to_string(),
-            cluster: cluster.to_string(),
+    fn watched(namespace: &str, name: &str, rv: &str, cluster: &str) -> Watched {
+        serde_json::from_str(&format!(
+            r#"{{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineDeployment","metadata":{{"name":"{name}","namespace":"{namespace}","resourceVersion":"{rv}","labels":{{"cluster.x-k8s.io/cluster-name":"{cluster}"}}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    /// Keeps `namespace/name` at `rv`, owned by `cluster`.
+    fn put(state: &mut StoreState, namespace: &str, name: &str, rv: &str, cluster: &str) {
+        let watched = watched(namespace, name, rv, cluster);
+        let text = KeptText::new(watched.text.get(), &Dictionary::default());
+        state.objects.insert(&watched, text, Version::new(rv));
+    }
+
+    fn store(fences: &Arc<Mutex<Fences>>) -> Store {
+        Store {
+            state: RwLock::default(),
+            dictionary: Dictionary::default(),
+            group_kind: ("cluster.x-k8s.io".into(), "MachineDeployment".into()),
+            fences: fences.clone(),
+            alone: true.into(),
         }
     }
 
@@ -671,19 +749,22 @@ mod tests {
 
     #[test]
     fn resource_versions_compare_as_numbers_when_they_are() {
+        let reached = |have: &str, wanted: &str| Version::new(have).reached(wanted);
         assert!(reached("10", "9"));
         assert!(reached("10", "10"));
         assert!(!reached("9", "10"));
         assert!(reached("abc", "abc"));
         assert!(!reached("abd", "abc"));
         assert!(!reached("10", "x"));
+        assert!(!reached("x", "10"));
+        assert!(reached("007", "7"), "as numbers");
     }
 
     #[test]
     fn a_fence_holds_reads_until_the_cache_reaches_its_version() {
         let now = Instant::now();
         let mut state = StoreState::default();
-        state.insert(("ns".into(), "md".into()), kept("5", "c"));
+        put(&mut state, "ns", "md", "5", "c");
         let mut fences = Fences::default();
         let fence = |rv: Option<&str>| Fence {
             cluster: "c".into(),
@@ -696,14 +777,14 @@ mod tests {
         // Another Cluster's objects, another namespace: not held.
         assert!(!fences.holds_cluster(&at("ns"), "other", &state, now));
         assert!(!fences.holds_cluster(&at("elsewhere"), "c", &state, now));
-        state.insert(("ns".into(), "md".into()), kept("7", "c"));
+        put(&mut state, "ns", "md", "7", "c");
         assert!(!fences.holds_cluster(&at("ns"), "c", &state, now));
         assert!(fences.by_name.is_empty() && fences.by_cluster.is_empty());
 
         // A deletion holds until the object is gone.
         fences.set(at("ns"), "md", fence(None));
         assert!(fences.holds(&at("ns"), "md", &state, now));
-        state.remove(&("ns".into(), "md".into()));
+        state.objects.remove("ns", "md");
         assert!(!fences.holds(&at("ns"), "md", &state, now));
 
         // A version the cache never reaches is given up on after FENCE_TTL.
@@ -741,19 +822,8 @@ mod tests {
     fn a_fence_goes_as_the_watch_delivers_its_version_when_one_store_keeps_the_kind() {
         use crate::watched::Fed;
         let fences = Arc::new(Mutex::new(Fences::default()));
-        let store = Store {
-            state: RwLock::default(),
-            shared: Arc::default(),
-            group_kind: ("cluster.x-k8s.io".into(), "MachineDeployment".into()),
-            fences: fences.clone(),
-            alone: true.into(),
-        };
-        let md = |rv: &str| {
-            serde_json::from_str::<Watched>(&format!(
-                r#"{{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineDeployment","metadata":{{"name":"md","namespace":"ns","resourceVersion":"{rv}","labels":{{"cluster.x-k8s.io/cluster-name":"c"}}}}}}"#
-            ))
-            .unwrap()
-        };
+        let store = store(&fences);
+        let md = |rv: &str| watched("ns", "md", rv, "c");
         let fence = |rv: &str| Fence {
             cluster: "c".into(),
             resource_version: Some(rv.into()),
@@ -778,34 +848,93 @@ mod tests {
     #[test]
     fn the_cluster_index_follows_label_changes_and_removals() {
         let mut state = StoreState::default();
-        let name: Name = ("ns".into(), "x".into());
-        state.insert(name.clone(), kept("1", "a"));
-        state.insert(name.clone(), kept("2", "b"));
-        assert!(!state.by_cluster.contains_key(&("ns".into(), "a".into())));
+        put(&mut state, "ns", "x", "1", "a");
+        put(&mut state, "ns", "y", "1", "b");
+        put(&mut state, "ns", "x", "2", "b");
+        let owned = |state: &StoreState, cluster: &str| -> Vec<Version> {
+            state
+                .objects
+                .owned("ns", cluster)
+                .map(|kept| kept.version.clone())
+                .collect()
+        };
+        assert!(owned(&state, "a").is_empty());
         assert_eq!(
-            state.by_cluster.get(&("ns".into(), "b".into())),
-            Some(&BTreeSet::from(["x".to_string()]))
+            owned(&state, "b"),
+            [Version::Number(2), Version::Number(1)],
+            "x, then y"
         );
-        state.remove(&name);
-        assert!(state.by_cluster.is_empty() && state.objects.is_empty());
+        let ns = &state.objects.0["ns"];
+        assert_eq!(ns.by_cluster.len(), 1, "a's entry gone");
+        let (x, y) = (&ns.objects["x"], &ns.objects["y"]);
+        assert!(Arc::ptr_eq(&x.cluster, &y.cluster), "one copy of b");
+        state.objects.remove("ns", "x");
+        state.objects.remove("ns", "y");
+        assert!(
+            state.objects.0.is_empty(),
+            "the namespace goes with its objects"
+        );
     }
 
     #[test]
     fn watched_objects_keep_their_text_and_index_by_cluster() {
-        let text = r#"{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachineDeployment","metadata":{"name":"md","namespace":"ns","resourceVersion":"12","labels":{"cluster.x-k8s.io/cluster-name":"c"}},"spec":{"replicas":3}}"#;
+        let fences = Arc::new(Mutex::new(Fences::default()));
+        let store = store(&fences);
+        let text = r#"{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachineDeployment","metadata":{"name":"md","namespace":"ns","resourceVersion":"12","labels":{"cluster.x-k8s.io/cluster-name":"c","x":"y"},"managedFields":[{"manager":"m","time":"2026-01-01T00:00:00Z","fieldsV1":{"f:spec":{}}}]},"spec":{"replicas":3}}"#;
         let watched: Watched = serde_json::from_str(text).unwrap();
-        let (name, kept) = watched.into_kept(&Shared::default());
-        assert_eq!(name, ("ns".to_string(), "md".to_string()));
         assert_eq!(
-            (kept.resource_version.as_str(), kept.cluster.as_str()),
-            ("12", "c")
+            (
+                watched.namespace.as_str(),
+                watched.name.as_str(),
+                watched.cluster.as_str()
+            ),
+            ("ns", "md", "c")
         );
-        assert_eq!(kept.text.whole(), text);
+        let (kept, version) = store.keep(&watched);
+        assert_eq!(version, Version::Number(12));
+        assert_eq!(kept.whole().as_deref(), Some(text));
 
-        let cluster = r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"c","namespace":"ns"}}"#;
-        let (_, kept) = serde_json::from_str::<Watched>(cluster)
-            .unwrap()
-            .into_kept(&Shared::default());
-        assert_eq!(kept.cluster, "c");
+        // A Cluster is its own; an escaped name reads as its value.
+        let cluster = r#"{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"c\u002d1","namespace":"ns"}}"#;
+        let watched: Watched = serde_json::from_str(cluster).unwrap();
+        assert_eq!(
+            (watched.name.as_str(), watched.cluster.as_str()),
+            ("c-1", "c-1")
+        );
+        let (kept, version) = store.keep(&watched);
+        assert_eq!(version, Version::Text("".into()));
+        assert_eq!(kept.whole().as_deref(), Some(cluster));
+    }
+
+    #[test]
+    fn a_listing_replaces_what_was_kept_and_reads_see_it_whole() {
+        use crate::watched::Fed;
+        let fences = Arc::new(Mutex::new(Fences::default()));
+        let store = store(&fences);
+        store.event(Event::Apply(watched("ns", "gone", "1", "c")));
+        store.event(Event::Init);
+        store.event(Event::InitApply(watched("ns", "a", "2", "c")));
+        store.event(Event::InitApply(watched("ns", "b", "3", "c")));
+        {
+            let state = store.state.read().unwrap();
+            assert!(
+                state.objects.get("ns", "gone").is_some(),
+                "the old until done"
+            );
+        }
+        store.event(Event::InitDone);
+        let state = store.state.read().unwrap();
+        assert!(state.synced);
+        assert!(state.objects.get("ns", "gone").is_none());
+        let texts: Vec<String> = state
+            .objects
+            .owned("ns", "c")
+            .filter_map(|kept| kept.text.whole())
+            .collect();
+        assert_eq!(
+            texts,
+            [watched("ns", "a", "2", "c"), watched("ns", "b", "3", "c")]
+                .map(|w| w.text.get().to_string())
+        );
     }
 }
