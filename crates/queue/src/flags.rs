@@ -58,9 +58,11 @@ impl QueueArgs {
         if self.redis == MEMORY {
             return Ok(Connected::Memory(MemoryQueue::new(config)));
         }
-        RedisQueue::connect(&self.redis, &self.redis_prefix, self.redis_shards, config)
-            .await
-            .map(|queue| Connected::Redis(queue.with_shard_by(self.redis_shard_by)))
+        let queue = RedisQueue::connect(&self.redis, &self.redis_prefix, self.redis_shards, config)
+            .await?
+            .with_shard_by(self.redis_shard_by);
+        queue.claim_layout().await?;
+        Ok(Connected::Redis(queue))
     }
 }
 

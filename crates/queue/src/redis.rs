@@ -23,6 +23,10 @@
 //!
 //! Every transition is one Lua script (`src/redis/scripts.rs`), with Redis's clock, so
 //! appliers' clocks do not matter. See docs/decisions/0011-job-queue.md.
+//!
+//! `<p>:layout` records the shard count and what picks a shard, as the first process
+//! to claim it ([`RedisQueue::claim_layout`]) had them; a process with another layout
+//! is refused, so no key is ever held in two shards at once (decision 0039).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -203,7 +207,8 @@ impl ConnectionLike for Connection {
 
 /// What a key's shard is hashed from. Every process sharing a queue must agree, as on
 /// the shard count: changing either moves keys to other shards, so drain the queue
-/// (stop what enqueues, let the appliers finish) before restarting with new values.
+/// (stop what enqueues, let the appliers finish) before restarting with new values
+/// ([`RedisQueue::claim_layout`] refuses a process that disagrees).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ShardBy {
     /// The whole Cluster key: keys spread evenly; preferences are not followed.
@@ -249,6 +254,8 @@ pub struct RedisQueue {
     waker: Option<tokio::sync::Mutex<ConnectionManager>>,
     shards: Vec<Shard>,
     shard_by: ShardBy,
+    /// `<prefix>:layout`.
+    layout_key: String,
     config: QueueConfig,
     poll: Duration,
     next_shard: AtomicUsize,
@@ -325,6 +332,7 @@ impl RedisQueue {
             waker,
             shards: (0..shards).map(|index| Shard::new(prefix, index)).collect(),
             shard_by: ShardBy::default(),
+            layout_key: format!("{prefix}:layout"),
             config,
             poll,
             next_shard: AtomicUsize::new(0),
@@ -356,6 +364,61 @@ impl RedisQueue {
     pub fn with_shard_by(mut self, shard_by: ShardBy) -> RedisQueue {
         self.shard_by = shard_by;
         self
+    }
+
+    /// This queue's layout, as `<prefix>:layout` records it: `4 shards by cluster`.
+    pub fn layout(&self) -> String {
+        let by = match self.shard_by {
+            ShardBy::Cluster => "cluster",
+            ShardBy::ManagementCluster => "management-cluster",
+        };
+        format!("{} shards by {by}", self.shards.len())
+    }
+
+    /// Records this queue's layout under `<prefix>:layout` if none is recorded, and
+    /// fails, changing nothing, if another is: processes sharing a queue must agree on
+    /// where each key waits, or one Cluster could be held in two shards at once. A
+    /// queue that is laid out anew is drained first; then the key is deleted and every
+    /// process restarted with the new values.
+    pub async fn claim_layout(&self) -> Result<(), QueueError> {
+        let mine = self.layout();
+        let mut conn = self.conn.clone();
+        // SET NX, then GET: `SET NX GET` needs Redis 7, and a key deleted in between is
+        // claimed on the next try.
+        for _ in 0..3 {
+            let set: Value = ::redis::cmd("SET")
+                .arg(&self.layout_key)
+                .arg(&mine)
+                .arg("NX")
+                .query_async(&mut conn)
+                .await
+                .map_err(backend)?;
+            if !matches!(set, Value::Nil) {
+                return Ok(());
+            }
+            let recorded: Option<String> = ::redis::cmd("GET")
+                .arg(&self.layout_key)
+                .query_async(&mut conn)
+                .await
+                .map_err(backend)?;
+            match recorded {
+                Some(recorded) if recorded == mine => return Ok(()),
+                Some(recorded) => {
+                    return Err(QueueError::Backend(format!(
+                        "the queue is laid out in {recorded} ({key}), this process in {mine}: \
+                         give every process the same --redis-shards and --redis-shard-by, or \
+                         drain the queue, delete {key} and restart every process with the new \
+                         values",
+                        key = self.layout_key
+                    )));
+                }
+                None => continue,
+            }
+        }
+        Err(QueueError::Backend(format!(
+            "{} kept disappearing while it was claimed",
+            self.layout_key
+        )))
     }
 
     async fn create_group(&self, shard: &Shard) -> Result<(), QueueError> {

@@ -895,6 +895,90 @@ async fn redis_by_cluster_ignores_preferences() {
     assert_eq!(job.map(|j| j.key), Some("mc-b/ns/x".to_string()));
 }
 
+/// Processes sharing a queue (the appliers, the gateway) connect through `QueueArgs`:
+/// the first records the layout, one that disagrees is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn processes_sharing_a_queue_must_agree_on_its_layout() {
+    use topograph_queue::flags::QueueArgs;
+    let single = single(&["--appendonly", "no"]);
+    let args = |prefix: &str, shards: usize, by: ShardBy| QueueArgs {
+        redis: single.server.url(),
+        redis_prefix: prefix.to_string(),
+        redis_shards: shards,
+        redis_shard_by: by,
+    };
+    let refusal = |args: QueueArgs| async move {
+        match args.connect(config()).await {
+            Ok(_) => panic!("{args:?} was let in"),
+            Err(e) => e.to_string(),
+        }
+    };
+    args("laid", 3, ShardBy::Cluster)
+        .connect(config())
+        .await
+        .expect("the first records its layout");
+    args("laid", 3, ShardBy::Cluster)
+        .connect(config())
+        .await
+        .expect("one like it joins");
+    for other in [
+        args("laid", 4, ShardBy::Cluster),
+        args("laid", 3, ShardBy::ManagementCluster),
+    ] {
+        let error = refusal(other).await;
+        assert!(
+            error.contains("laid out in 3 shards by cluster (laid:layout)"),
+            "{error}"
+        );
+    }
+    // Another prefix is another queue.
+    args("other", 4, ShardBy::ManagementCluster)
+        .connect(config())
+        .await
+        .expect("another queue");
+    // Drained and laid out anew: with the record gone, the next layout is recorded.
+    assert_eq!(command(single.server.port, "DEL laid:layout"), ":1");
+    args("laid", 16, ShardBy::ManagementCluster)
+        .connect(config())
+        .await
+        .expect("laid out anew");
+    let error = refusal(args("laid", 3, ShardBy::Cluster)).await;
+    assert!(error.contains("16 shards by management-cluster"), "{error}");
+    assert_eq!(
+        command(single.server.port, "GET laid:layout"),
+        "$31\r\n16 shards by management-cluster"
+    );
+}
+
+/// One inline command's first reply line(s), as Redis sends them (`:1`, `$n\r\n…`).
+fn command(port: u16, line: &str) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    stream
+        .write_all(format!("{line}\r\n").as_bytes())
+        .expect("send");
+    // A bulk string is a length line and the text; any other reply one line.
+    let lines = |reply: &[u8]| reply.windows(2).filter(|w| *w == b"\r\n").count();
+    let wanted = |reply: &[u8]| {
+        if reply.starts_with(b"$") && !reply.starts_with(b"$-") {
+            2
+        } else {
+            1
+        }
+    };
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 256];
+    while reply.is_empty() || lines(&reply) < wanted(&reply) {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&reply).trim_end().to_string()
+}
+
 async fn by_management_cluster(url: &str, prefix: &str, shards: usize) -> Arc<RedisQueue> {
     let queue = RedisQueue::connect(url, prefix, shards, config())
         .await
