@@ -54,6 +54,11 @@ fn poorly(packed: usize, len: usize) -> bool {
 }
 
 impl Dictionary {
+    /// How long the current dictionary is.
+    pub(crate) fn len(&self) -> usize {
+        self.texts().current.as_ref().map_or(0, |d| d.len())
+    }
+
     fn texts(&self) -> std::sync::MutexGuard<'_, Texts> {
         // Changes are whole, so a lock poisoned by a panic elsewhere is still good.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -116,8 +121,7 @@ impl KeptText {
     }
 
     /// The bytes this text holds of its own (its dictionary not counted).
-    #[cfg(test)]
-    fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         self.packed.len()
     }
 }

@@ -196,7 +196,26 @@ struct StoreState {
 /// shared by the objects and the index: a thousand Clusters' objects are tens of
 /// thousands of entries, and their strings were as much as their compressed text.
 #[derive(Default)]
-struct Objects(HashMap<Arc<str>, Namespace>);
+struct Objects {
+    by_namespace: HashMap<Arc<str>, Namespace>,
+    /// How many objects, and the bytes of their texts.
+    size: CacheSize,
+}
+
+/// What a cache keeps: its objects, and the bytes of their compressed texts and of the
+/// stores' current dictionaries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheSize {
+    pub objects: usize,
+    pub bytes: usize,
+}
+
+impl std::ops::AddAssign for CacheSize {
+    fn add_assign(&mut self, other: CacheSize) {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+    }
+}
 
 #[derive(Default)]
 struct Namespace {
@@ -207,12 +226,12 @@ struct Namespace {
 
 impl Objects {
     fn get(&self, namespace: &str, name: &str) -> Option<&Kept> {
-        self.0.get(namespace)?.objects.get(name)
+        self.by_namespace.get(namespace)?.objects.get(name)
     }
 
     /// The objects `cluster` owns in `namespace`, by name.
     fn owned<'a>(&'a self, namespace: &str, cluster: &str) -> impl Iterator<Item = &'a Kept> {
-        let namespace = self.0.get(namespace);
+        let namespace = self.by_namespace.get(namespace);
         namespace
             .and_then(|ns| ns.by_cluster.get(cluster))
             .into_iter()
@@ -221,11 +240,11 @@ impl Objects {
     }
 
     fn insert(&mut self, watched: &Watched, text: KeptText, version: Version) {
-        if !self.0.contains_key(watched.namespace.as_str()) {
-            self.0
+        if !self.by_namespace.contains_key(watched.namespace.as_str()) {
+            self.by_namespace
                 .insert(watched.namespace.as_str().into(), Namespace::default());
         }
-        let Some(ns) = self.0.get_mut(watched.namespace.as_str()) else {
+        let Some(ns) = self.by_namespace.get_mut(watched.namespace.as_str()) else {
             return;
         };
         let name: Arc<str> = match ns.objects.get_key_value(watched.name.as_str()) {
@@ -241,7 +260,9 @@ impl Objects {
             .entry(cluster.clone())
             .or_default()
             .insert(name.clone());
-        ns.objects.insert(
+        self.size.objects += 1;
+        self.size.bytes += text.size();
+        let old = ns.objects.insert(
             name,
             Kept {
                 text,
@@ -249,16 +270,23 @@ impl Objects {
                 cluster,
             },
         );
+        if let Some(old) = old {
+            self.size.objects -= 1;
+            self.size.bytes -= old.text.size();
+        }
     }
 
     fn remove(&mut self, namespace: &str, name: &str) {
-        let Some(ns) = self.0.get_mut(namespace) else {
+        let Some(ns) = self.by_namespace.get_mut(namespace) else {
             return;
         };
         ns.unindex(name);
-        ns.objects.remove(name);
+        if let Some(old) = ns.objects.remove(name) {
+            self.size.objects -= 1;
+            self.size.bytes -= old.text.size();
+        }
         if ns.objects.is_empty() {
-            self.0.remove(namespace);
+            self.by_namespace.remove(namespace);
         }
     }
 }
@@ -513,6 +541,25 @@ impl OwnedCache {
             // Already reached (the cache's watch was first): cleared at once.
             fences.holds(&place, name, &state, now);
         }
+    }
+
+    /// What the cache keeps now (nothing while not held).
+    pub fn size(&self) -> CacheSize {
+        let mut size = CacheSize::default();
+        let Some(held) = self.held() else {
+            return size;
+        };
+        let stores: Vec<Arc<Store>> = match held.stores.lock() {
+            Ok(stores) => stores.values().cloned().collect(),
+            Err(_) => return size,
+        };
+        for store in stores {
+            if let Ok(state) = store.state.read() {
+                size += state.objects.size;
+            }
+            size.bytes += store.dictionary.len();
+        }
+        size
     }
 
     /// How many fences wait for their watch (for tests and metrics).
@@ -864,16 +911,21 @@ mod tests {
             [Version::Number(2), Version::Number(1)],
             "x, then y"
         );
-        let ns = &state.objects.0["ns"];
+        let ns = &state.objects.by_namespace["ns"];
         assert_eq!(ns.by_cluster.len(), 1, "a's entry gone");
         let (x, y) = (&ns.objects["x"], &ns.objects["y"]);
         assert!(Arc::ptr_eq(&x.cluster, &y.cluster), "one copy of b");
+        assert_eq!(state.objects.size.objects, 2, "x replaced, not added");
+        let bytes = x.text.size() + y.text.size();
+        assert_eq!(state.objects.size.bytes, bytes);
         state.objects.remove("ns", "x");
         state.objects.remove("ns", "y");
+        state.objects.remove("ns", "never");
         assert!(
-            state.objects.0.is_empty(),
+            state.objects.by_namespace.is_empty(),
             "the namespace goes with its objects"
         );
+        assert_eq!(state.objects.size, CacheSize::default());
     }
 
     #[test]

@@ -235,6 +235,19 @@ impl Registry {
         any.then_some(held)
     }
 
+    /// What the owned-object caches of every management cluster keep together.
+    pub fn owned_cache_size(&self) -> crate::owned_cache::CacheSize {
+        let mut size = crate::owned_cache::CacheSize::default();
+        if let Ok(clusters) = self.clusters.read() {
+            for entry in clusters.values() {
+                if let Some(cache) = entry.api.owned_cache() {
+                    size += cache.size();
+                }
+            }
+        }
+        size
+    }
+
     /// Re-reads the sources. A kubeconfig that cannot be read or used is logged and
     /// left out (its management cluster, if it was there, stays with its old client);
     /// so is everything a source named when that source cannot be read at all.

@@ -103,14 +103,18 @@ async fn a_held_cache_answers_reads_and_a_clusters_lists_without_requests() {
     assert_eq!(list(&api, "prod", &[]).await, ["c"]);
     assert_eq!(list(&api, "none", &[]).await, Vec::<String>::new());
     assert_eq!(reads(&server), before, "all answered by the cache");
+    let size = api.owned_cache().unwrap().size();
+    assert_eq!(size.objects, 3, "{size:?}");
+    assert!(size.bytes > 0, "{size:?}");
 
     // Not found is never answered from the cache.
     let before = reads(&server);
     assert_eq!(get(&api, "absent").await, None);
     assert_eq!(reads(&server), (before.0 + 1, before.1));
 
-    // Released: live again.
+    // Released: live again, and nothing kept.
     api.owned_cache().unwrap().hold(false);
+    assert_eq!(api.owned_cache().unwrap().size().objects, 0);
     let before = reads(&server);
     assert_eq!(data(&get(&api, "a").await), Some("a"));
     assert_eq!(reads(&server), (before.0 + 1, before.1));

@@ -168,6 +168,8 @@ pub struct Metrics {
     pub render_duration: Family<RenderLabels, Histogram>,
     /// Management clusters this process watches (holds the watch lease of).
     pub watches_held: Gauge,
+    owned_cache_objects: Gauge,
+    owned_cache_bytes: Gauge,
     queue_depth: Gauge,
     queue_delayed: Gauge,
     queue_in_flight: Gauge,
@@ -258,6 +260,18 @@ impl Metrics {
             "Management clusters this applier watches (their watch leases held)",
             Gauge::default(),
         );
+        let owned_cache_objects = registered(
+            &mut registry,
+            "owned_cache_objects",
+            "Objects kept in the owned-object caches of the management clusters this applier watches",
+            Gauge::default(),
+        );
+        let owned_cache_bytes = registered(
+            &mut registry,
+            "owned_cache_bytes",
+            "Bytes of the owned-object caches' compressed texts and dictionaries",
+            Gauge::default(),
+        );
         let queue_depth = registered(
             &mut registry,
             "queue_depth",
@@ -299,6 +313,8 @@ impl Metrics {
             watch_lag,
             render_duration,
             watches_held,
+            owned_cache_objects,
+            owned_cache_bytes,
             queue_depth,
             queue_delayed,
             queue_in_flight,
@@ -328,6 +344,13 @@ impl Metrics {
         self.queue_oldest_seconds
             .set(stats.oldest_age.as_secs_f64());
         self.queue_retries.set(clamp(stats.retries));
+    }
+
+    /// Publishes the owned-object caches' gauges.
+    pub fn owned_caches(&self, size: topograph_management::owned_cache::CacheSize) {
+        let clamp = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+        self.owned_cache_objects.set(clamp(size.objects));
+        self.owned_cache_bytes.set(clamp(size.bytes));
     }
 
     /// The OpenMetrics text.

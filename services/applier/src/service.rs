@@ -83,12 +83,14 @@ pub async fn run<Q: Queue, L: Lease>(
     let gauges = {
         let queue = queue.clone();
         let metrics = metrics.clone();
+        let registry = registry.clone();
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
             loop {
                 if let Ok(stats) = queue.stats().await {
                     metrics.queue(&stats);
                 }
+                metrics.owned_caches(registry.owned_cache_size());
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(2)) => {}
                     _ = shutdown.changed() => return,
