@@ -205,6 +205,16 @@ fn loadgen_fleet_with_owned_caches_reads_converged_clusters_from_them() {
         gets(&cached) < gets(&live) / 2.0 && lists(&cached) < lists(&live) / 2.0,
         "{live}\n{cached}"
     );
+    // The caches hold every Cluster's own objects (each of the 40 Clusters has more
+    // than five: itself, its infrastructure cluster, control plane, templates,
+    // MachineDeployments...); live, nothing is kept.
+    let cached_objects = |report: &Value| report["owned_caches"]["objects"].as_f64().unwrap();
+    assert!(cached_objects(&cached) > 200.0, "{cached}");
+    assert!(
+        cached["owned_caches"]["bytes"].as_f64().unwrap() > 0.0,
+        "{cached}"
+    );
+    assert_eq!(cached_objects(&live), 0.0, "{live}");
     // The resync: converged Clusters, read from the caches.
     let resync = |report: &Value, verb: &str| {
         report["resyncs"][0]["requests_per_reconcile"][verb]

@@ -493,6 +493,7 @@ pub async fn fleet(args: FleetArgs) -> Result<(), String> {
         "reconciles_per_cluster": per_cluster(reconciles),
         "resync_counted": resync_counted,
         "requests_per_cluster": requests_per_cluster,
+        "owned_caches": owned_caches(&metrics_addrs).await?,
         "processes": usage,
     });
     if args.resync_rounds > 0 {
@@ -659,6 +660,18 @@ async fn reconciles_run(metrics_addrs: &[String]) -> Result<f64, String> {
         reconciles += metric_sum(&exposition, "topograph_applier_reconciles_total");
     }
     Ok(reconciles)
+}
+
+/// What the appliers' owned-object caches keep together (their gauges, refreshed every
+/// 2 s): objects, and the bytes (and MB) of their compressed texts.
+async fn owned_caches(metrics_addrs: &[String]) -> Result<Value, String> {
+    let (mut objects, mut bytes) = (0.0, 0.0);
+    for addr in metrics_addrs {
+        let exposition = http_get(addr, "/metrics").await?;
+        objects += metric_sum(&exposition, "topograph_applier_owned_cache_objects");
+        bytes += metric_sum(&exposition, "topograph_applier_owned_cache_bytes");
+    }
+    Ok(json!({"objects": objects, "bytes": bytes, "mb": round(bytes / 1_048_576.0)}))
 }
 
 /// A management cluster's request counters (topograph-kube's `/_topograph/requests`).
