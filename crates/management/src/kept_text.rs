@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct KeptText {
     packed: Box<[u8]>,
     /// How long the text is.
-    len: u32,
+    len: usize,
     /// What it was compressed against.
     dictionary: Arc<[u8]>,
 }
@@ -88,7 +88,7 @@ impl KeptText {
     /// `text` compressed against `dictionary`, which grows by it if it matched poorly.
     pub(crate) fn new(text: &str, dictionary: &Dictionary) -> KeptText {
         let bytes = text.as_bytes();
-        let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+        let len = bytes.len();
         let current = dictionary.texts().current.clone();
         if let Some(current) = current {
             let packed = lz4_flex::block::compress_with_dict(bytes, &current);
@@ -111,12 +111,8 @@ impl KeptText {
     /// The text as it was sent; `None` only if what was kept cannot be read back, which
     /// a text this type compressed cannot be.
     pub(crate) fn whole(&self) -> Option<String> {
-        let bytes = lz4_flex::block::decompress_with_dict(
-            &self.packed,
-            self.len as usize,
-            &self.dictionary,
-        )
-        .ok()?;
+        let bytes =
+            lz4_flex::block::decompress_with_dict(&self.packed, self.len, &self.dictionary).ok()?;
         String::from_utf8(bytes).ok()
     }
 
