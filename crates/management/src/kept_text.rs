@@ -64,13 +64,14 @@ impl Dictionary {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The dictionary with `text` added (or as it is, if it may not change again).
-    fn grow(&self, text: &[u8]) -> Arc<[u8]> {
+    /// The dictionary with `text` added, and `true`; or, once it may not change again,
+    /// the current one and `false`.
+    fn grow(&self, text: &[u8]) -> (Arc<[u8]>, bool) {
         let mut texts = self.texts();
         if texts.changes >= CHANGES
             && let Some(current) = &texts.current
         {
-            return current.clone();
+            return (current.clone(), false);
         }
         let text = &text[text.len().saturating_sub(LONGEST)..];
         let old = texts.current.as_deref().unwrap_or_default();
@@ -80,7 +81,7 @@ impl Dictionary {
         let grown: Arc<[u8]> = [old, text].concat().into();
         texts.current = Some(grown.clone());
         texts.changes += 1;
-        grown
+        (grown, true)
     }
 }
 
@@ -88,23 +89,30 @@ impl KeptText {
     /// `text` compressed against `dictionary`, which grows by it if it matched poorly.
     pub(crate) fn new(text: &str, dictionary: &Dictionary) -> KeptText {
         let bytes = text.as_bytes();
-        let len = bytes.len();
+        let kept = |packed: Vec<u8>, dictionary: Arc<[u8]>| KeptText {
+            packed: packed.into_boxed_slice(),
+            len: bytes.len(),
+            dictionary,
+        };
         let current = dictionary.texts().current.clone();
-        if let Some(current) = current {
+        let tried = current.map(|current| {
             let packed = lz4_flex::block::compress_with_dict(bytes, &current);
-            if !poorly(packed.len(), bytes.len()) {
-                return KeptText {
-                    packed: packed.into_boxed_slice(),
-                    len,
-                    dictionary: current,
-                };
-            }
-        }
-        let grown = dictionary.grow(bytes);
-        KeptText {
-            packed: lz4_flex::block::compress_with_dict(bytes, &grown).into_boxed_slice(),
-            len,
-            dictionary: grown,
+            (packed, current)
+        });
+        match tried {
+            Some((packed, current)) if !poorly(packed.len(), bytes.len()) => kept(packed, current),
+            tried => match (dictionary.grow(bytes), tried) {
+                // The budget is spent and no text was added meanwhile: as compressed.
+                ((unchanged, false), Some((packed, current)))
+                    if Arc::ptr_eq(&unchanged, &current) =>
+                {
+                    kept(packed, current)
+                }
+                ((dictionary, _), _) => kept(
+                    lz4_flex::block::compress_with_dict(bytes, &dictionary),
+                    dictionary,
+                ),
+            },
         }
     }
 

@@ -167,8 +167,7 @@ impl Store {
         (group.clone(), kind.clone(), namespace.to_string())
     }
 
-    /// A watched object as this store keeps it; done before the store's lock is taken,
-    /// so reads wait only for the insert.
+    /// A watched object's text and version as this store keeps them.
     fn keep(&self, watched: &Watched) -> (KeptText, Version) {
         (
             KeptText::new(watched.text.get(), &self.dictionary),
@@ -308,37 +307,42 @@ impl Namespace {
 
 impl crate::watched::Fed<Watched> for Store {
     fn event(&self, event: Event<Watched>) {
-        let kept = match &event {
-            Event::InitApply(watched) | Event::Apply(watched) => Some(self.keep(watched)),
-            _ => None,
-        };
-        let Ok(mut state) = self.state.write() else {
-            return;
-        };
-        let state = &mut *state;
-        match (event, kept) {
-            (Event::Init, _) => state.listing = Some(Objects::default()),
-            (Event::InitApply(watched), Some((text, version))) => {
-                state
-                    .listing
-                    .get_or_insert_default()
-                    .insert(&watched, text, version);
+        // Texts are compressed before the lock is taken: reads wait only for inserts.
+        let state = || self.state.write().ok();
+        match event {
+            Event::Init => {
+                if let Some(mut state) = state() {
+                    state.listing = Some(Objects::default());
+                }
             }
-            (Event::InitDone, _) => {
-                state.objects = state.listing.take().unwrap_or_default();
-                state.synced = true;
+            Event::InitApply(watched) => {
+                let (text, version) = self.keep(&watched);
+                if let Some(mut state) = state() {
+                    let listing = state.listing.get_or_insert_default();
+                    listing.insert(&watched, text, version);
+                }
             }
-            (Event::Apply(watched), Some((text, version))) => {
-                state.objects.insert(&watched, text, version);
-                state.synced = state.listing.is_none();
-                self.clear_reached(state, &watched.namespace, &watched.name);
+            Event::InitDone => {
+                if let Some(mut state) = state() {
+                    state.objects = state.listing.take().unwrap_or_default();
+                    state.synced = true;
+                }
             }
-            (Event::Delete(watched), _) => {
-                state.objects.remove(&watched.namespace, &watched.name);
-                state.synced = state.listing.is_none();
-                self.clear_reached(state, &watched.namespace, &watched.name);
+            Event::Apply(watched) => {
+                let (text, version) = self.keep(&watched);
+                if let Some(mut state) = state() {
+                    state.objects.insert(&watched, text, version);
+                    state.synced = state.listing.is_none();
+                    self.clear_reached(&state, &watched.namespace, &watched.name);
+                }
             }
-            (Event::InitApply(_) | Event::Apply(_), None) => {}
+            Event::Delete(watched) => {
+                if let Some(mut state) = state() {
+                    state.objects.remove(&watched.namespace, &watched.name);
+                    state.synced = state.listing.is_none();
+                    self.clear_reached(&state, &watched.namespace, &watched.name);
+                }
+            }
         }
     }
 
