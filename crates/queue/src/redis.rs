@@ -368,10 +368,11 @@ impl RedisQueue {
 
     /// This queue's layout, as `<prefix>:layout` records it: `4 shards by cluster`.
     pub fn layout(&self) -> String {
-        let by = match self.shard_by {
-            ShardBy::Cluster => "cluster",
-            ShardBy::ManagementCluster => "management-cluster",
-        };
+        // Named as `--redis-shard-by` spells it, so the refusal's advice can be followed.
+        let by = clap::ValueEnum::to_possible_value(&self.shard_by).map_or_else(
+            || format!("{:?}", self.shard_by),
+            |v| v.get_name().to_string(),
+        );
         format!("{} shards by {by}", self.shards.len())
     }
 
