@@ -652,25 +652,38 @@ async fn spread_watches(
     }
 }
 
-/// How many reconciles the appliers have run (their metrics).
-async fn reconciles_run(metrics_addrs: &[String]) -> Result<f64, String> {
-    let mut reconciles = 0.0;
+/// Each of `metrics`, summed over the appliers (one scrape of each).
+async fn appliers_sums<const N: usize>(
+    metrics_addrs: &[String],
+    metrics: [&str; N],
+) -> Result<[f64; N], String> {
+    let mut sums = [0.0; N];
     for addr in metrics_addrs {
         let exposition = http_get(addr, "/metrics").await?;
-        reconciles += metric_sum(&exposition, "topograph_applier_reconciles_total");
+        for (sum, metric) in sums.iter_mut().zip(metrics) {
+            *sum += metric_sum(&exposition, metric);
+        }
     }
+    Ok(sums)
+}
+
+/// How many reconciles the appliers have run (their metrics).
+async fn reconciles_run(metrics_addrs: &[String]) -> Result<f64, String> {
+    let [reconciles] = appliers_sums(metrics_addrs, ["topograph_applier_reconciles_total"]).await?;
     Ok(reconciles)
 }
 
 /// What the appliers' owned-object caches keep together (their gauges, refreshed every
 /// 2 s): objects, and the bytes (and MB) of their compressed texts.
 async fn owned_caches(metrics_addrs: &[String]) -> Result<Value, String> {
-    let (mut objects, mut bytes) = (0.0, 0.0);
-    for addr in metrics_addrs {
-        let exposition = http_get(addr, "/metrics").await?;
-        objects += metric_sum(&exposition, "topograph_applier_owned_cache_objects");
-        bytes += metric_sum(&exposition, "topograph_applier_owned_cache_bytes");
-    }
+    let [objects, bytes] = appliers_sums(
+        metrics_addrs,
+        [
+            "topograph_applier_owned_cache_objects",
+            "topograph_applier_owned_cache_bytes",
+        ],
+    )
+    .await?;
     Ok(json!({"objects": objects, "bytes": bytes, "mb": round(bytes / 1_048_576.0)}))
 }
 
