@@ -231,3 +231,136 @@ async fn a_registry_names_the_management_clusters_whose_caches_it_holds() {
     b.owned_cache().unwrap().hold(false);
     assert_eq!(cached.held_caches(), Some(vec![]));
 }
+
+/// Cluster API's converted kinds are kept in the version the server stores them in
+/// (no conversion of each watch event) and answered in the version read, as the server
+/// answers that read: the same object, conversion data and all.
+#[tokio::test]
+async fn cluster_api_kinds_are_kept_as_stored_and_answered_in_the_version_read() {
+    use topograph_management::crds;
+    const V1BETA1: &str = "cluster.x-k8s.io/v1beta1";
+    const V1BETA2: &str = "cluster.x-k8s.io/v1beta2";
+    let mut seed = crds::cluster_api();
+    seed.push(crds::crd(
+        "bootstrap.cluster.x-k8s.io",
+        "KubeadmConfigTemplate",
+        &["v1beta1"],
+    ));
+    seed.push(crds::crd(
+        "infrastructure.cluster.x-k8s.io",
+        "DockerMachineTemplate",
+        &["v1beta1"],
+    ));
+    let server = Server::start(Config {
+        seed,
+        ..Config::default()
+    })
+    .await
+    .unwrap();
+    let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .unwrap()
+        .with_owned_cache();
+    api.create(&json!({"apiVersion": V1BETA1, "kind": "Cluster",
+        "metadata": {"name": "dev", "namespace": "default"},
+        "spec": {"clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
+            "topology": {"class": "quick-start", "version": "v1.31.0",
+                "controlPlane": {"replicas": 3, "nodeDeletionTimeout": "10s"},
+                "workers": {"machineDeployments": [{"class": "default-worker", "name": "md-0",
+                    "replicas": 2, "nodeDrainTimeout": "1m"}]},
+                "variables": [{"name": "imageRepository", "value": "kindest"}]}}}))
+        .await
+        .unwrap();
+    for name in ["dev-md-0", "dev-md-1"] {
+        api.create(&json!({"apiVersion": V1BETA1, "kind": "MachineDeployment",
+            "metadata": {"name": name, "namespace": "default", "labels": {CLUSTER: "dev"}},
+            "spec": {"clusterName": "dev", "replicas": 1, "minReadySeconds": 5,
+                "selector": {"matchLabels": {"md": name}},
+                "template": {"metadata": {"labels": {"md": name}},
+                    "spec": {"clusterName": "dev", "version": "v1.31.0", "nodeDrainTimeout": "30s",
+                        "bootstrap": {"configRef": {"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta1", "kind": "KubeadmConfigTemplate", "name": "b"}},
+                        "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "DockerMachineTemplate", "name": "i"}}}}}))
+            .await
+            .unwrap();
+    }
+    // A provider's report in the stored version, which v1beta1 reads differently.
+    let other = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
+        .await
+        .unwrap();
+    let stored = other
+        .get(V1BETA2, "Cluster", "default", "dev")
+        .await
+        .unwrap()
+        .unwrap();
+    other
+        .merge_patch_status(&stored, &json!({"status": {"phase": "Provisioned",
+            "initialization": {"infrastructureProvisioned": true},
+            "conditions": [{"type": "Available", "status": "True", "reason": "Available", "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}))
+        .await
+        .unwrap();
+
+    let cache = api.owned_cache().unwrap();
+    cache.hold(true);
+    let selector = [(CLUSTER, "dev")];
+    let mut cached = None;
+    for _ in 0..200 {
+        let before = reads(&server);
+        let cluster = api
+            .get_owned(V1BETA1, "Cluster", "default", "dev")
+            .await
+            .unwrap();
+        let workers = api
+            .list_owned(V1BETA1, "MachineDeployment", "default", &selector)
+            .await
+            .unwrap();
+        // Served in v1beta1 alone: kept as read.
+        api.list_owned(V1BETA1, "Machine", "default", &selector)
+            .await
+            .unwrap();
+        if reads(&server) == before {
+            cached = Some((cluster, workers));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (cluster, mut workers) = cached.expect("the cache never listed");
+    assert_eq!(
+        cache.kinds(),
+        [
+            (V1BETA1.to_string(), "Machine".to_string()),
+            (V1BETA2.to_string(), "Cluster".to_string()),
+            (V1BETA2.to_string(), "MachineDeployment".to_string())
+        ],
+        "watched as stored"
+    );
+    let live = api.get(V1BETA1, "Cluster", "default", "dev").await.unwrap();
+    assert_eq!(
+        cluster, live,
+        "the Cluster as the server answers it in v1beta1"
+    );
+    assert_eq!(cluster.as_ref().unwrap()["apiVersion"], V1BETA1);
+    let mut live_workers = api
+        .list(V1BETA1, "MachineDeployment", "default", &selector)
+        .await
+        .unwrap();
+    let by_name = |o: &Value| o["metadata"]["name"].as_str().unwrap_or("").to_string();
+    workers.sort_by_key(by_name);
+    live_workers.sort_by_key(by_name);
+    assert_eq!(workers.len(), 2);
+    assert_eq!(
+        workers, live_workers,
+        "the MachineDeployments as listed in v1beta1"
+    );
+    // Read in the stored version, the same store answers without converting.
+    let before = reads(&server);
+    let as_stored = api
+        .get_owned(V1BETA2, "Cluster", "default", "dev")
+        .await
+        .unwrap();
+    assert_eq!(reads(&server), before);
+    assert_eq!(
+        as_stored,
+        api.get(V1BETA2, "Cluster", "default", "dev").await.unwrap()
+    );
+}
