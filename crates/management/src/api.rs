@@ -118,8 +118,6 @@ pub struct ManagementCluster {
     preferred: Arc<Mutex<Option<crate::versions::Preferred>>>,
     // The apiVersion of group-only references' kinds (see `crate::versions`).
     ref_versions: Arc<Mutex<crate::versions::RefVersions>>,
-    // Objects lately converted for a reader, with what they were converted from.
-    conversions: Arc<crate::versions::Conversions>,
     // Creates sent without waiting for their answer (Events), until `settle`.
     detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     // Class-level objects kept by watches (`crate::class_cache`); `None` reads them live.
@@ -165,7 +163,6 @@ impl ManagementCluster {
             server: Arc::from("(in process)"),
             preferred: Arc::default(),
             ref_versions: Arc::default(),
-            conversions: Arc::default(),
             detached: Arc::default(),
             class_cache: None,
             owned_cache: None,
@@ -376,10 +373,6 @@ impl ManagementCluster {
 
     pub(crate) fn preferred_cache(&self) -> MutexGuard<'_, Option<crate::versions::Preferred>> {
         self.preferred.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn conversions(&self) -> &crate::versions::Conversions {
-        &self.conversions
     }
 
     pub(crate) fn ref_versions_cache(&self) -> MutexGuard<'_, crate::versions::RefVersions> {
@@ -621,7 +614,7 @@ impl ManagementCluster {
     ) -> Option<Value> {
         match asked {
             None => Some(object),
-            Some(version) => self.read_back_kept(object, version).await.ok(),
+            Some(version) => self.read_back(&object, version).await.ok(),
         }
     }
 
@@ -841,21 +834,6 @@ impl ManagementCluster {
     }
 
     async fn merge_patch_sub(&self, of: &Value, patch: &Value, sub: Sub) -> Result<Value, Error> {
-        // Cluster API's kinds go in the version the server prefers, as the difference
-        // the patch makes there (`versions`); a dry run's overlay keeps the version
-        // written.
-        if !self.is_dry_run()
-            && let Some(own) = topograph_api::convert::version_of(of)
-            && let Some(to) = self.write_version(of).await?
-        {
-            let (there, patch_there) = self.merge_patch_there(of, patch, to)?;
-            let patched = self.send_merge_patch(&there, &patch_there, sub).await?;
-            return self.read_back_kept(patched, own).await;
-        }
-        self.send_merge_patch(of, patch, sub).await
-    }
-
-    async fn send_merge_patch(&self, of: &Value, patch: &Value, sub: Sub) -> Result<Value, Error> {
         let target = self.target(of).await?;
         self.count(&self.writes.patch, of.kind(), "patch");
         let patched = self.writer.merge_patch(target, patch, sub).await?;
@@ -995,10 +973,10 @@ impl ManagementCluster {
         // carries what that version cannot hold in its conversion data, which going
         // back up restores.
         let current_there = current
-            .map(|current| self.up_again(current, to))
+            .map(|current| Self::for_writing(current, to))
             .transpose()?;
         let mut applied = self
-            .predict_apply_as_is(current_there.as_deref(), &intent)
+            .predict_apply_as_is(current_there.as_ref(), &intent)
             .await?;
         // Unchanged, the object is the current one as the caller read it: no conversion
         // back (the converged reconcile's path).
@@ -1035,7 +1013,7 @@ impl ManagementCluster {
         ) {
             let converted = Self::for_writing(intent, to)?;
             let stored = self.apply_as_is(&converted).await?;
-            return self.read_back_kept(stored, own).await;
+            return self.read_back(&stored, own).await;
         }
         self.apply_as_is(intent).await
     }
