@@ -563,59 +563,12 @@ impl ManagementCluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, Error> {
-        if let Some(cache) = self.owned_cache_in_use() {
-            let (kept_in, asked) = self.owned_cache_version(api_version, kind).await;
-            if let Some(object) = cache.get(self, kept_in, kind, namespace, name).await
-                && let Some(object) = self.cached_in(object, asked).await
-            {
-                return Ok(Some(object));
-            }
+        if let Some(cache) = self.owned_cache_in_use()
+            && let Some(object) = cache.get(self, api_version, kind, namespace, name).await
+        {
+            return Ok(Some(object));
         }
         self.get(api_version, kind, namespace, name).await
-    }
-
-    /// The version the owned-object cache keeps `api_version`'s kind in, and the
-    /// version to convert what it keeps back to (`None`: the same). Cluster API's
-    /// converted kinds are kept in the version the server prefers, its storage version,
-    /// as Cluster API's own controllers watch them: the server then sends each change
-    /// as stored, where a watch in another version costs it (or Cluster API's
-    /// conversion webhook) a conversion of every provider report, and a read converts
-    /// only the objects it reads.
-    /// Kinds the conversion does not know, or the server does not serve in that version
-    /// (Machines and MachineSets, where Cluster API serves them in `v1beta1` alone),
-    /// are kept as read.
-    async fn owned_cache_version<'a>(
-        &self,
-        api_version: &'a str,
-        kind: &str,
-    ) -> (&'a str, Option<topograph_api::convert::Version>) {
-        use topograph_api::convert::{KINDS, Version};
-        let Some(asked) = Version::of_api_version(api_version).filter(|_| KINDS.contains(&kind))
-        else {
-            return (api_version, None);
-        };
-        match self.preferred_cluster_api_version().await {
-            Ok(Some(preferred))
-                if preferred != api_version
-                    && matches!(self.resolve(preferred, kind).await, Ok(Some(_))) =>
-            {
-                (preferred, Some(asked))
-            }
-            _ => (api_version, None),
-        }
-    }
-
-    /// An object the owned-object cache answered, in the version asked; `None` when
-    /// it cannot be converted (read live then: the server says why).
-    async fn cached_in(
-        &self,
-        object: Value,
-        asked: Option<topograph_api::convert::Version>,
-    ) -> Option<Value> {
-        match asked {
-            None => Some(object),
-            Some(version) => self.read_back(&object, version).await.ok(),
-        }
     }
 
     /// [`ManagementCluster::list`] of a Cluster's own objects: `labels` name the Cluster
@@ -634,21 +587,11 @@ impl ManagementCluster {
             .map(|(_, value)| *value);
         if let (Some(cache), Some(cluster)) = (self.owned_cache_in_use(), cluster)
             && !namespace.is_empty()
-        {
-            let (kept_in, asked) = self.owned_cache_version(api_version, kind).await;
-            if let Some(objects) = cache
-                .list(self, kept_in, kind, namespace, cluster, labels)
+            && let Some(objects) = cache
+                .list(self, api_version, kind, namespace, cluster, labels)
                 .await
-            {
-                let mut out = Vec::with_capacity(objects.len());
-                for object in objects {
-                    match self.cached_in(object, asked).await {
-                        Some(object) => out.push(object),
-                        None => return self.list(api_version, kind, namespace, labels).await,
-                    }
-                }
-                return Ok(out);
-            }
+        {
+            return Ok(objects);
         }
         self.list(api_version, kind, namespace, labels).await
     }

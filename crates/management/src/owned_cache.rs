@@ -11,9 +11,7 @@
 //!
 //! While held, each `(apiVersion, kind)` read through it is watched from its first read
 //! (which is live) across namespaces: Clusters all, any other kind with the
-//! `cluster.x-k8s.io/cluster-name` label only (what a Cluster owns). Cluster API's
-//! converted kinds are watched in the version the server stores them in and converted
-//! as they are read (the caller, `ManagementCluster::get_owned`, decision 0040). Objects are kept as
+//! `cluster.x-k8s.io/cluster-name` label only (what a Cluster owns). Objects are kept as
 //! the JSON text the server sent, compressed against other objects of their kind
 //! (`kept_text`: the objects one template makes are alike but for names, uids, times
 //! and versions), and parsed when read; a quick-start Cluster's objects keep 4.3 KB of
@@ -547,20 +545,6 @@ impl OwnedCache {
             // Already reached (the cache's watch was first): cleared at once.
             fences.holds(&place, name, &state, now);
         }
-    }
-
-    /// The `(apiVersion, kind)`s the cache watches, sorted (nothing while not held): to
-    /// see which version the server sends each kind in.
-    pub fn kinds(&self) -> Vec<(String, String)> {
-        let Some(held) = self.held() else {
-            return Vec::new();
-        };
-        let mut kinds: Vec<(String, String)> = match held.stores.lock() {
-            Ok(stores) => stores.keys().cloned().collect(),
-            Err(_) => return Vec::new(),
-        };
-        kinds.sort();
-        kinds
     }
 
     /// What the cache keeps now (nothing while not held).
