@@ -7,6 +7,7 @@
 
 mod answer;
 pub mod conversion;
+pub mod converted_events;
 pub mod counts;
 pub mod discovery;
 mod event_ttl;

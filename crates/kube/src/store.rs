@@ -122,6 +122,9 @@ pub struct WatchStart {
 
 pub struct Store {
     inner: Mutex<Inner>,
+    /// Change events' objects converted for watches, shared among them (its own lock:
+    /// watches must not wait on writes for it).
+    converted: Arc<crate::converted_events::ConvertedEvents>,
 }
 
 impl Store {
@@ -151,6 +154,7 @@ impl Store {
         }
         let store = Store {
             inner: Mutex::new(inner),
+            converted: Default::default(),
         };
         for ns in ["default", "kube-system", "kube-public"] {
             let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
@@ -163,6 +167,11 @@ impl Store {
         // A panic while holding the lock cannot leave a half-applied write (writes build
         // the new object first and then insert), so a poisoned lock is still consistent.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Change events' objects as watches converted them.
+    pub fn converted_events(&self) -> Arc<crate::converted_events::ConvertedEvents> {
+        self.converted.clone()
     }
 
     pub fn current_rv(&self) -> u64 {

@@ -93,6 +93,10 @@ pub fn start(
     let begin = store.watch_start(&rt, params.namespace.as_deref(), params.since);
     let converter = store.converter();
     let api_versions = store.storage_api_versions();
+    // A change event converted for a plain JSON watch is shared with the other watches
+    // of that version.
+    let converted =
+        (encoding == Encoding::Json && params.table.is_none()).then(|| store.converted_events());
     // A JSON watch of the version objects are stored in sends their stored text as it
     // is: no parsing, no conversion, no writing (the common case for controllers).
     let as_stored = encoding == Encoding::Json
@@ -133,18 +137,38 @@ pub fn start(
                 return;
             }
         };
-        // One object's event, in the watch's version and encoding.
-        let frame = |tables: &mut Tables, event_type: EventType, object: &Stored| -> Bytes {
+        // One object's event, in the watch's version and encoding; a change event's
+        // conversion is `shared`.
+        let frame = |tables: &mut Tables,
+                     event_type: EventType,
+                     object: &Arc<Stored>,
+                     shared: bool|
+         -> Bytes {
             if as_stored && object.is_in(&params.api_version) {
                 return stored_frame(event_type, object);
             }
+            let converted = converted.as_deref().filter(|_| shared);
+            if let Some(converted) = converted
+                && let Some(bytes) = converted.get(object, &params.api_version)
+            {
+                return json_frame(event_type.as_str(), &bytes);
+            }
             let line = json!({"type": event_type.as_str(), "object": object.value()});
-            encoding.frame(&tables.apply(in_version(&rt, line, &params.api_version)))
+            let line = in_version(&rt, line, &params.api_version);
+            if let Some(converted) = converted
+                && line["type"] != "ERROR"
+                && let Ok(bytes) = serde_json::to_vec(&line["object"])
+            {
+                let bytes = Bytes::from(bytes);
+                converted.keep(object, &params.api_version, bytes.clone());
+                return json_frame(event_type.as_str(), &bytes);
+            }
+            encoding.frame(&tables.apply(line))
         };
         for obj in std::mem::take(&mut start.objects) {
             if obj.matches(&params.filter)
                 && tx
-                    .send(frame(&mut tables, EventType::Added, &obj))
+                    .send(frame(&mut tables, EventType::Added, &obj, false))
                     .await
                     .is_err()
             {
@@ -154,7 +178,7 @@ pub fn start(
         for ev in std::mem::take(&mut start.replay) {
             if let Some(event_type) = translate(&ev, &params)
                 && tx
-                    .send(frame(&mut tables, event_type, &ev.object))
+                    .send(frame(&mut tables, event_type, &ev.object, true))
                     .await
                     .is_err()
             {
@@ -186,7 +210,7 @@ pub fn start(
                             continue;
                         }
                         if let Some(event_type) = translate(&ev, &params)
-                            && tx.send(frame(&mut tables, event_type, &ev.object)).await.is_err()
+                            && tx.send(frame(&mut tables, event_type, &ev.object, true)).await.is_err()
                         {
                             return;
                         }

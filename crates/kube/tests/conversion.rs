@@ -17,24 +17,26 @@ const GROUP: &str = "example.com";
 /// v1 calls the field `size`, v2 (the storage version) `replicas`; a `size` of -1
 /// cannot convert.
 fn converter() -> Converter {
-    Converter::new(|object: &Value, to: &str, _: ApiVersionOf<'_>| {
-        let mut object = object.clone();
-        let (from, into) = if to.ends_with("/v2") {
-            ("size", "replicas")
-        } else {
-            ("replicas", "size")
-        };
-        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
-            && let Some(value) = spec.remove(from)
-        {
-            if value == json!(-1) {
-                return Err(format!("spec.{from}: -1 has no meaning in {to}"));
-            }
-            spec.insert(into.to_string(), value);
+    Converter::new(|object: &Value, to: &str, _: ApiVersionOf<'_>| rename(object, to))
+}
+
+fn rename(object: &Value, to: &str) -> Result<Value, String> {
+    let mut object = object.clone();
+    let (from, into) = if to.ends_with("/v2") {
+        ("size", "replicas")
+    } else {
+        ("replicas", "size")
+    };
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+        && let Some(value) = spec.remove(from)
+    {
+        if value == json!(-1) {
+            return Err(format!("spec.{from}: -1 has no meaning in {to}"));
         }
-        object["apiVersion"] = json!(to);
-        Ok(object)
-    })
+        spec.insert(into.to_string(), value);
+    }
+    object["apiVersion"] = json!(to);
+    Ok(object)
 }
 
 fn crd(strategy: &str) -> Value {
@@ -240,4 +242,67 @@ async fn a_write_that_stores_the_same_is_no_change() {
         "nothing stored changed"
     );
     assert_eq!(replaced.metadata.generation, read.metadata.generation);
+}
+
+/// Watches of one version share each change's conversion: with two `v1` watches open, a
+/// write in `v2` is converted to `v1` once (by the first watch to send it), and both
+/// see the same object; a `v2` watch needs none.
+#[tokio::test]
+async fn watches_of_one_version_share_each_changes_conversion() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let to_v1 = Arc::new(AtomicUsize::new(0));
+    let counted = {
+        let to_v1 = to_v1.clone();
+        Converter::new(move |object: &Value, to: &str, _: ApiVersionOf<'_>| {
+            if to.ends_with("/v1") {
+                to_v1.fetch_add(1, Ordering::SeqCst);
+            }
+            rename(object, to)
+        })
+    };
+    let (_server, client) = start(Some(counted), "Webhook").await;
+    let (v1, v2) = (api(&client, "v1"), api(&client, "v2"));
+    let created = v2
+        .create(
+            &PostParams::default(),
+            &widget("v2", json!({"replicas": 1})),
+        )
+        .await
+        .unwrap();
+    let version = created.metadata.resource_version.clone().unwrap();
+    let params = kube::api::WatchParams::default();
+    let mut first = v1.watch(&params, &version).await.unwrap().boxed();
+    let mut second = v1.watch(&params, &version).await.unwrap().boxed();
+    let mut stored = v2.watch(&params, &version).await.unwrap().boxed();
+
+    for replicas in 2..=4 {
+        let before = to_v1.load(Ordering::SeqCst);
+        v2.patch(
+            "w",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+        )
+        .await
+        .unwrap();
+        let mut seen = Vec::new();
+        for events in [&mut first, &mut second] {
+            match events.try_next().await.unwrap().unwrap() {
+                WatchEvent::Modified(object) => seen.push(object),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(matches!(
+            stored.try_next().await.unwrap().unwrap(),
+            WatchEvent::Modified(_)
+        ));
+        assert_eq!(spec(&seen[0]), json!({"size": replicas}));
+        assert_eq!(seen[0].data, seen[1].data);
+        assert_eq!(seen[0].metadata, seen[1].metadata);
+        assert_eq!(
+            to_v1.load(Ordering::SeqCst) - before,
+            1,
+            "one conversion for both v1 watches"
+        );
+    }
 }
