@@ -337,20 +337,18 @@ impl Metrics {
 
     /// Publishes the queue's gauges.
     pub fn queue(&self, stats: &QueueStats) {
-        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        self.queue_depth.set(clamp(stats.depth));
-        self.queue_delayed.set(clamp(stats.delayed));
-        self.queue_in_flight.set(clamp(stats.in_flight));
+        self.queue_depth.set(gauge_value(stats.depth));
+        self.queue_delayed.set(gauge_value(stats.delayed));
+        self.queue_in_flight.set(gauge_value(stats.in_flight));
         self.queue_oldest_seconds
             .set(stats.oldest_age.as_secs_f64());
-        self.queue_retries.set(clamp(stats.retries));
+        self.queue_retries.set(gauge_value(stats.retries));
     }
 
     /// Publishes the owned-object caches' gauges.
     pub fn owned_caches(&self, size: topograph_management::owned_cache::CacheSize) {
-        let clamp = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-        self.owned_cache_objects.set(clamp(size.objects));
-        self.owned_cache_bytes.set(clamp(size.bytes));
+        self.owned_cache_objects.set(gauge_value(size.objects));
+        self.owned_cache_bytes.set(gauge_value(size.bytes));
     }
 
     /// The OpenMetrics text.
@@ -519,6 +517,10 @@ impl Engine for TimedEngine {
     }
 }
 
+/// A count as a gauge holds it (`i64`), the largest gauge for a count beyond it.
+fn gauge_value(count: impl TryInto<i64>) -> i64 {
+    count.try_into().unwrap_or(i64::MAX)
+}
 #[cfg(test)]
 mod tests {
     use super::*;
