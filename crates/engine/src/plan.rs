@@ -8,6 +8,7 @@
 //! `topograph_api::managed`) and the desired object no longer sets: the applier
 //! removes it, so the plan says `remove`.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
 
 use crate::labels::{CLUSTER_NAME, TOPOLOGY_OWNED};
@@ -50,16 +51,18 @@ pub fn plan<'a>(desired: &'a [Value], current: &'a [Value]) -> Plan<'a> {
 /// Current objects the topology of a desired Cluster owns (MachineDeployments and
 /// MachineHealthChecks labelled as topology-owned for that Cluster) that are not desired
 /// any more. Templates are not listed: they go with their owners' garbage collection.
-pub fn to_delete<'a>(desired: &[Value], current: &'a [Value]) -> Vec<&'a Value> {
-    let wanted: HashSet<ObjectKey> = desired.iter().map(ObjectKey::of).collect();
-    let clusters: HashSet<(String, String)> = desired
+pub fn to_delete<'a, D: Borrow<Value>>(
+    desired: &[D],
+    current: impl IntoIterator<Item = &'a Value>,
+) -> Vec<&'a Value> {
+    let wanted: HashSet<ObjectKey> = desired.iter().map(|d| ObjectKey::of(d.borrow())).collect();
+    let clusters: HashSet<(String, String)> = wanted
         .iter()
-        .map(ObjectKey::of)
         .filter(|id| id.group == "cluster.x-k8s.io" && id.kind == "Cluster")
-        .map(|id| (id.namespace, id.name))
+        .map(|id| (id.namespace.clone(), id.name.clone()))
         .collect();
     current
-        .iter()
+        .into_iter()
         .filter(|c| {
             let id = ObjectKey::of(c);
             if id.group != "cluster.x-k8s.io"

@@ -116,6 +116,11 @@ impl ObjectStore {
         found
     }
 
+    /// Every object, in the order given (duplicates included).
+    pub fn objects(&self) -> impl Iterator<Item = &Value> {
+        self.objects.iter()
+    }
+
     /// The objects no lookup has returned so far, as given: their keys do not tell two
     /// versions of one object apart, and a report of unused inputs must.
     pub fn unread(&self) -> Vec<&Value> {

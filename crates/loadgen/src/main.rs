@@ -110,6 +110,9 @@ struct RenderArgs {
     /// over and over.
     #[arg(long, default_value_t = 1)]
     distinct: usize,
+    /// Ask for the desired state alone, as appliers do (`desired_only`).
+    #[arg(long)]
+    desired_only: bool,
 }
 
 /// The request the files describe.
@@ -419,7 +422,8 @@ async fn gateway(args: GatewayArgs) -> Result<(), String> {
 }
 
 async fn render(args: RenderArgs) -> Result<(), String> {
-    let request = request(&args.files)?;
+    let mut request = request(&args.files)?;
+    request.desired_only = args.desired_only;
     let variants = std::sync::Arc::new(variants(&request, args.distinct)?);
     let endpoint = Endpoint::from_shared(args.addr.clone()).map_err(|e| format!("--addr: {e}"))?;
     let mut channels: Vec<Channel> = Vec::new();

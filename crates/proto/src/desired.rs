@@ -17,31 +17,44 @@ fn bytes(object: &Value) -> Vec<u8> {
     serde_json::to_vec(object).unwrap_or_default()
 }
 
-fn optional_bytes(object: Option<&Value>) -> Vec<u8> {
-    object.map(bytes).unwrap_or_default()
-}
-
 /// The message for `desired`.
 pub fn to_message(desired: &DesiredState) -> pb::DesiredState {
+    to_message_with(desired, &mut bytes)
+}
+
+/// The message for `desired`, each object's bytes from `encode` (a caller that has
+/// encoded the objects already hands those bytes out again rather than encoding twice).
+pub fn to_message_with(
+    desired: &DesiredState,
+    encode: &mut dyn FnMut(&Value) -> Vec<u8>,
+) -> pb::DesiredState {
     let upgrade = &desired.upgrade;
     let cp = &upgrade.control_plane;
+    let mut optional = |object: Option<&Value>| object.map(&mut *encode).unwrap_or_default();
+    let infrastructure_cluster = optional(desired.infrastructure_cluster.as_ref());
+    let machine_template = optional(desired.control_plane.machine_template.as_ref());
+    let health_check = optional(desired.control_plane.health_check.as_ref());
     pb::DesiredState {
-        cluster: bytes(&desired.cluster),
-        infrastructure_cluster: optional_bytes(desired.infrastructure_cluster.as_ref()),
+        cluster: encode(&desired.cluster),
+        infrastructure_cluster,
         control_plane: Some(pb::DesiredControlPlane {
-            object: bytes(&desired.control_plane.object),
-            machine_template: optional_bytes(desired.control_plane.machine_template.as_ref()),
-            health_check: optional_bytes(desired.control_plane.health_check.as_ref()),
+            object: encode(&desired.control_plane.object),
+            machine_template,
+            health_check,
         }),
         machine_deployments: desired
             .machine_deployments
             .iter()
             .map(|md| pb::DesiredMachineDeployment {
                 topology_name: md.topology_name.clone(),
-                object: bytes(&md.object),
-                bootstrap_template: bytes(&md.bootstrap_template),
-                infrastructure_template: bytes(&md.infrastructure_template),
-                health_check: optional_bytes(md.health_check.as_ref()),
+                object: encode(&md.object),
+                bootstrap_template: encode(&md.bootstrap_template),
+                infrastructure_template: encode(&md.infrastructure_template),
+                health_check: md
+                    .health_check
+                    .as_ref()
+                    .map(&mut *encode)
+                    .unwrap_or_default(),
             })
             .collect(),
         machine_pools: desired
@@ -49,9 +62,9 @@ pub fn to_message(desired: &DesiredState) -> pb::DesiredState {
             .iter()
             .map(|mp| pb::DesiredMachinePool {
                 topology_name: mp.topology_name.clone(),
-                object: bytes(&mp.object),
-                bootstrap_object: bytes(&mp.bootstrap_object),
-                infrastructure_object: bytes(&mp.infrastructure_object),
+                object: encode(&mp.object),
+                bootstrap_object: encode(&mp.bootstrap_object),
+                infrastructure_object: encode(&mp.infrastructure_object),
             })
             .collect(),
         upgrade: Some(pb::UpgradeTracker {

@@ -278,6 +278,9 @@ impl Engine for RemoteEngine {
                             .collect()
                     })
                     .unwrap_or_default(),
+                // Only `desired` is read here: the objects again and the patch trace
+                // would double the answer for nothing.
+                desired_only: true,
             };
             let response = self
                 .client

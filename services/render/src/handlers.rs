@@ -260,10 +260,21 @@ pub struct Handlers {
 
 /// What a render produced, before encoding.
 struct RenderOutcome {
-    desired: Vec<Value>,
     desired_state: topograph_engine::DesiredState,
-    current: Vec<Value>,
+    /// The request's templates, then its current objects.
+    store: ObjectStore,
+    /// How many of the store's objects are templates.
+    templates: usize,
+    /// Current Clusters and classes the request carried (only a plan reads them).
+    current_clusters: Vec<Value>,
     explanation: topograph_engine::patches::Explanation,
+}
+
+impl RenderOutcome {
+    /// The current objects, as the request gave them: neither templates nor Clusters.
+    fn current_objects(&self) -> impl Iterator<Item = &Value> {
+        self.store.objects().skip(self.templates)
+    }
 }
 
 impl Handlers {
@@ -413,12 +424,14 @@ impl Handlers {
             inputs.push((format!("{}[{i}]", at("current_objects")), c));
         }
         let current = load_named(&inputs, Some(&namespace))?;
-        let mut current_values: Vec<Value> =
-            current.objects.iter().map(|o| o.value.clone()).collect();
         // The current Cluster and class may come along (a plan compares them too); the
         // engine reads neither from the store.
-        current_values.extend(current.clusters.into_iter().map(|c| c.value.document));
-
+        let current_clusters = current
+            .clusters
+            .into_iter()
+            .map(|c| c.value.document)
+            .collect();
+        let templates_count = templates.objects.len();
         let store = ObjectStore::new(
             templates
                 .objects
@@ -447,9 +460,10 @@ impl Handlers {
         let rendered =
             rendered.map_err(|refusal| refusal.violations(&at("cluster_class"), &at("cluster")))?;
         Ok(RenderOutcome {
-            desired: rendered.desired.objects().into_iter().cloned().collect(),
             desired_state: rendered.desired,
-            current: current_values,
+            store,
+            templates: templates_count,
+            current_clusters,
             explanation: rendered.explanation,
         })
     }
@@ -483,11 +497,34 @@ impl Handlers {
     fn render_uncached(&self, request: &pb::RenderRequest) -> Result<pb::RenderResponse, Status> {
         let outcome = self.render_inner(request, "").map_err(invalid)?;
         // `DesiredState::objects` gives them sorted already.
-        let desired = outcome.desired;
-        let delete = plan::to_delete(&desired, &outcome.current)
+        let desired = outcome.desired_state.objects();
+        let delete = plan::to_delete(&desired, outcome.current_objects())
             .into_iter()
             .map(object_name)
             .collect();
+        if request.desired_only {
+            return Ok(pb::RenderResponse {
+                objects: Vec::new(),
+                delete,
+                changes: Vec::new(),
+                skipped: Vec::new(),
+                desired: Some(topograph_proto::desired::to_message(&outcome.desired_state)),
+            });
+        }
+        // Each object is encoded once; the desired state by role carries the same bytes.
+        let objects: Vec<Vec<u8>> = desired
+            .iter()
+            .map(|o| encode(o))
+            .collect::<Result<_, _>>()?;
+        let desired_message =
+            topograph_proto::desired::to_message_with(&outcome.desired_state, &mut |object| {
+                desired
+                    .iter()
+                    .position(|o| std::ptr::eq(*o, object))
+                    .and_then(|i| objects.get(i))
+                    .cloned()
+                    .unwrap_or_else(|| encode(object).unwrap_or_default())
+            });
         let changes = outcome
             .explanation
             .changes
@@ -519,11 +556,11 @@ impl Handlers {
             })
             .collect();
         Ok(pb::RenderResponse {
-            objects: desired.iter().map(encode).collect::<Result<_, _>>()?,
+            objects,
             delete,
             changes,
             skipped,
-            desired: Some(topograph_proto::desired::to_message(&outcome.desired_state)),
+            desired: Some(desired_message),
         })
     }
 
@@ -622,7 +659,18 @@ impl Handlers {
                     )]));
                 }
                 let outcome = self.render_inner(render, "render").map_err(invalid)?;
-                (outcome.desired, outcome.current)
+                let desired = outcome
+                    .desired_state
+                    .objects()
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                let current = outcome
+                    .current_objects()
+                    .cloned()
+                    .chain(outcome.current_clusters.iter().cloned())
+                    .collect();
+                (desired, current)
             }
             None => {
                 let desired = json_objects("desired", &request.desired);
@@ -739,6 +787,9 @@ pub fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
     // differs from the same request without them (such answers are not cached, and
     // must not be answered from a cached render without extensions either).
     let extensions_part = (!request.extension_configs.is_empty()).then(|| extensions_key(request));
+    // An answer without the objects must not answer a request for them, nor the
+    // other way round.
+    let desired_only_part = request.desired_only.then_some(b"desired_only".as_slice());
     let counts = [
         (request.templates.len() as u64).to_le_bytes(),
         (request.current_objects.len() as u64).to_le_bytes(),
@@ -749,7 +800,8 @@ pub fn render_key(request: &pb::RenderRequest) -> [u8; 32] {
             .chain(counts.iter().map(|c| c.as_slice()))
             .chain(request.templates.iter().map(Vec::as_slice))
             .chain(request.current_objects.iter().map(Vec::as_slice))
-            .chain(extensions_part.as_ref().map(|k| k.as_slice())),
+            .chain(extensions_part.as_ref().map(|k| k.as_slice()))
+            .chain(desired_only_part),
     )
 }
 
@@ -836,5 +888,85 @@ mod tests {
         let template = moved.templates.remove(0);
         moved.current_objects.push(template);
         assert!(cached.cached_render(&render_key(&moved)).is_none());
+    }
+
+    /// Every object of a desired state message, as its bytes.
+    fn message_objects(desired: &pb::DesiredState) -> Vec<Vec<u8>> {
+        let cp = desired.control_plane.clone().unwrap_or_default();
+        let mut all = vec![
+            desired.cluster.clone(),
+            desired.infrastructure_cluster.clone(),
+            cp.object,
+            cp.machine_template,
+            cp.health_check,
+        ];
+        for md in &desired.machine_deployments {
+            all.extend([
+                md.object.clone(),
+                md.bootstrap_template.clone(),
+                md.infrastructure_template.clone(),
+                md.health_check.clone(),
+            ]);
+        }
+        all.retain(|b| !b.is_empty());
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn desired_only_answers_the_desired_state_alone_and_is_remembered_apart() {
+        let mut full_request = request(2);
+        // An owned MachineDeployment the topology no longer has: both answers delete it.
+        let gone = serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1",
+            "kind": "MachineDeployment",
+            "metadata": {
+                "name": "gone",
+                "namespace": "default",
+                "labels": {
+                    "cluster.x-k8s.io/cluster-name": "dev",
+                    "topology.cluster.x-k8s.io/owned": "",
+                    "topology.cluster.x-k8s.io/deployment-name": "retired",
+                },
+            },
+        });
+        full_request
+            .current_objects
+            .push(serde_json::to_vec(&gone).unwrap());
+        let mut only_request = full_request.clone();
+        only_request.desired_only = true;
+        assert_ne!(render_key(&full_request), render_key(&only_request));
+
+        let handlers = Handlers::new(4, 64 << 20);
+        let full = handlers.render(&full_request).unwrap();
+        assert!(
+            handlers.cached_render(&render_key(&only_request)).is_none(),
+            "a full answer must not answer a desired-only request"
+        );
+        let only = handlers.render(&only_request).unwrap();
+        assert_eq!(only.desired, full.desired);
+        assert_eq!(only.delete, full.delete);
+        assert_eq!(
+            full.delete
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>(),
+            ["gone"]
+        );
+        assert!(only.objects.is_empty() && only.changes.is_empty() && only.skipped.is_empty());
+        assert!(
+            !full.changes.is_empty(),
+            "the quick-start's patches change things"
+        );
+        // The full answer's objects are the desired state's, byte for byte.
+        let mut objects = full.objects.clone();
+        objects.sort();
+        assert_eq!(objects, message_objects(full.desired.as_ref().unwrap()));
+        assert_eq!(
+            *handlers
+                .cached_render(&render_key(&only_request))
+                .expect("remembered"),
+            only
+        );
     }
 }
