@@ -203,7 +203,7 @@ fn render_inner(
             resolved.as_patch_values()
         }
     };
-    let explanation = patches::apply(
+    let mut explanation = patches::apply(
         cluster,
         topology,
         &blueprint,
@@ -216,6 +216,11 @@ fn render_inner(
                 "error computing the desired state of the Cluster topology: failed to apply patches: {e}"
             ))
         })?;
+    // Templates whose patched spec changed get their new names now; the explanation
+    // names the objects as they will be written.
+    for renamed in desired::rotation::apply(cluster, &blueprint, &current, &mut desired) {
+        explanation.rename(&renamed.before, &renamed.after);
+    }
     Ok(Rendered {
         desired,
         explanation,

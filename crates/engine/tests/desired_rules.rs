@@ -811,3 +811,62 @@ fn a_reference_without_a_name_does_not_name_the_object() {
     let d = desired(&[CLASS, &cluster]);
     assert_generated(&name(&d.control_plane.object), "c1-");
 }
+
+/// CLASS with a patch replacing the image the workers' DockerMachineTemplate sets.
+fn class_patching_the_worker_image() -> String {
+    CLASS.replacen(
+        "  workers:\n    machineDeployments:",
+        "  patches:\n  - name: image\n    definitions:\n    - selector:\n        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1\n        kind: DockerMachineTemplate\n        matchResources:\n          machineDeploymentClass: {names: [default-worker]}\n      jsonPatches:\n      - {op: replace, path: /spec/template/spec/image, value: patched}\n  workers:\n    machineDeployments:",
+        1,
+    )
+}
+
+#[test]
+fn rotation_is_decided_on_the_patched_spec() {
+    let class = class_patching_the_worker_image();
+    // The current copy holds what the patch makes of the template: no rotation, though
+    // the class template's own image differs.
+    let d = desired(&[&class, CLUSTER, &CURRENT.replace("SPEC", "patched")]);
+    let md = &d.machine_deployments[0];
+    assert_eq!(
+        at(&md.infrastructure_template, "/spec/template/spec/image"),
+        &json!("patched")
+    );
+    assert_eq!(name(&md.infrastructure_template), "existing-infra");
+    assert_eq!(
+        at(&md.object, "/spec/template/spec/infrastructureRef/name"),
+        &json!("existing-infra")
+    );
+
+    // The current copy holds the unpatched image: the patched spec changed, so it
+    // rotates, the MachineDeployment follows, and the explanation names the new copy.
+    let f = fixture(&[&class, CLUSTER, &CURRENT.replace("SPEC", "worker")]);
+    let rendered = admit_and_render(&f.cluster, &f.class, &f.store).unwrap();
+    let md = &rendered.desired.machine_deployments[0];
+    let rotated = name(&md.infrastructure_template);
+    assert_generated(&rotated, "c1-md-0-");
+    assert_eq!(
+        at(&md.object, "/spec/template/spec/infrastructureRef/name"),
+        &json!(rotated)
+    );
+    let patched: Vec<&str> = rendered
+        .explanation
+        .changes
+        .iter()
+        .filter(|c| c.patch == "image" && c.template.contains("workers"))
+        .map(|c| c.object.as_str())
+        .collect();
+    assert_eq!(
+        patched,
+        [format!("DockerMachineTemplate ns/{rotated}").as_str()]
+    );
+    // Once written, the rotated copy holds: the next render keeps its name.
+    let current = CURRENT
+        .replace("SPEC", "patched")
+        .replace("existing-infra", &rotated);
+    let again = desired(&[&class, CLUSTER, &current]);
+    assert_eq!(
+        name(&again.machine_deployments[0].infrastructure_template),
+        rotated
+    );
+}

@@ -527,6 +527,42 @@ async fn a_variable_change_rotates_the_templates_it_patches() {
 }
 
 #[tokio::test]
+async fn a_patch_replacing_a_template_field_rotates_nothing_once_created() {
+    let (mut class, cluster) = support::quick_start();
+    // The workers' template sets the image the quick-start's customImage patch
+    // replaces: the copy differs from the class template from the start.
+    let template = class
+        .iter_mut()
+        .find(|o| o.name() == "quick-start-default-worker-machinetemplate")
+        .unwrap();
+    template["spec"]["template"]["spec"]["customImage"] = json!("kindest/node:from-the-template");
+    let env = Env::start(class, vec![cluster]).await;
+    env.reconcile("dev").await.unwrap();
+    let infrastructure_ref = |md: Value| {
+        md["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let created = infrastructure_ref(env.machine_deployment("dev", "md-0").await.unwrap());
+    env.converge("dev").await;
+    assert_eq!(
+        infrastructure_ref(env.machine_deployment("dev", "md-0").await.unwrap()),
+        created,
+        "a copy that holds the patched spec is not rotated"
+    );
+    let copy = env
+        .get(INFRA, "DockerMachineTemplate", &created)
+        .await
+        .unwrap();
+    assert_ne!(
+        copy["spec"]["template"]["spec"]["customImage"],
+        json!("kindest/node:from-the-template"),
+        "the patch replaced the template's image"
+    );
+}
+
+#[tokio::test]
 async fn drift_is_restored_where_the_topology_sets_fields_and_kept_elsewhere() {
     let env = Env::quick_start().await;
     env.converge("dev").await;

@@ -14,6 +14,7 @@ mod machine_deployment;
 mod machine_pool;
 mod reuse;
 mod rollout;
+pub(crate) mod rotation;
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
-//! What the desired objects take from the current ones: existing names (always reused),
-//! template copies rotated to a new name when their spec changed, and the shim owner
-//! reference. One place for these rules, shared by every kind of object.
+//! What the desired objects take from the current ones: existing names (always reused;
+//! a template copy whose spec changed is renamed later, by [`super::rotation`]) and the
+//! shim owner reference. One place for these rules, shared by every kind of object.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use topograph_api::model::ObjectRef;
 use topograph_api::object::{ObjectExt, set_at};
 
 use super::Scope;
-use super::clone::{CloneInput, is_enforced, template_to_template};
+use super::clone::{CloneInput, template_to_template};
 use crate::current::Referenced;
 use crate::names::{self, NameData};
 use crate::wire;
@@ -80,16 +80,17 @@ pub(crate) struct TemplateCopy<'a> {
     pub labels: BTreeMap<String, String>,
 }
 
-/// The copy, named like the current one unless its spec changed: templates are
-/// immutable by convention, so a change means a new template (rotation). A rotated
-/// name hashes the desired spec, so re-rendering the same change gives the same name.
+/// The copy, named like the current one (a new copy gets a name derived from its
+/// role). Whether its spec changed, and so whether it is rotated, is decided once
+/// patches ran ([`super::rotation`]), on the spec the copy will have, as Cluster API
+/// compares the patched desired template with the current one.
 pub(crate) fn template_copy(scope: &Scope<'_>, input: TemplateCopy<'_>) -> Value {
     let cluster = scope.cluster;
     let name = match input.current.name() {
         Some(name) => name.to_string(),
         None => names::simple(input.prefix, &scope.suffix(input.role)),
     };
-    let mut copy = template_to_template(
+    template_to_template(
         CloneInput {
             template: input.template,
             cloned_from: input.cloned_from,
@@ -100,20 +101,7 @@ pub(crate) fn template_copy(scope: &Scope<'_>, input: TemplateCopy<'_>) -> Value
             name,
         },
         wire::cluster_owner_ref(cluster),
-    );
-    if let Some(current) = input.current.object {
-        let null = Value::Null;
-        let desired_spec = copy.get("spec").unwrap_or(&null);
-        if !is_enforced(desired_spec, current.get("spec").unwrap_or(&null)) {
-            let content = desired_spec.to_string();
-            let mut parts = input.role.to_vec();
-            parts.push("rotation");
-            parts.push(&content);
-            let name = names::simple(input.prefix, &scope.suffix(&parts));
-            set_at(&mut copy, &["metadata", "name"], Value::String(name));
-        }
-    }
-    copy
+    )
 }
 
 /// Keeps the owner reference to the Cluster's shim Secret that an object created

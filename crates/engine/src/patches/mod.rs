@@ -80,6 +80,18 @@ pub struct Explanation {
     pub skipped: Vec<Skipped>,
 }
 
+impl Explanation {
+    /// Names the desired object `before` as `after` wherever the explanation names it.
+    pub(crate) fn rename(&mut self, before: &str, after: &str) {
+        let changes = self.changes.iter_mut().map(|c| &mut c.object);
+        for object in changes.chain(self.skipped.iter_mut().map(|s| &mut s.object)) {
+            if object == before {
+                *object = after.to_string();
+            }
+        }
+    }
+}
+
 fn describe(object: &Value) -> String {
     format!("{} {}/{}", object.kind(), object.namespace(), object.name())
 }
