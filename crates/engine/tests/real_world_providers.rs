@@ -182,6 +182,67 @@ fn every_provider_folder_loads_is_admitted_and_renders() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The names of the template copies a render gives: the control plane's machine
+/// template, then each MachineDeployment's bootstrap and infrastructure templates.
+fn template_names(rendered: &Rendered) -> Vec<String> {
+    let desired = &rendered.desired;
+    let mut names: Vec<String> = desired
+        .control_plane
+        .machine_template
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    for md in &desired.machine_deployments {
+        names.push(md.bootstrap_template.name().to_string());
+        names.push(md.infrastructure_template.name().to_string());
+    }
+    names
+}
+
+/// What a render writes, read back as the current state, renders the same template
+/// copies: no class's patches make a copy look changed against what it patched it
+/// into (which would rotate it, and roll its machines, right after creation).
+#[test]
+fn a_render_taken_as_the_current_state_rotates_no_template() {
+    let Some(root) = providers() else { return };
+    let mut checked = 0;
+    for folder in V1BETA2_FOLDERS.iter().chain(V1BETA1_FOLDERS) {
+        if ENGINE_LIMITS.iter().any(|(f, _)| f == folder) {
+            continue;
+        }
+        let dir = root.join(folder);
+        let bundle = with_provider_defaults(folder, load_all(&inputs(&dir, &yaml_files(&dir))));
+        let first = render(&bundle).unwrap_or_else(|e| panic!("{folder}: {e:?}"));
+        // The Cluster as the topology wrote it (its references set), and every object
+        // the render created, as they would exist.
+        let cluster = topograph_api::load::decode_cluster(first.desired.cluster.clone())
+            .unwrap_or_else(|e| panic!("{folder}: {e}"));
+        let written = first
+            .desired
+            .objects()
+            .into_iter()
+            .filter(|o| o.kind() != "Cluster")
+            .cloned();
+        let store = ObjectStore::new(
+            bundle
+                .objects
+                .iter()
+                .map(|o| o.value.clone())
+                .chain(written),
+        );
+        let again = admit_and_render(&cluster, &bundle.cluster_classes[0].value, &store)
+            .unwrap_or_else(|refusal| panic!("{folder}: {:?}", refusal.messages()));
+        assert_eq!(template_names(&again), template_names(&first), "{folder}");
+        assert_eq!(
+            again.desired.control_plane.object.name(),
+            first.desired.control_plane.object.name(),
+            "{folder}: the current control plane was found"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 9, "only {checked} folders rendered");
+}
+
 /// Folders the engine refuses on purpose, with the refusal: what needs a Runtime SDK
 /// extension (external patches), which an offline render cannot call.
 const ENGINE_LIMITS: &[(&str, &str)] = &[(
