@@ -164,10 +164,15 @@ impl Scope<'_> {
 impl Scope<'_> {
     /// A name suffix derived from the Cluster's identity and `role`.
     pub fn suffix(&self, role: &[&str]) -> String {
-        let mut parts = vec![self.cluster.namespace.as_str(), self.cluster.name.as_str()];
-        parts.extend_from_slice(role);
-        names::suffix(&parts)
+        suffix_of(self.cluster, role)
     }
+}
+
+/// A name suffix derived from `cluster`'s identity and `role` (decision 0001).
+pub(crate) fn suffix_of(cluster: &Cluster, role: &[&str]) -> String {
+    let mut parts = vec![cluster.namespace.as_str(), cluster.name.as_str()];
+    parts.extend_from_slice(role);
+    names::suffix(&parts)
 }
 
 /// A worker's metadata (a MachineDeployment's or MachinePool's, on the object and its

@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 use topograph_api::model::Cluster;
-use topograph_api::object::{ObjectExt, set_at};
+use topograph_api::object::set_at;
 
 use super::DesiredState;
 use super::clone::is_enforced;
@@ -20,6 +20,7 @@ use crate::blueprint::Blueprint;
 use crate::contract::{Contract, ContractFields};
 use crate::current::{CurrentState, Referenced};
 use crate::names;
+use crate::patches::describe;
 use crate::wire::desired_ref;
 
 /// A copy that was renamed: the object as it was called before and after
@@ -30,10 +31,6 @@ pub struct Renamed {
     pub before: String,
     /// Its new name.
     pub after: String,
-}
-
-fn describe(object: &Value) -> String {
-    format!("{} {}/{}", object.kind(), object.namespace(), object.name())
 }
 
 /// Renames `copy` when its spec does not hold in `current`'s object; the new name.
@@ -52,10 +49,9 @@ fn rotate(
         return None;
     }
     let content = desired_spec.to_string();
-    let mut parts = vec![cluster.namespace.as_str(), cluster.name.as_str()];
-    parts.extend_from_slice(role);
+    let mut parts = role.to_vec();
     parts.extend(["rotation", content.as_str()]);
-    let name = names::simple(prefix, &names::suffix(&parts));
+    let name = names::simple(prefix, &super::suffix_of(cluster, &parts));
     let before = describe(copy);
     set_at(copy, &["metadata", "name"], json!(name));
     renamed.push(Renamed {

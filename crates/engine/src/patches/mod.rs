@@ -92,7 +92,8 @@ impl Explanation {
     }
 }
 
-fn describe(object: &Value) -> String {
+/// How the explanation names a desired object: `Kind namespace/name`.
+pub(crate) fn describe(object: &Value) -> String {
     format!("{} {}/{}", object.kind(), object.namespace(), object.name())
 }
 
