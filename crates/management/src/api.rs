@@ -118,8 +118,11 @@ pub struct ManagementCluster {
     preferred: Arc<Mutex<Option<crate::versions::Preferred>>>,
     // The apiVersion of group-only references' kinds (see `crate::versions`).
     ref_versions: Arc<Mutex<crate::versions::RefVersions>>,
-    // Creates sent without waiting for their answer (Events), until `settle`.
+    // Event writes sent without waiting for their answer, until `settle`.
     detached: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    // What Events were recorded, shared by every clone but a dry run's
+    // (`crate::event_correlator`).
+    events: Arc<crate::event_correlator::Correlator>,
     // Class-level objects kept by watches (`crate::class_cache`); `None` reads them live.
     class_cache: Option<Arc<ClassCache>>,
     // A Cluster's own objects kept by watches while this process holds the management
@@ -164,6 +167,7 @@ impl ManagementCluster {
             preferred: Arc::default(),
             ref_versions: Arc::default(),
             detached: Arc::default(),
+            events: Arc::default(),
             class_cache: None,
             owned_cache: None,
             no_change: Arc::default(),
@@ -264,6 +268,7 @@ impl ManagementCluster {
             writer: Arc::new(DryRun::default()),
             observer: None,
             detached: Arc::default(),
+            events: Arc::default(),
             ..self.clone()
         }
     }
@@ -709,26 +714,49 @@ impl ManagementCluster {
         Ok(created)
     }
 
-    /// Creates `object` without waiting for the answer, as an event recorder sends
-    /// Events: the caller goes on with its next request while this one is in flight.
-    /// A failure is logged as `what`, never returned. [`ManagementCluster::settle`]
-    /// waits for every create sent so from this clone.
-    pub fn create_detached(&self, object: Value, what: &'static str) {
+    /// Records an Event as Cluster API's event recorder does: correlated with those
+    /// recorded before (`crate::event_correlator`: aggregated, counted, or dropped as
+    /// spam), then written without waiting for the answer, so the caller goes on with
+    /// its next request. A failure is logged, never returned.
+    /// [`ManagementCluster::settle`] waits for every write sent so from this clone.
+    pub fn record_event(&self, event: Value) {
+        self.record_event_at(event, k8s_openapi::jiff::Timestamp::now());
+    }
+
+    /// [`ManagementCluster::record_event`] at `now`.
+    pub fn record_event_at(&self, event: Value, now: k8s_openapi::jiff::Timestamp) {
         use tracing::Instrument;
-        let api = self.clone();
-        let write = async move {
-            if let Err(e) = api.create(&object).await {
-                tracing::warn!(error = %e, "could not record {what}");
-            }
+        let Some(write) = self.events.correlate(event, now) else {
+            tracing::debug!("an Event dropped: too many about its object");
+            return;
         };
-        let handle = tokio::spawn(write.instrument(tracing::Span::current()));
+        let api = self.clone();
+        let send = async move {
+            if let Some(before) = write.after {
+                // Ended or abandoned alike: this write may go.
+                let _ = before.await;
+            }
+            let written = match &write.patch {
+                Some(patch) => match api.merge_patch(&write.event, patch).await {
+                    // Gone (deleted, or its create failed): written anew, as client-go does.
+                    Err(e) if e.has_code(404) => api.create(&write.event).await,
+                    other => other,
+                },
+                None => api.create(&write.event).await,
+            };
+            if let Err(e) = written {
+                tracing::warn!(error = %e, "could not record an Event");
+            }
+            drop(write.done);
+        };
+        let handle = tokio::spawn(send.instrument(tracing::Span::current()));
         self.detached
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(handle);
     }
 
-    /// Waits for the creates [`ManagementCluster::create_detached`] sent.
+    /// Waits for the Event writes [`ManagementCluster::record_event`] sent.
     pub async fn settle(&self) {
         loop {
             let pending =

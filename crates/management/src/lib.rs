@@ -13,6 +13,8 @@
 //! * [`contracts`]: which Cluster API contract a provider kind implements, from its
 //!   CRD's labels, cached per kind.
 //! * [`crds`]: CustomResourceDefinitions for Cluster API's kinds and provider kinds.
+//! * [`event_correlator`]: Events aggregated, counted and rate-limited before they are
+//!   written, as client-go's recorder does.
 //! * [`keys`]: the `<management cluster>/<namespace>/<name>` key of a Cluster.
 //! * `kept_text`: object text as the owned-object cache keeps it, compressed against
 //!   other objects of its kind.
@@ -28,6 +30,7 @@ pub mod contracts;
 pub mod crds;
 pub mod dry_run;
 pub mod error;
+pub mod event_correlator;
 mod kept_text;
 pub mod keys;
 pub mod no_change;

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
 
-use crate::time;
+use k8s_openapi::jiff::Timestamp;
 use topograph_management::ManagementCluster;
 
 /// The component Events are reported by.
@@ -55,7 +55,7 @@ pub fn event_from(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let now = time::now();
+    let now = topograph_management::event_correlator::timestamp(Timestamp::now());
     json!({
         "apiVersion": "v1",
         "kind": "Event",
@@ -81,11 +81,12 @@ pub fn event_from(
     })
 }
 
-/// Records an Event without waiting for it, as Cluster API's event recorder does: the
-/// reconcile goes on while the Event is written, and waits for its Events only when it
+/// Records an Event without waiting for it, as Cluster API's event recorder does:
+/// correlated with the Events recorded before ([`ManagementCluster::record_event`]),
+/// and written while the reconcile goes on, which waits for its Events only when it
 /// ends ([`ManagementCluster::settle`]), so they are there when it returns. Failures
 /// are logged, not returned.
 pub fn record(cluster: &ManagementCluster, involved: &Value, reason: &str, message: String) {
     tracing::info!(reason, object = %key(involved), "{message}");
-    cluster.create_detached(event(involved, reason, &message), "an Event");
+    cluster.record_event(event(involved, reason, &message));
 }

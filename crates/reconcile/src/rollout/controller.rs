@@ -476,10 +476,10 @@ impl Controller {
         let event = |on: &Value| {
             events::event_from(COMPONENT, on, note.reason, &note.message, note.warning)
         };
-        self.api.create_detached(event(involved), "an Event");
+        self.api.record_event(event(involved));
         if note.cluster.is_some() {
             // The class hears of its Clusters' harm too.
-            self.api.create_detached(event(class), "an Event");
+            self.api.record_event(event(class));
         }
     }
 

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 use topograph_api::contract::Contract;
 use topograph_api::object::ObjectExt;
@@ -48,6 +50,8 @@ pub struct Env {
     pub api: ManagementCluster,
     /// Another writer: the tests play users and providers through it.
     pub other: ManagementCluster,
+    /// Every write `api` sent, as (kind, verb), in order.
+    written: Arc<Mutex<Vec<(String, &'static str)>>>,
 }
 
 impl Env {
@@ -117,9 +121,14 @@ impl Env {
         })
         .await
         .unwrap();
+        let written: Arc<Mutex<Vec<(String, &'static str)>>> = Arc::default();
+        let log = written.clone();
         let api = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
             .await
-            .unwrap();
+            .unwrap()
+            .with_write_observer(Arc::new(move |kind: &str, verb: &'static str| {
+                log.lock().unwrap().push((kind.to_string(), verb));
+            }));
         // Users and providers write under field managers of their own.
         let other = ManagementCluster::from_kubeconfig_yaml(&server.kubeconfig_yaml())
             .await
@@ -128,7 +137,19 @@ impl Env {
         for object in class.iter().chain(&clusters) {
             other.create(object).await.unwrap();
         }
-        Env { server, api, other }
+        Env {
+            server,
+            api,
+            other,
+            written,
+        }
+    }
+
+    /// Every write the reconciles sent so far, as (kind, verb), in the order sent:
+    /// the order of a reconcile's writes, which Events no longer show once similar
+    /// ones are combined.
+    pub fn written(&self) -> Vec<(String, &'static str)> {
+        self.written.lock().unwrap().clone()
     }
 
     /// The quick-start class and the example Cluster.
