@@ -1332,9 +1332,7 @@ fn apply_refused(intent: &Value, e: &topograph_ssa::ApplyError) -> Error {
 
 /// Now, as managed fields entries stamp it (RFC 3339, UTC, whole seconds).
 fn now() -> String {
-    use k8s_openapi::jiff::{Timestamp, Unit};
-    let now = Timestamp::now();
-    now.round(Unit::Second).unwrap_or(now).to_string()
+    crate::time::now()
 }
 
 /// Where CustomResourceDefinitions are served.

@@ -25,8 +25,7 @@ use std::num::NonZeroUsize;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::jiff::{RoundMode, Timestamp, TimestampRound, Unit};
+use k8s_openapi::jiff::Timestamp;
 use lru::LruCache;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
@@ -242,13 +241,9 @@ fn aggregate_of(event: &Value, now: Timestamp) -> Value {
     Value::Object(aggregate)
 }
 
-/// `now` as an Event's timestamps write it: RFC 3339, UTC, whole seconds (truncated,
-/// as Go's `metav1.Time` writes one).
+/// `now` as an Event's timestamps write it ([`crate::time::stamp`]).
 pub fn timestamp(now: Timestamp) -> Value {
-    let whole = TimestampRound::new()
-        .smallest(Unit::Second)
-        .mode(RoundMode::Trunc);
-    serde_json::to_value(Time(now.round(whole).unwrap_or(now))).unwrap_or(Value::Null)
+    Value::String(crate::time::stamp(now))
 }
 
 fn elapsed(since: Timestamp, now: Timestamp) -> Duration {

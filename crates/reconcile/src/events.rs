@@ -7,7 +7,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
 
-use k8s_openapi::jiff::Timestamp;
 use topograph_management::ManagementCluster;
 
 /// The component Events are reported by.
@@ -55,7 +54,7 @@ pub fn event_from(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let now = topograph_management::event_correlator::timestamp(Timestamp::now());
+    let now = topograph_management::time::now();
     json!({
         "apiVersion": "v1",
         "kind": "Event",
