@@ -21,6 +21,7 @@
 //! one before, so a patch never reaches the server before the create it patches.
 
 use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hasher};
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -65,14 +66,14 @@ pub struct Correlator {
 }
 
 struct State {
-    aggregates: LruCache<String, Aggregate>,
-    logs: LruCache<String, Log>,
-    spam: LruCache<String, Bucket>,
+    aggregates: LruCache<Key, Aggregate>,
+    logs: LruCache<Key, Log>,
+    spam: LruCache<Key, Bucket>,
 }
 
 /// Similar Events seen: their distinct messages and when the last came.
 struct Aggregate {
-    messages: BTreeSet<String>,
+    messages: BTreeSet<Key>,
     last: Timestamp,
 }
 
@@ -122,15 +123,13 @@ impl Correlator {
 impl State {
     /// The Event to write and the key its writes are remembered by: the Event itself,
     /// or an aggregate of similar ones.
-    fn aggregate(&mut self, event: Value, now: Timestamp) -> (Value, String) {
+    fn aggregate(&mut self, event: Value, now: Timestamp) -> (Value, Key) {
         let similar = similar_key(&event);
-        let message = text(&event, &["message"]).to_string();
-        let record = self
-            .aggregates
-            .get_or_insert_mut(similar.clone(), || Aggregate {
-                messages: BTreeSet::new(),
-                last: now,
-            });
+        let message = key_of(&event, &[&["message"]]);
+        let record = self.aggregates.get_or_insert_mut(similar, || Aggregate {
+            messages: BTreeSet::new(),
+            last: now,
+        });
         if record.messages.is_empty() || elapsed(record.last, now) > AGGREGATE_WINDOW {
             record.messages.clear();
         }
@@ -147,14 +146,12 @@ impl State {
     }
 
     /// Counts `event` under `key`: the first is created, the next ones patch it.
-    fn observe(&mut self, mut event: Value, key: String) -> Correlated {
+    fn observe(&mut self, mut event: Value, key: Key) -> Correlated {
         let (done, next) = oneshot::channel();
-        let name = text(&event, &["metadata", "name"]).to_string();
-        let first_timestamp = event.get("firstTimestamp").cloned().unwrap_or(Value::Null);
         let log = self.logs.get_or_insert_mut(key, || Log {
             count: 0,
-            first_timestamp,
-            name,
+            first_timestamp: event.get("firstTimestamp").cloned().unwrap_or(Value::Null),
+            name: text(&event, &["metadata", "name"]).to_string(),
             last_write: None,
         });
         let after = log.last_write.replace(next);
@@ -257,65 +254,77 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
         .unwrap_or("")
 }
 
-/// The fields of `event` at `paths`, joined without a separator (as client-go joins
-/// its keys).
-fn key_of(event: &Value, paths: &[&[&str]]) -> String {
-    paths.iter().map(|path| text(event, path)).collect()
+/// What a key stands for: fields of an Event joined without a separator, as client-go
+/// joins them. Kept as a 64-bit hash of that text rather than the text: the keys are
+/// built for every Event, and with at most [`CACHE_ENTRIES`] of each kind remembered,
+/// two distinct keys collide with a chance of about one in 10^12.
+type Key = u64;
+
+/// The key of the fields of `event` at `paths`.
+fn key_of(event: &Value, paths: &[&[&str]]) -> Key {
+    let mut hasher = DefaultHasher::new();
+    // Bytes written in turn hash as their concatenation: joined without a separator.
+    for path in paths {
+        hasher.write(text(event, path).as_bytes());
+    }
+    hasher.finish()
 }
 
-const SOURCE: &[&[&str]] = &[
-    &["source", "component"],
-    &["source", "host"],
-    &["involvedObject", "kind"],
-    &["involvedObject", "namespace"],
-    &["involvedObject", "name"],
-];
+const SOURCE: &[&str] = &["source", "component"];
+const HOST: &[&str] = &["source", "host"];
+const KIND: &[&str] = &["involvedObject", "kind"];
+const NAMESPACE: &[&str] = &["involvedObject", "namespace"];
+const NAME: &[&str] = &["involvedObject", "name"];
+const FIELD_PATH: &[&str] = &["involvedObject", "fieldPath"];
+const UID: &[&str] = &["involvedObject", "uid"];
+const API_VERSION: &[&str] = &["involvedObject", "apiVersion"];
 
 /// One Event exactly: source, object, type, reason and message.
-fn event_key(event: &Value) -> String {
-    let mut key = key_of(event, SOURCE);
-    key.push_str(&key_of(
+fn event_key(event: &Value) -> Key {
+    key_of(
         event,
         &[
-            &["involvedObject", "fieldPath"],
-            &["involvedObject", "uid"],
-            &["involvedObject", "apiVersion"],
+            SOURCE,
+            HOST,
+            KIND,
+            NAMESPACE,
+            NAME,
+            FIELD_PATH,
+            UID,
+            API_VERSION,
             &["type"],
             &["reason"],
             &["message"],
         ],
-    ));
-    key
+    )
 }
 
 /// Similar Events: source, object, type and reason, whatever the message.
-fn similar_key(event: &Value) -> String {
-    let mut key = key_of(event, SOURCE);
-    key.push_str(&key_of(
+fn similar_key(event: &Value) -> Key {
+    key_of(
         event,
         &[
-            &["involvedObject", "uid"],
-            &["involvedObject", "apiVersion"],
+            SOURCE,
+            HOST,
+            KIND,
+            NAMESPACE,
+            NAME,
+            UID,
+            API_VERSION,
             &["type"],
             &["reason"],
             &["reportingComponent"],
             &["reportingInstance"],
         ],
-    ));
-    key
+    )
 }
 
 /// Events from one source about one object.
-fn spam_key(event: &Value) -> String {
-    let mut key = key_of(event, SOURCE);
-    key.push_str(&key_of(
+fn spam_key(event: &Value) -> Key {
+    key_of(
         event,
-        &[
-            &["involvedObject", "uid"],
-            &["involvedObject", "apiVersion"],
-        ],
-    ));
-    key
+        &[SOURCE, HOST, KIND, NAMESPACE, NAME, UID, API_VERSION],
+    )
 }
 
 #[cfg(test)]
