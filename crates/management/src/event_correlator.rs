@@ -125,7 +125,7 @@ impl State {
     /// or an aggregate of similar ones.
     fn aggregate(&mut self, event: Value, now: Timestamp) -> (Value, Key) {
         let similar = similar_key(&event);
-        let message = key_of(&event, &[&["message"]]);
+        let message = key_of(&event, &[MESSAGE]);
         let record = self.aggregates.get_or_insert_mut(similar, || Aggregate {
             messages: BTreeSet::new(),
             last: now,
@@ -261,7 +261,7 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
 type Key = u64;
 
 /// The key of the fields of `event` at `paths`.
-fn key_of(event: &Value, paths: &[&[&str]]) -> Key {
+fn key_of<'a>(event: &Value, paths: impl IntoIterator<Item = &'a &'a [&'a str]>) -> Key {
     let mut hasher = DefaultHasher::new();
     // Bytes written in turn hash as their concatenation: joined without a separator.
     for path in paths {
@@ -278,6 +278,12 @@ const NAME: &[&str] = &["involvedObject", "name"];
 const FIELD_PATH: &[&str] = &["involvedObject", "fieldPath"];
 const UID: &[&str] = &["involvedObject", "uid"];
 const API_VERSION: &[&str] = &["involvedObject", "apiVersion"];
+const TYPE: &[&str] = &["type"];
+const REASON: &[&str] = &["reason"];
+const MESSAGE: &[&str] = &["message"];
+
+/// A source and an object: the spam filter's key, and the start of the aggregator's.
+const SOURCE_AND_OBJECT: &[&[&str]] = &[SOURCE, HOST, KIND, NAMESPACE, NAME, UID, API_VERSION];
 
 /// One Event exactly: source, object, type, reason and message.
 fn event_key(event: &Value) -> Key {
@@ -292,39 +298,27 @@ fn event_key(event: &Value) -> Key {
             FIELD_PATH,
             UID,
             API_VERSION,
-            &["type"],
-            &["reason"],
-            &["message"],
+            TYPE,
+            REASON,
+            MESSAGE,
         ],
     )
 }
 
 /// Similar Events: source, object, type and reason, whatever the message.
 fn similar_key(event: &Value) -> Key {
-    key_of(
-        event,
-        &[
-            SOURCE,
-            HOST,
-            KIND,
-            NAMESPACE,
-            NAME,
-            UID,
-            API_VERSION,
-            &["type"],
-            &["reason"],
-            &["reportingComponent"],
-            &["reportingInstance"],
-        ],
-    )
+    let rest: &[&[&str]] = &[
+        TYPE,
+        REASON,
+        &["reportingComponent"],
+        &["reportingInstance"],
+    ];
+    key_of(event, SOURCE_AND_OBJECT.iter().chain(rest))
 }
 
 /// Events from one source about one object.
 fn spam_key(event: &Value) -> Key {
-    key_of(
-        event,
-        &[SOURCE, HOST, KIND, NAMESPACE, NAME, UID, API_VERSION],
-    )
+    key_of(event, SOURCE_AND_OBJECT)
 }
 
 #[cfg(test)]
