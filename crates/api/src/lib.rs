@@ -15,6 +15,8 @@
 //! * [`server`]: the API server's write rules, shared by the in-memory API server and
 //!   the dry-run overlay.
 //! * [`field`]: Kubernetes-style field errors.
+//! * [`json`]: compact JSON text, byte for byte `serde_json`'s, with plain strings
+//!   copied whole.
 //! * [`duration`]: Go duration text, as v1beta1 timeouts use it.
 //! * [`violation`]: one problem with one field of a request, as every door answers.
 //! * [`convert`]: Cluster API's kinds between `cluster.x-k8s.io/v1beta1` and `v1beta2`,
@@ -27,6 +29,7 @@ pub mod duration;
 pub mod envsubst;
 pub mod field;
 mod from_v1beta2;
+pub mod json;
 pub mod load;
 pub mod managed;
 pub mod model;

@@ -1349,5 +1349,5 @@ fn body_of(object: &Value) -> Result<Vec<u8>, Error> {
             object.name()
         )));
     }
-    serde_json::to_vec(object).map_err(|e| Error::invalid(format!("encoding an object: {e}")))
+    Ok(topograph_api::json::to_vec(object))
 }

@@ -13,8 +13,7 @@ use topograph_engine::upgrade::{ControlPlaneUpgrade, MachineDeploymentUpgrades, 
 use crate::render::v1 as pb;
 
 fn bytes(object: &Value) -> Vec<u8> {
-    // A serde_json::Value always serializes; an empty vector would read back as absent.
-    serde_json::to_vec(object).unwrap_or_default()
+    topograph_api::json::to_vec(object)
 }
 
 /// The message for `desired`.

@@ -54,53 +54,14 @@ fn traced<T>(message: T) -> tonic::Request<T> {
 }
 
 fn encode(value: &Value) -> Vec<u8> {
-    // A serde_json::Value always serializes.
-    serde_json::to_vec(value).unwrap_or_default()
+    topograph_api::json::to_vec(value)
 }
 
 /// A current object as a render reads it: without `metadata.managedFields`, which no
 /// render reads (only plans, a separate call, look at ownership) and which is often
-/// half of an object's JSON, to write here and to parse there.
+/// half of an object's JSON, to write here and to parse there. Written without a copy.
 fn encode_for_render(value: &Value) -> Vec<u8> {
-    serde_json::to_vec(&WithoutManagedFields(value)).unwrap_or_default()
-}
-
-/// Serializes an object as it is but for `metadata.managedFields`, without a copy.
-struct WithoutManagedFields<'a>(&'a Value);
-
-impl serde::Serialize for WithoutManagedFields<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let Value::Object(object) = self.0 else {
-            return self.0.serialize(serializer);
-        };
-        let mut map = serializer.serialize_map(Some(object.len()))?;
-        for (key, value) in object {
-            match value {
-                Value::Object(metadata) if key == "metadata" => {
-                    map.serialize_entry(key, &Skipping(metadata, "managedFields"))?
-                }
-                _ => map.serialize_entry(key, value)?,
-            }
-        }
-        map.end()
-    }
-}
-
-/// A map serialized without one of its keys.
-struct Skipping<'a>(&'a serde_json::Map<String, Value>, &'static str);
-
-impl serde::Serialize for Skipping<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.0 {
-            if key != self.1 {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        map.end()
-    }
+    topograph_api::json::to_vec_omitting(value, &["metadata", "managedFields"])
 }
 
 fn unavailable(status: &tonic::Status) -> Unavailable {

@@ -211,7 +211,7 @@ fn json_objects(field: &str, items: &[Vec<u8>]) -> Result<Vec<Value>, Vec<Violat
 }
 
 fn encode(value: &Value) -> Result<Vec<u8>, Status> {
-    serde_json::to_vec(value).map_err(|e| Status::internal(format!("encoding an object: {e}")))
+    Ok(topograph_api::json::to_vec(value))
 }
 
 fn object_name(object: &Value) -> pb::ObjectName {
