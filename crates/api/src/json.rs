@@ -28,23 +28,33 @@ fn write_omitting(value: &Value, omitted: &[&str], out: &mut Vec<u8>) {
     let (Value::Object(fields), Some((first, rest))) = (value, omitted.split_first()) else {
         return write(value, out);
     };
-    out.push(b'{');
-    let mut written = 0;
-    for (key, field) in fields {
-        if key == first && rest.is_empty() {
-            continue;
-        }
-        if written > 0 {
-            out.push(b',');
-        }
-        written += 1;
-        write_str(key, out);
-        out.push(b':');
-        if key == first {
+    let kept = fields
+        .iter()
+        .filter(|(key, _)| !(key.as_str() == *first && rest.is_empty()));
+    write_object(kept, out, |key, field, out| {
+        if key == *first {
             write_omitting(field, rest, out);
         } else {
             write(field, out);
         }
+    });
+}
+
+/// Appends an object of `members` to `out`, each member's value written by `value`
+/// (for writers that treat some members apart).
+pub fn write_object<'a>(
+    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    out: &mut Vec<u8>,
+    mut value: impl FnMut(&str, &Value, &mut Vec<u8>),
+) {
+    out.push(b'{');
+    for (i, (key, member)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(key, out);
+        out.push(b':');
+        value(key, member, out);
     }
     out.push(b'}');
 }
@@ -67,18 +77,7 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(fields) => {
-            out.push(b'{');
-            for (i, (key, field)) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_str(key, out);
-                out.push(b':');
-                write(field, out);
-            }
-            out.push(b'}');
-        }
+        Value::Object(fields) => write_object(fields, out, |_, field, out| write(field, out)),
     }
 }
 

@@ -9,9 +9,10 @@
 //! an offset. Pieces are interned in one table for the process; a piece no object
 //! holds any more is dropped when the table next grows past twice what it kept.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock, Mutex};
+use topograph_api::json::write_object;
 
 /// A shared piece and where it goes in the text it was cut from.
 pub(crate) type Piece = (usize, Arc<[u8]>);
@@ -26,9 +27,9 @@ pub(crate) fn split(object: &Value) -> (Vec<u8>, Vec<Piece>) {
         .is_some_and(|entries| !entries.is_empty());
     match object {
         Value::Object(map) if has_entries => {
-            write_map(&mut out, map, |key, value, out| match value {
+            write_object(map, &mut out, |key, value, out| match value {
                 Value::Object(metadata) if key == "metadata" => {
-                    write_map(out, metadata, |key, value, out| match value {
+                    write_object(metadata, out, |key, value, out| match value {
                         Value::Array(entries) if key == "managedFields" => {
                             write_entries(out, &mut pieces, entries)
                         }
@@ -38,7 +39,6 @@ pub(crate) fn split(object: &Value) -> (Vec<u8>, Vec<Piece>) {
                 _ => write(out, value),
             })
         }
-        // Serializing a `Value` cannot fail: its map keys are strings.
         _ => write(&mut out, object),
     }
     (out, pieces)
@@ -55,26 +55,13 @@ pub(crate) fn join(text: &[u8], pieces: &[Piece], out: &mut Vec<u8>) {
     out.extend_from_slice(&text[at..]);
 }
 
-fn write(out: &mut Vec<u8>, value: &impl serde::Serialize) {
-    let _ = serde_json::to_writer(out, value);
+// The project's one JSON writer (`serde_json`'s text, plain strings copied whole).
+fn write(out: &mut Vec<u8>, value: &Value) {
+    topograph_api::json::write(value, out);
 }
 
-/// A map as `serde_json` writes it, each value written by `value`.
-fn write_map(
-    out: &mut Vec<u8>,
-    map: &Map<String, Value>,
-    mut value: impl FnMut(&str, &Value, &mut Vec<u8>),
-) {
-    out.push(b'{');
-    for (i, (key, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write(out, key);
-        out.push(b':');
-        value(key, v, out);
-    }
-    out.push(b'}');
+fn write_key(out: &mut Vec<u8>, key: &str) {
+    topograph_api::json::write_str(key, out);
 }
 
 /// Managed-fields entries, each one's members before `time` as a shared piece.
@@ -94,7 +81,7 @@ fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) 
             if j > 0 {
                 head.push(b',');
             }
-            write(&mut head, key);
+            write_key(&mut head, key);
             head.push(b':');
             write(&mut head, value);
         }
@@ -107,7 +94,7 @@ fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) 
             if j > 0 {
                 out.push(b',');
             }
-            write(out, key);
+            write_key(out, key);
             out.push(b':');
             write(out, value);
         }

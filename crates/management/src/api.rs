@@ -965,8 +965,16 @@ impl ManagementCluster {
     ) -> Result<topograph_ssa::Applied, Error> {
         let schema = self.schema(intent.api_version(), intent.kind()).await?;
         let (manager, api_version) = (&*self.field_manager, intent.api_version());
-        topograph_ssa::apply(current, intent, manager, api_version, true, &schema, &now())
-            .map_err(|e| apply_refused(intent, &e))
+        topograph_ssa::apply(
+            current,
+            intent,
+            manager,
+            api_version,
+            true,
+            &schema,
+            &crate::time::now(),
+        )
+        .map_err(|e| apply_refused(intent, &e))
     }
 
     /// Server-side apply of `intent` as this client's field manager, with force (the
@@ -1257,7 +1265,7 @@ impl Writer for DryRun {
                 intent.api_version(),
                 true,
                 &schema,
-                &now(),
+                &crate::time::now(),
             )
             .map_err(|e| apply_refused(intent, &e))?;
             if !applied.changed
@@ -1328,11 +1336,6 @@ fn apply_refused(intent: &Value, e: &topograph_ssa::ApplyError) -> Error {
         message,
         ..kube::core::Status::failure("", "")
     })))
-}
-
-/// Now, as managed fields entries stamp it (RFC 3339, UTC, whole seconds).
-fn now() -> String {
-    crate::time::now()
 }
 
 /// Where CustomResourceDefinitions are served.

@@ -6,8 +6,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::time;
-
 /// One condition, in both shapes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Condition {
@@ -133,13 +131,13 @@ fn upsert(list: &mut Value, mut condition: Map<String, Value>) {
                 "lastTransitionTime".into(),
                 match since {
                     Some(since) if same_status => since,
-                    _ => time::now(),
+                    _ => now(),
                 },
             );
             *existing = Value::Object(condition);
         }
         None => {
-            condition.insert("lastTransitionTime".into(), time::now());
+            condition.insert("lastTransitionTime".into(), now());
             items.push(Value::Object(condition));
         }
     }
@@ -154,6 +152,11 @@ pub fn find<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
         .as_array()?
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+}
+
+/// Now, as Kubernetes writes a `Time` ([`topograph_management::time`]).
+fn now() -> Value {
+    Value::String(topograph_management::time::now())
 }
 
 #[cfg(test)]

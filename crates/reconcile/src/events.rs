@@ -2,7 +2,7 @@
 //! `TopologyCreate`, `TopologyUpdate`, `TopologyDelete`). Recording is best effort: an
 //! Event that cannot be written never fails a reconcile.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use k8s_openapi::jiff::Timestamp;
 
 use serde_json::{Value, json};
 use topograph_api::object::ObjectExt;
@@ -50,11 +50,11 @@ pub fn event_from(
     message: &str,
     warning: bool,
 ) -> Value {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let now = topograph_management::time::now();
+    // One reading of the clock names the Event and stamps it, as client-go's recorder
+    // does.
+    let at = Timestamp::now();
+    let nanos = at.as_nanosecond();
+    let now = topograph_management::time::stamp(at);
     json!({
         "apiVersion": "v1",
         "kind": "Event",

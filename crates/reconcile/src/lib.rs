@@ -24,7 +24,6 @@ pub mod hooks;
 pub mod merge;
 pub mod plan;
 pub mod rollout;
-mod time;
 
 pub use cluster::write::apply_intent;
 pub use cluster::{Outcome, reconcile_cluster, reconcile_cluster_with_hooks};
