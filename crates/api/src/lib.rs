@@ -7,6 +7,8 @@
 //!   wire format (the v1beta2 conversion is in `from_v1beta2`).
 //! * [`load`]: multi-document YAML/JSON and `kind: List` into a [`load::Bundle`], with
 //!   errors naming the file, the document and the field.
+//! * [`decoded`]: objects decoded once for many requests (a class's templates, sent
+//!   with every render request), known by their text.
 //! * [`envsubst`]: clusterctl-style `${VAR}` substitution for published templates.
 //! * [`contract`]: which Cluster API contract a provider kind implements, as its CRD's
 //!   labels declare it.
@@ -24,6 +26,7 @@
 
 pub mod contract;
 pub mod convert;
+pub mod decoded;
 pub mod digest;
 pub mod duration;
 pub mod envsubst;

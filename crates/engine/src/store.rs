@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::Value;
 use topograph_api::contract::{self, Contract, Declared};
@@ -12,10 +13,12 @@ use topograph_api::model::ObjectRef;
 use topograph_api::object::{ObjectExt, ObjectKey, group_of, split_api_version};
 
 /// An immutable set of objects with lookups by reference and by labels. It records
-/// which objects were read, so callers can report inputs nothing used.
+/// which objects were read, so callers can report inputs nothing used. Objects are
+/// shared, so a class's templates decoded once serve every render of its Clusters
+/// ([`topograph_api::decoded`]) without a copy.
 #[derive(Debug, Default)]
 pub struct ObjectStore {
-    objects: Vec<Value>,
+    objects: Vec<Arc<Value>>,
     index: HashMap<ObjectKey, usize>,
     read: RefCell<BTreeSet<usize>>,
     // (group, kind) -> what its CRD declares. CRDs are declarations, never referenced,
@@ -28,7 +31,12 @@ impl ObjectStore {
     /// Indexes `objects`. With duplicates (same group, kind, namespace and name) the
     /// last one wins, as a later `kubectl apply` would.
     pub fn new(objects: impl IntoIterator<Item = Value>) -> Self {
-        let objects: Vec<Value> = objects.into_iter().collect();
+        Self::shared(objects.into_iter().map(Arc::new))
+    }
+
+    /// [`ObjectStore::new`] of objects shared with others.
+    pub fn shared(objects: impl IntoIterator<Item = Arc<Value>>) -> Self {
+        let objects: Vec<Arc<Value>> = objects.into_iter().collect();
         let index = objects
             .iter()
             .enumerate()
@@ -86,7 +94,7 @@ impl ObjectStore {
             .index
             .get(&ObjectKey::new(&r.api_version, &r.kind, namespace, &r.name))?;
         self.read.borrow_mut().insert(i);
-        Some(&self.objects[i])
+        Some(self.objects[i].as_ref())
     }
 
     /// Objects of a group and kind in a namespace carrying every given label.
@@ -110,7 +118,7 @@ impl ObjectStore {
                 .all(|(k, v)| have.and_then(|l| l.get(*k)).and_then(Value::as_str) == Some(*v))
             {
                 self.read.borrow_mut().insert(i);
-                found.push(o);
+                found.push(o.as_ref());
             }
         }
         found
@@ -118,7 +126,7 @@ impl ObjectStore {
 
     /// Every object, in the order given (duplicates included).
     pub fn objects(&self) -> impl Iterator<Item = &Value> {
-        self.objects.iter()
+        self.objects.iter().map(Arc::as_ref)
     }
 
     /// The objects no lookup has returned so far, as given: their keys do not tell two
@@ -129,7 +137,7 @@ impl ObjectStore {
             .iter()
             .enumerate()
             .filter(|(i, _)| !read.contains(i) && !self.crds.contains(i))
-            .map(|(_, o)| o)
+            .map(|(_, o)| o.as_ref())
             .collect()
     }
 }

@@ -3,16 +3,20 @@
 //! line and that line are a contract (scripts compare them across versions).
 //!
 //! `--mode bytes` starts every round from JSON bytes and ends it in JSON bytes, as the
-//! render service serves a request: the Cluster and the current objects decoded, the
-//! ClusterClass taken from the cache of admitted classes (the service keys it by the
-//! class's bytes, so a class is decoded and admitted once), the desired objects
-//! rendered and encoded. `--mode parsed` decodes once and only renders (the class
+//! render service serves a request: the Cluster decoded, the ClusterClass taken from
+//! the cache of admitted classes (the service keys it by the class's bytes, so a class
+//! is decoded and admitted once), the files' other objects taken as the class's
+//! templates from the cache of decoded templates (looked up by their text every round,
+//! as the service looks up each request's), the desired objects rendered and encoded. `--mode parsed` decodes once and only renders (the class
 //! admitted on every round, as `admit_and_render` does for a caller without a cache).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand, ValueEnum};
+use std::sync::Arc;
+
+use topograph_api::decoded::DecodedObjects;
 use topograph_api::load::{self, Bundle, Input, LoadOptions};
 use topograph_api::model::{Cluster, ClusterClass};
 use topograph_engine::ObjectStore;
@@ -158,12 +162,18 @@ pub fn run(command: &BenchCommand) -> ExitCode {
         .iter()
         .map(|(name, text, _)| Input { name, text })
         .collect();
-    // What a request carries besides the class: decoded on every bytes round.
-    let request_inputs: Vec<Input<'_>> = decoded
+    // What a request carries besides the class: its Cluster, decoded on every bytes
+    // round, and its templates, looked up in the cache of decoded ones.
+    let is_cluster = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .is_some_and(|v| v.get("kind").and_then(serde_json::Value::as_str) == Some("Cluster"))
+    };
+    let (cluster_inputs, template_inputs): (Vec<Input<'_>>, Vec<Input<'_>>) = decoded
         .iter()
         .filter(|(_, _, class)| !class)
         .map(|(name, text, _)| Input { name, text })
-        .collect();
+        .partition(|input| is_cluster(input.text));
     let options = LoadOptions::default();
     let bundle = match load::load(&inputs, &options) {
         Ok(bundle) => bundle,
@@ -175,6 +185,15 @@ pub fn run(command: &BenchCommand) -> ExitCode {
         }
     };
     let store = ObjectStore::new(bundle.objects.iter().map(|o| o.value.clone()));
+    // The namespace `load` defaults objects into: the Clusters' when they agree.
+    let namespace = {
+        let mut namespaces = bundle.clusters.iter().map(|c| c.value.namespace.as_str());
+        match namespaces.next() {
+            Some(first) if namespaces.all(|n| n == first) => first.to_string(),
+            _ => "default".to_string(),
+        }
+    };
+    let templates = DecodedObjects::default();
     let mut classes = Vec::new();
     for loaded in &bundle.cluster_classes {
         match topograph_engine::admission::admit_class(loaded.value.clone(), None, &[]) {
@@ -192,20 +211,30 @@ pub fn run(command: &BenchCommand) -> ExitCode {
         match args.mode {
             Mode::Parsed => render_all(&bundle, &store),
             Mode::Bytes => {
-                let mut fresh = load::load(&request_inputs, &options).map_err(|errors| {
+                let joined = |errors: Vec<load::LoadError>| {
                     errors
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join("; ")
-                })?;
-                // The objects move into the store, as the render service moves a
-                // request's templates; the Clusters stay in the bundle.
-                let store = ObjectStore::new(
-                    std::mem::take(&mut fresh.objects)
-                        .into_iter()
-                        .map(|o| o.value),
-                );
+                };
+                let fresh = load::load(&cluster_inputs, &options).map_err(joined)?;
+                let mut objects = Vec::with_capacity(template_inputs.len());
+                for input in &template_inputs {
+                    match templates.object(input, &namespace) {
+                        Some(object) => objects.push(object),
+                        // Not one plain object: decoded as the service decodes it.
+                        None => {
+                            let options = LoadOptions {
+                                namespace: Some(namespace.clone()),
+                            };
+                            let loaded = load::load(std::slice::from_ref(input), &options)
+                                .map_err(joined)?;
+                            objects.extend(loaded.objects.into_iter().map(|o| Arc::new(o.value)));
+                        }
+                    }
+                }
+                let store = ObjectStore::shared(objects);
                 render_all_cached(&fresh, &classes, &store)
             }
         }

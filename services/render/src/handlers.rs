@@ -22,6 +22,7 @@ use tonic::Status;
 use topograph_api::FieldError;
 use topograph_api::ObjectExt;
 use topograph_api::Violation;
+use topograph_api::decoded::DecodedObjects;
 use topograph_api::load::{Bundle, Input, LoadOptions, load, parse_documents};
 use topograph_api::model::Cluster;
 use topograph_engine::admission::{self, Verdict};
@@ -252,6 +253,8 @@ pub fn register_class_times(registry: &mut Registry) -> ClassTimes {
 #[derive(Debug)]
 pub struct Handlers {
     classes: ClassCache,
+    /// The templates requests carry, decoded once per text.
+    templates: DecodedObjects,
     responses: Lru<[u8; 32], Arc<pb::RenderResponse>>,
     times: Option<ClassTimes>,
     /// Runtime SDK clients by a hash of the request fields they were built from.
@@ -283,10 +286,18 @@ impl Handlers {
     pub fn new(class_cache: usize, response_cache_bytes: usize) -> Self {
         Handlers {
             classes: ClassCache::new(class_cache),
+            templates: DecodedObjects::default(),
             responses: Lru::new(response_cache_bytes),
             times: None,
             extension_clients: Lru::new(EXTENSION_CLIENTS),
         }
+    }
+
+    /// The same handlers, keeping decoded templates up to `bytes` of their text (0:
+    /// none; [`topograph_api::decoded::DEFAULT_CAPACITY`] otherwise).
+    pub fn with_template_cache(mut self, bytes: usize) -> Self {
+        self.templates = DecodedObjects::new(bytes);
+        self
     }
 
     /// The same handlers, timing engine runs by class into `times`.
@@ -349,6 +360,49 @@ impl Handlers {
         }
     }
 
+    /// The request's templates decoded into `namespace`: from the cache where the same
+    /// text was decoded before (a class's templates come with every Cluster's request),
+    /// else loaded with their messages. A template that is a class or a Cluster is refused.
+    fn templates(
+        &self,
+        request: &pb::RenderRequest,
+        namespace: &str,
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<Vec<Arc<Value>>, Vec<Violation>> {
+        let decoded: Option<Vec<Arc<Value>>> = request
+            .templates
+            .iter()
+            .map(|t| {
+                let text = std::str::from_utf8(t).ok()?;
+                self.templates.object(&Input { name: "", text }, namespace)
+            })
+            .collect();
+        if let Some(decoded) = decoded {
+            return Ok(decoded);
+        }
+        let mut inputs: Vec<(String, &[u8])> = Vec::new();
+        for (i, t) in request.templates.iter().enumerate() {
+            inputs.push((format!("{}[{i}]", at("templates")), t));
+        }
+        let templates = load_named(&inputs, Some(namespace))?;
+        if let Some(other) = templates
+            .cluster_classes
+            .first()
+            .map(|c| &c.source)
+            .or(templates.clusters.first().map(|c| &c.source))
+        {
+            return Err(vec![Violation::new(
+                other.file.clone(),
+                "a template cannot be a ClusterClass or a Cluster",
+            )]);
+        }
+        Ok(templates
+            .objects
+            .into_iter()
+            .map(|o| Arc::new(o.value))
+            .collect())
+    }
+
     fn render_inner(
         &self,
         request: &pb::RenderRequest,
@@ -403,23 +457,8 @@ impl Handlers {
             }
         };
 
+        let templates = self.templates(request, &namespace, &at)?;
         let mut inputs: Vec<(String, &[u8])> = Vec::new();
-        for (i, t) in request.templates.iter().enumerate() {
-            inputs.push((format!("{}[{i}]", at("templates")), t));
-        }
-        let templates = load_named(&inputs, Some(&namespace))?;
-        if let Some(other) = templates
-            .cluster_classes
-            .first()
-            .map(|c| &c.source)
-            .or(templates.clusters.first().map(|c| &c.source))
-        {
-            return Err(vec![Violation::new(
-                other.file.clone(),
-                "a template cannot be a ClusterClass or a Cluster",
-            )]);
-        }
-        inputs.clear();
         for (i, c) in request.current_objects.iter().enumerate() {
             inputs.push((format!("{}[{i}]", at("current_objects")), c));
         }
@@ -431,13 +470,11 @@ impl Handlers {
             .into_iter()
             .map(|c| c.value.document)
             .collect();
-        let templates_count = templates.objects.len();
-        let store = ObjectStore::new(
+        let templates_count = templates.len();
+        let store = ObjectStore::shared(
             templates
-                .objects
                 .into_iter()
-                .map(|o| o.value)
-                .chain(current.objects.into_iter().map(|o| o.value)),
+                .chain(current.objects.into_iter().map(|o| Arc::new(o.value))),
         );
         let started = std::time::Instant::now();
         let rendered = topograph_engine::render_admitting_with(
@@ -888,6 +925,41 @@ mod tests {
         let template = moved.templates.remove(0);
         moved.current_objects.push(template);
         assert!(cached.cached_render(&render_key(&moved)).is_none());
+    }
+
+    #[test]
+    fn templates_are_decoded_once_and_render_as_decoded_afresh() {
+        let cached = Handlers::new(4, 0);
+        let uncached = Handlers::new(4, 0).with_template_cache(0);
+        let first = cached.render(&request(2)).unwrap();
+        assert_eq!(cached.templates.len(), request(2).templates.len());
+        // Another Cluster of the class: the same templates, nothing decoded again.
+        let other = cached.render(&request(5)).unwrap();
+        assert_eq!(cached.templates.len(), request(2).templates.len());
+        assert_eq!(uncached.render(&request(2)).unwrap(), first);
+        assert_eq!(uncached.render(&request(5)).unwrap(), other);
+        assert!(uncached.templates.is_empty());
+        // A template that is a Cluster is refused as before, by its field.
+        let mut bad = request(2);
+        bad.templates.insert(1, bad.cluster.clone());
+        for handlers in [&cached, &uncached] {
+            let refusal = handlers.render(&bad).unwrap_err();
+            assert_eq!(refusal.code(), tonic::Code::InvalidArgument);
+            let message = format!("{refusal:?}");
+            assert!(
+                message.contains("templates[1]")
+                    && message.contains("a template cannot be a ClusterClass or a Cluster"),
+                "{message}"
+            );
+        }
+        // Text that is not UTF-8 is refused by its field, not looked up.
+        let mut bytes = request(2);
+        bytes.templates[0] = vec![0xff, b'{'];
+        let message = format!("{:?}", cached.render(&bytes).unwrap_err());
+        assert!(
+            message.contains("templates[0]") && message.contains("UTF-8"),
+            "{message}"
+        );
     }
 
     /// Every object of a desired state message, as its bytes.

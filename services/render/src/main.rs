@@ -64,6 +64,15 @@ struct Args {
     /// render costs well under a millisecond.
     #[arg(long, env = "TOPOGRAPH_RENDER_RESPONSE_CACHE_MB", default_value_t = 8)]
     response_cache_mb: usize,
+    /// Kibibytes of template text whose decoded objects are kept (0: off): a class's
+    /// templates come with every request for its Clusters. A decoded object takes
+    /// about ten times its text.
+    #[arg(
+        long,
+        env = "TOPOGRAPH_RENDER_TEMPLATE_CACHE_KB",
+        default_value_t = 1024
+    )]
+    template_cache_kb: usize,
 }
 
 async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -89,7 +98,9 @@ async fn serve(args: Args) -> Result<(), Box<dyn std::error::Error + Send + Sync
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
     let render = RenderServiceServer::new(RenderServer::new(
-        Handlers::new(args.class_cache, args.response_cache_mb << 20).with_class_times(class_times),
+        Handlers::new(args.class_cache, args.response_cache_mb << 20)
+            .with_template_cache(args.template_cache_kb << 10)
+            .with_class_times(class_times),
         workers,
     ))
     .max_decoding_message_size(args.max_decoding_message_size)
