@@ -19,6 +19,7 @@ mod funcs;
 mod lex;
 mod literal;
 mod parse;
+mod plain;
 mod semver;
 mod sprig;
 mod value;
@@ -129,6 +130,8 @@ pub struct Template {
     /// The top-level fields of the data the template can read, when it reads the data
     /// only through them ([`fields`]): the data it runs over holds just those.
     root_fields: Option<Arc<fields::Fields>>,
+    /// The template's pieces when it is only text and field chains ([`plain`]).
+    plain: Option<Arc<[plain::Piece]>>,
 }
 
 /// Template data converted once for many executions: Go templates see JSON numbers as
@@ -249,6 +252,7 @@ impl Template {
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .any(|word| MUTATORS.contains(&word));
         let root_fields = fields::root_fields(&trees).map(Arc::new);
+        let plain = plain::pieces(&trees, options.limits.max_steps).map(Arc::from);
         Ok(Template {
             name: name.into(),
             text: text.into(),
@@ -256,6 +260,7 @@ impl Template {
             options: options.clone(),
             mutates_data,
             root_fields,
+            plain,
         })
     }
 
@@ -266,12 +271,27 @@ impl Template {
 
     /// Evaluates the template with `data` (JSON numbers are Go float64s).
     pub fn execute(&self, data: &Value) -> Result<String, Error> {
+        if let Some(out) = self.run_plain(data) {
+            return Ok(out);
+        }
         self.run(value::Value::from_json(data))
+    }
+
+    /// The output of a plain template whose chains all end at strings ([`plain`]).
+    fn run_plain(&self, data: &Value) -> Option<String> {
+        plain::run(
+            self.plain.as_deref()?,
+            data,
+            self.options.limits.max_output_bytes,
+        )
     }
 
     /// Evaluates the template with data converted beforehand. Each execution sees the
     /// data as it was converted: a template that changes maps works on its own copy.
     pub fn execute_data(&self, data: &Data<'_>) -> Result<String, Error> {
+        if let Some(out) = self.run_plain(data.json) {
+            return Ok(out);
+        }
         if self.mutates_data {
             return self.run(value::Value::from_json(data.json));
         }
