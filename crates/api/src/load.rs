@@ -477,8 +477,9 @@ fn decode_documents(
     }
 }
 
-/// The Clusters' namespace when they agree on one, else `default`.
-fn default_namespace(docs: &[Loaded<Value>]) -> String {
+/// The namespace [`load`] defaults objects into when no namespace is given: the
+/// Clusters' when they agree on one, else `default`.
+pub fn default_namespace(docs: &[Loaded<Value>]) -> String {
     let mut namespaces = docs
         .iter()
         .filter(|d| {

@@ -4,11 +4,11 @@
 
 use crate::selector::Filter;
 use crate::store::{DeleteOptions, Store};
-use crate::util::format_rfc3339;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
+use topograph_gocompat::time::rfc3339;
 
 /// The Event kinds: core/v1 and events.k8s.io/v1 (the same objects in Kubernetes).
 const EVENT_RESOURCES: [(&str, &str); 2] = [("", "events"), ("events.k8s.io", "events")];
@@ -33,7 +33,7 @@ pub(crate) fn expire(store: &Store, ttl: Duration, now: SystemTime) -> usize {
     let cutoff = now
         .checked_sub(ttl)
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| format_rfc3339(d.as_secs()));
+        .map(|d| rfc3339(i64::try_from(d.as_secs()).unwrap_or(i64::MAX)));
     let Some(cutoff) = cutoff else {
         return 0;
     };
@@ -110,7 +110,7 @@ mod tests {
             ])
             .expect("loads");
         let noon = UNIX_EPOCH + Duration::from_secs(1_795_694_400); // 2026-11-26T12:00:00Z
-        assert_eq!(format_rfc3339(1_795_694_400), "2026-11-26T12:00:00Z");
+        assert_eq!(rfc3339(1_795_694_400), "2026-11-26T12:00:00Z");
 
         assert_eq!(expire(&store, Duration::from_secs(3600), noon), 1);
         let left: Vec<String> = store

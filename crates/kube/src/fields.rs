@@ -7,9 +7,9 @@
 use crate::status::ApiError;
 use crate::types::ResourceType;
 use crate::util::json_type;
-use crate::util::now_rfc3339;
 use serde_json::Value;
 use topograph_api::server::Sub;
+use topograph_gocompat::time;
 use topograph_ssa::{
     ApplyError, Schema, UpdateOptions, reset_fields_main_resource, reset_fields_status_subresource,
     update_in_place, write_managed_fields,
@@ -212,7 +212,7 @@ pub fn record_update(
         old
     };
     let ignored = reset_fields(rt, sub);
-    let now = now_rfc3339();
+    let now = time::now();
     let entries = update_in_place(
         old,
         new,

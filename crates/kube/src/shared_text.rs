@@ -12,7 +12,7 @@
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock, Mutex};
-use topograph_api::json::write_object;
+use topograph_api::json::{write, write_object, write_str};
 
 /// A shared piece and where it goes in the text it was cut from.
 pub(crate) type Piece = (usize, Arc<[u8]>);
@@ -33,13 +33,13 @@ pub(crate) fn split(object: &Value) -> (Vec<u8>, Vec<Piece>) {
                         Value::Array(entries) if key == "managedFields" => {
                             write_entries(out, &mut pieces, entries)
                         }
-                        _ => write(out, value),
+                        _ => write(value, out),
                     })
                 }
-                _ => write(out, value),
+                _ => write(value, out),
             })
         }
-        _ => write(&mut out, object),
+        _ => write(object, &mut out),
     }
     (out, pieces)
 }
@@ -55,15 +55,6 @@ pub(crate) fn join(text: &[u8], pieces: &[Piece], out: &mut Vec<u8>) {
     out.extend_from_slice(&text[at..]);
 }
 
-// The project's one JSON writer (`serde_json`'s text, plain strings copied whole).
-fn write(out: &mut Vec<u8>, value: &Value) {
-    topograph_api::json::write(value, out);
-}
-
-fn write_key(out: &mut Vec<u8>, key: &str) {
-    topograph_api::json::write_str(key, out);
-}
-
 /// Managed-fields entries, each one's members before `time` as a shared piece.
 fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) {
     out.push(b'[');
@@ -72,7 +63,7 @@ fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) 
             out.push(b',');
         }
         let Value::Object(members) = entry else {
-            write(out, entry);
+            write(entry, out);
             continue;
         };
         let mut head = vec![b'{'];
@@ -81,9 +72,9 @@ fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) 
             if j > 0 {
                 head.push(b',');
             }
-            write_key(&mut head, key);
+            write_str(key, &mut head);
             head.push(b':');
-            write(&mut head, value);
+            write(value, &mut head);
         }
         let shared_all = rest.peek().is_none();
         if shared_all {
@@ -94,9 +85,9 @@ fn write_entries(out: &mut Vec<u8>, pieces: &mut Vec<Piece>, entries: &[Value]) 
             if j > 0 {
                 out.push(b',');
             }
-            write_key(out, key);
+            write_str(key, out);
             out.push(b':');
-            write(out, value);
+            write(value, out);
         }
         if !shared_all {
             out.push(b'}');

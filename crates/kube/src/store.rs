@@ -10,7 +10,7 @@ use crate::selector::Filter;
 use crate::status::ApiError;
 use crate::stored::Stored;
 use crate::types::{ResourceType, split_api_version, type_key};
-use crate::util::{meta_str, metadata_mut, name_suffix, now_rfc3339, uuid_v4};
+use crate::util::{meta_str, metadata_mut, name_suffix, uuid_v4};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
 use topograph_api::object::ObjectExt;
 use topograph_api::server::{self, equal_except};
+use topograph_gocompat::time;
 use topograph_ssa::Schema;
 
 pub use topograph_api::server::Sub;
@@ -961,7 +962,7 @@ impl Inner {
         };
         let uid = uuid_v4();
         meta.insert("uid".into(), Value::String(uid.clone()));
-        meta.insert("creationTimestamp".into(), Value::String(now_rfc3339()));
+        meta.insert("creationTimestamp".into(), Value::String(time::now()));
         if w.dry_run {
             meta.remove("resourceVersion");
         } else {
@@ -1325,7 +1326,7 @@ impl Inner {
         let api_version = rt.api_version(version);
         let schema = self.schema_for(rt, version);
         let ignored = fields::reset_fields(rt, sub);
-        let now = crate::util::now_rfc3339();
+        let now = time::now();
         let applied = topograph_ssa::apply_with(
             stored,
             &config,
@@ -1407,7 +1408,7 @@ impl Inner {
         }
         let mut new = stored.clone();
         let rv = self.next_rv();
-        set_meta(&mut new, "deletionTimestamp", Value::String(now_rfc3339()));
+        set_meta(&mut new, "deletionTimestamp", Value::String(time::now()));
         set_meta(&mut new, "deletionGracePeriodSeconds", Value::from(0));
         if rt.tracks_generation() {
             let generation = stored

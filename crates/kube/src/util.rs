@@ -1,5 +1,5 @@
 //! Small helpers the server needs without extra dependencies: random names and uids,
-//! RFC 3339 timestamps, and JSON field access.
+//! and JSON field access (timestamps are `topograph_gocompat::time`'s).
 
 use serde_json::Value;
 use std::collections::hash_map::RandomState;
@@ -44,46 +44,6 @@ pub fn uuid_v4() -> String {
 /// ([`topograph_api::server::name_suffix`]).
 pub fn name_suffix() -> String {
     topograph_api::server::name_suffix(random_u64())
-}
-
-/// Now as RFC 3339 in UTC with second precision, like `metav1.Time`.
-pub fn now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    format_rfc3339(secs)
-}
-
-/// Formats seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn format_rfc3339(secs: u64) -> String {
-    format_rfc3339_signed(i64::try_from(secs).unwrap_or(i64::MAX))
-}
-
-/// [`format_rfc3339`] for times before the epoch too.
-pub(crate) fn format_rfc3339_signed(seconds: i64) -> String {
-    let (days, rem) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 pub use topograph_api::object::metadata_mut;
@@ -144,13 +104,6 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_formats_known_instants() {
-        assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(format_rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
-    }
 
     #[test]
     fn uuid_has_version_and_variant() {

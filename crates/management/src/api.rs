@@ -972,7 +972,7 @@ impl ManagementCluster {
             api_version,
             true,
             &schema,
-            &crate::time::now(),
+            &topograph_gocompat::time::now(),
         )
         .map_err(|e| apply_refused(intent, &e))
     }
@@ -1265,7 +1265,7 @@ impl Writer for DryRun {
                 intent.api_version(),
                 true,
                 &schema,
-                &crate::time::now(),
+                &topograph_gocompat::time::now(),
             )
             .map_err(|e| apply_refused(intent, &e))?;
             if !applied.changed

@@ -238,9 +238,13 @@ fn aggregate_of(event: &Value, now: Timestamp) -> Value {
     Value::Object(aggregate)
 }
 
-/// `now` as an Event's timestamps write it ([`crate::time::stamp`]).
+/// `now` as an Event's timestamps write it: as `metav1.Time` does, the fraction of a
+/// second dropped ([`topograph_gocompat::time`]).
 pub fn timestamp(now: Timestamp) -> Value {
-    Value::String(crate::time::stamp(now))
+    // Whole seconds towards the past, as Go's calendar counts them (jiff counts a time
+    // before the epoch towards zero).
+    let seconds = now.as_second() - i64::from(now.subsec_nanosecond() < 0);
+    Value::String(topograph_gocompat::time::rfc3339(seconds))
 }
 
 fn elapsed(since: Timestamp, now: Timestamp) -> Duration {
@@ -324,6 +328,21 @@ fn spam_key(event: &Value) -> Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fractions_are_dropped_not_rounded() {
+        let cases = [
+            (1_790_000_000_999_999_999i128, "2026-09-21T14:13:20Z"),
+            (1_790_000_000_500_000_000, "2026-09-21T14:13:20Z"),
+            (1_790_000_000_000_000_000, "2026-09-21T14:13:20Z"),
+            (1_790_000_001_000_000_001, "2026-09-21T14:13:21Z"),
+            (-500_000_000, "1969-12-31T23:59:59Z"),
+        ];
+        for (nanos, want) in cases {
+            let at = Timestamp::from_nanosecond(nanos).unwrap_or(Timestamp::UNIX_EPOCH);
+            assert_eq!(timestamp(at), want, "{nanos}");
+        }
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_790_000_000 + seconds).unwrap_or(Timestamp::UNIX_EPOCH)

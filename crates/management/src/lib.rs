@@ -19,7 +19,6 @@
 //! * `kept_text`: object text as the owned-object cache keeps it, compressed against
 //!   other objects of its kind.
 //! * [`error`]: what a request can fail with.
-//! * [`time`]: timestamps as Kubernetes writes them (whole seconds, truncated).
 //! * [`user_agent`]: the `User-Agent` every request carries (`topograph-applier/0.1.0`).
 //! * [`watched`]: [`dynamic_resource!`], what kube-rs' watcher needs of a type any
 //!   kind is read into.
@@ -37,7 +36,6 @@ pub mod keys;
 pub mod no_change;
 pub mod owned_cache;
 pub mod registry;
-pub mod time;
 pub mod user_agent;
 mod versions;
 pub mod watched;

@@ -154,9 +154,9 @@ pub fn find<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
 }
 
-/// Now, as Kubernetes writes a `Time` ([`topograph_management::time`]).
+/// Now, as Kubernetes writes a `Time`.
 fn now() -> Value {
-    Value::String(topograph_management::time::now())
+    Value::String(topograph_gocompat::time::now())
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ pub fn event_from(
     // does.
     let at = Timestamp::now();
     let nanos = at.as_nanosecond();
-    let now = topograph_management::time::stamp(at);
+    let now = topograph_management::event_correlator::timestamp(at);
     json!({
         "apiVersion": "v1",
         "kind": "Event",

@@ -11,11 +11,12 @@
 //! admitted on every round, as `admit_and_render` does for a caller without a cache).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand, ValueEnum};
-use std::sync::Arc;
 
+use topograph_api::ObjectExt;
 use topograph_api::decoded::DecodedObjects;
 use topograph_api::load::{self, Bundle, Input, LoadOptions};
 use topograph_api::model::{Cluster, ClusterClass};
@@ -129,8 +130,7 @@ pub fn run(command: &BenchCommand) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    // Every document as JSON text: the form requests carry objects in.
-    let mut decoded = Vec::new();
+    let mut documents = Vec::new();
     for file in &args.files {
         let text = match crate::inputs::read_file(file) {
             Ok(text) => text,
@@ -146,34 +146,38 @@ pub fn run(command: &BenchCommand) -> ExitCode {
             }
             return ExitCode::from(EXIT_INVALID);
         }
-        for doc in docs {
-            let class =
-                doc.value.get("kind").and_then(serde_json::Value::as_str) == Some("ClusterClass");
-            match serde_json::to_string(&doc.value) {
-                Ok(json) => decoded.push((doc.source.to_string(), json, class)),
-                Err(e) => {
-                    eprintln!("error: {}: encoding as JSON: {e}", doc.source);
-                    return ExitCode::from(EXIT_USAGE);
-                }
+        documents.extend(docs);
+    }
+    // The namespace `load` defaults the objects into.
+    let namespace = load::default_namespace(&documents);
+    // Every document as JSON text (the form requests carry objects in), with its kind.
+    let mut decoded = Vec::new();
+    for doc in &documents {
+        let kind = doc.value.kind().to_string();
+        match serde_json::to_string(&doc.value) {
+            Ok(json) => decoded.push((doc.source.to_string(), json, kind)),
+            Err(e) => {
+                eprintln!("error: {}: encoding as JSON: {e}", doc.source);
+                return ExitCode::from(EXIT_USAGE);
             }
         }
     }
-    let inputs: Vec<Input<'_>> = decoded
-        .iter()
-        .map(|(name, text, _)| Input { name, text })
-        .collect();
+    fn input((name, text, _): &(String, String, String)) -> Input<'_> {
+        Input { name, text }
+    }
+    let inputs: Vec<Input<'_>> = decoded.iter().map(input).collect();
     // What a request carries besides the class: its Cluster, decoded on every bytes
     // round, and its templates, looked up in the cache of decoded ones.
-    let is_cluster = |text: &str| {
-        serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .is_some_and(|v| v.get("kind").and_then(serde_json::Value::as_str) == Some("Cluster"))
+    let (cluster_inputs, template_inputs): (Vec<Input<'_>>, Vec<Input<'_>>) = {
+        let (clusters, templates): (Vec<_>, Vec<_>) = decoded
+            .iter()
+            .filter(|(_, _, kind)| kind != "ClusterClass")
+            .partition(|(_, _, kind)| kind == "Cluster");
+        (
+            clusters.into_iter().map(input).collect(),
+            templates.into_iter().map(input).collect(),
+        )
     };
-    let (cluster_inputs, template_inputs): (Vec<Input<'_>>, Vec<Input<'_>>) = decoded
-        .iter()
-        .filter(|(_, _, class)| !class)
-        .map(|(name, text, _)| Input { name, text })
-        .partition(|input| is_cluster(input.text));
     let options = LoadOptions::default();
     let bundle = match load::load(&inputs, &options) {
         Ok(bundle) => bundle,
@@ -185,14 +189,6 @@ pub fn run(command: &BenchCommand) -> ExitCode {
         }
     };
     let store = ObjectStore::new(bundle.objects.iter().map(|o| o.value.clone()));
-    // The namespace `load` defaults objects into: the Clusters' when they agree.
-    let namespace = {
-        let mut namespaces = bundle.clusters.iter().map(|c| c.value.namespace.as_str());
-        match namespaces.next() {
-            Some(first) if namespaces.all(|n| n == first) => first.to_string(),
-            _ => "default".to_string(),
-        }
-    };
     let templates = DecodedObjects::default();
     let mut classes = Vec::new();
     for loaded in &bundle.cluster_classes {

@@ -23,6 +23,7 @@ use topograph_api::FieldError;
 use topograph_api::ObjectExt;
 use topograph_api::Violation;
 use topograph_api::decoded::DecodedObjects;
+use topograph_api::json::to_vec;
 use topograph_api::load::{Bundle, Input, LoadOptions, load, parse_documents};
 use topograph_api::model::Cluster;
 use topograph_engine::admission::{self, Verdict};
@@ -209,10 +210,6 @@ fn json_objects(field: &str, items: &[Vec<u8>]) -> Result<Vec<Value>, Vec<Violat
     } else {
         Err(violations)
     }
-}
-
-fn encode(value: &Value) -> Result<Vec<u8>, Status> {
-    Ok(topograph_api::json::to_vec(value))
 }
 
 fn object_name(object: &Value) -> pb::ObjectName {
@@ -549,10 +546,7 @@ impl Handlers {
             });
         }
         // Each object is encoded once; the desired state by role carries the same bytes.
-        let objects: Vec<Vec<u8>> = desired
-            .iter()
-            .map(|o| encode(o))
-            .collect::<Result<_, _>>()?;
+        let objects: Vec<Vec<u8>> = desired.iter().map(|o| to_vec(o)).collect();
         let desired_message =
             topograph_proto::desired::to_message_with(&outcome.desired_state, &mut |object| {
                 desired
@@ -560,7 +554,7 @@ impl Handlers {
                     .position(|o| std::ptr::eq(*o, object))
                     .and_then(|i| objects.get(i))
                     .cloned()
-                    .unwrap_or_else(|| encode(object).unwrap_or_default())
+                    .unwrap_or_else(|| to_vec(object))
             });
         let changes = outcome
             .explanation
@@ -681,7 +675,7 @@ impl Handlers {
         let defaulted = default_cluster(&cluster, cached.as_ref().map(|c| &c.class))
             .map_err(|errors| invalid(field_violations("cluster", &errors)))?;
         Ok(pb::DefaultResponse {
-            cluster: encode(&defaulted.document)?,
+            cluster: to_vec(&defaulted.document),
         })
     }
 
@@ -724,21 +718,15 @@ impl Handlers {
         };
         let p = plan::plan(&desired, &current);
         Ok(pb::PlanResponse {
-            created: p
-                .created
-                .into_iter()
-                .map(encode)
-                .collect::<Result<_, _>>()?,
+            created: p.created.into_iter().map(to_vec).collect(),
             modified: p
                 .modified
                 .into_iter()
-                .map(|(object, patch)| {
-                    Ok(pb::Modification {
-                        object: Some(object_name(object)),
-                        patch: encode(&patch)?,
-                    })
+                .map(|(object, patch)| pb::Modification {
+                    object: Some(object_name(object)),
+                    patch: to_vec(&patch),
                 })
-                .collect::<Result<_, Status>>()?,
+                .collect(),
             deleted: p.deleted.into_iter().map(object_name).collect(),
         })
     }

@@ -2,7 +2,7 @@
 //! RFC 3339 to the second (Kubernetes drops fractions on both wires), `MicroTime` keeps
 //! microseconds; both are written in UTC with `Z`, as Go's `metav1` writes them.
 
-use crate::util::format_rfc3339_signed;
+use topograph_gocompat::time::rfc3339;
 
 /// Seconds and nanoseconds since the Unix epoch of an RFC 3339 date-time (`T` and a
 /// `Z` or `±hh:mm` offset required, any fraction), or what is wrong with it.
@@ -102,7 +102,7 @@ pub fn format_seconds(seconds: i64) -> Result<String, String> {
             "time {seconds} s since the epoch is outside years 0-9999"
         ));
     }
-    Ok(format_rfc3339_signed(seconds))
+    Ok(rfc3339(seconds))
 }
 
 /// `2006-01-02T15:04:05.000000Z`: microseconds, the rest of the nanoseconds dropped.

@@ -1,0 +1,63 @@
+//! Times as Kubernetes' `metav1.Time` writes them: RFC 3339 in UTC, whole seconds, `Z`
+//! (`2026-11-28T04:58:00Z`). Go marshals a `Time` truncated to the second, so a time is
+//! never stamped ahead of the clock; the calendar is the proleptic Gregorian one, as
+//! Go's `time` package keeps it.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `seconds` since the Unix epoch (negative: before it), as `metav1.Time` writes it.
+pub fn rfc3339(seconds: i64) -> String {
+    let (days, rem) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Now, as `metav1.Time` writes it (the clock before the epoch reads as the epoch).
+pub fn now() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    rfc3339(seconds)
+}
+
+/// Howard Hinnant's days-to-civil algorithm: the date `days` after 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_written_as_go_writes_a_time() {
+        for (seconds, want) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (-1, "1969-12-31T23:59:59Z"),
+            (951_782_400, "2000-02-29T00:00:00Z"),
+            (1_700_000_000, "2023-11-14T22:13:20Z"),
+            (1_790_000_000, "2026-09-21T14:13:20Z"),
+            (1_795_694_400, "2026-11-26T12:00:00Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z"),
+        ] {
+            assert_eq!(rfc3339(seconds), want, "{seconds}");
+        }
+        let now = now();
+        assert!(now.len() == 20 && now.ends_with('Z'), "{now}");
+    }
+}
