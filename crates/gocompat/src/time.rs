@@ -18,12 +18,27 @@ pub fn rfc3339(seconds: i64) -> String {
 }
 
 /// Now, as `metav1.Time` writes it (the clock before the epoch reads as the epoch).
+/// The text changes once a second and every write asks for it (managed-fields times),
+/// so each thread keeps the last second's text.
 pub fn now() -> String {
     let seconds = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
-    rfc3339(seconds)
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(i64, String)>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((at, text)) if *at == seconds => text.clone(),
+            _ => {
+                let text = rfc3339(seconds);
+                *last = Some((seconds, text.clone()));
+                text
+            }
+        }
+    })
 }
 
 /// Howard Hinnant's days-to-civil algorithm: the date `days` after 1970-01-01.
@@ -59,5 +74,15 @@ mod tests {
         }
         let now = now();
         assert!(now.len() == 20 && now.ends_with('Z'), "{now}");
+        // The kept text is never ahead of the clock, and moves with it.
+        let fresh = rfc3339(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0),
+        );
+        assert!(now <= fresh, "{now} {fresh}");
+        let again = super::now();
+        assert!(fresh <= again, "{fresh} {again}");
     }
 }

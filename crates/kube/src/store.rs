@@ -52,6 +52,17 @@ pub struct Event {
     /// For MODIFIED: what selectors read of the object before (see `Inner::selectable`),
     /// so selector watches can turn the change into ADDED/DELETED.
     pub old: Option<Stored>,
+    /// What selectors read of the object after the change, when that is less than the
+    /// object: kept once with the event, so each watch with a label selector reads a
+    /// few labels rather than parsing the whole object again.
+    pub selected: Option<Stored>,
+}
+
+impl Event {
+    /// The object as selectors read it after the change.
+    pub fn selectable(&self) -> &Stored {
+        self.selected.as_ref().unwrap_or(&self.object)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -579,7 +590,7 @@ impl Store {
             }
             inner.uids.insert(uid);
             let stored = inner.objects.insert(&rt.key(), (ns, name), &obj);
-            inner.emit(&rt.key(), EventType::Added, stored, None);
+            inner.emit(&rt.key(), EventType::Added, stored, &obj, None);
             n += 1;
         }
         Ok(n)
@@ -780,21 +791,29 @@ impl Inner {
             .collect()
     }
 
+    /// Sends and records the change of `object`, whose stored form is `now` (and was
+    /// `old` before a modification).
     fn emit(
         &mut self,
         type_key: &str,
         event_type: EventType,
         object: Arc<Stored>,
+        now: &Value,
         old: Option<&Value>,
     ) {
         let old =
             old.map(|old| Stored::with_key(object.key().clone(), &self.selectable(type_key, old)));
+        let selected = match self.selectable(type_key, now) {
+            Cow::Owned(selected) => Some(Stored::with_key(object.key().clone(), &selected)),
+            Cow::Borrowed(_) => None,
+        };
         let event = Arc::new(Event {
             rv: self.rv,
             type_key: type_key.to_string(),
             event_type,
             object,
             old,
+            selected,
         });
         self.history.push_back(event.clone());
         while self.history.len() > self.history_limit {
@@ -1022,7 +1041,13 @@ impl Inner {
             (ns.to_string(), name),
             storage.as_ref().unwrap_or(&body),
         );
-        self.emit(&rt.key(), EventType::Added, shared, None);
+        self.emit(
+            &rt.key(),
+            EventType::Added,
+            shared,
+            storage.as_ref().unwrap_or(&body),
+            None,
+        );
         // Answered as a read in the request's version would give it.
         self.answer(rt, storage, body)
     }
@@ -1233,7 +1258,13 @@ impl Inner {
             storage.as_ref().unwrap_or(&new),
             stored_form,
         );
-        self.emit(&rt.key(), EventType::Modified, shared, Some(stored_form));
+        self.emit(
+            &rt.key(),
+            EventType::Modified,
+            shared,
+            storage.as_ref().unwrap_or(&new),
+            Some(stored_form),
+        );
         // Answered as a read in the request's version would give it.
         self.answer(rt, storage, new)
     }
@@ -1419,7 +1450,7 @@ impl Inner {
         }
         set_meta(&mut new, "resourceVersion", Value::String(rv.to_string()));
         let shared = self.objects.replace(&rt.key(), key.clone(), &new, &stored);
-        self.emit(&rt.key(), EventType::Modified, shared, Some(&stored));
+        self.emit(&rt.key(), EventType::Modified, shared, &new, Some(&stored));
         new
     }
 
@@ -1439,7 +1470,7 @@ impl Inner {
         };
         let uid = meta_str(&obj, "uid").to_string();
         self.uids.remove(&uid);
-        self.emit(&rt.key(), EventType::Deleted, removed, None);
+        self.emit(&rt.key(), EventType::Deleted, removed, &obj, None);
         if rt.is_namespace() {
             let ns = meta_str(&obj, "name").to_string();
             let types: Vec<Arc<ResourceType>> = self
@@ -1629,6 +1660,49 @@ mod tests {
             .iter()
             .map(|e| e.event_type.as_str())
             .collect()
+    }
+
+    #[test]
+    fn events_carry_what_selectors_read_of_the_object_after_the_change() {
+        let (s, rt) = setup(true);
+        let created = s.get(&rt, "default", "f").unwrap();
+        let patched = s
+            .patch(
+                &rt,
+                "v1",
+                "default",
+                "f",
+                PatchType::Merge,
+                &json!({"metadata": {"labels": {"app": "web"}}, "spec": {"a": 2}}),
+                Sub::Main,
+            )
+            .unwrap();
+        s.delete(&rt, "default", "f", &DeleteOptions::default())
+            .unwrap();
+        let start = s.watch_start(&rt, None, Some(rv(&created))).unwrap();
+        let [modified, deleted] = &start.replay[..] else {
+            panic!("two events after the create: {}", start.replay.len());
+        };
+        let labelled =
+            json!({"metadata": {"name": "f", "namespace": "default", "labels": {"app": "web"}}});
+        for event in [modified, deleted] {
+            // Name, namespace and labels only, and the same answer as the whole object.
+            assert_eq!(event.selectable().value(), labelled);
+            for selector in ["app=web", "app!=web", "app", "!app", "app in (db)"] {
+                let filter = Filter {
+                    labels: crate::selector::LabelSelector::parse(selector).unwrap(),
+                    ..Default::default()
+                };
+                assert_eq!(
+                    event.selectable().matches(&filter),
+                    event.object.matches(&filter),
+                    "{selector}"
+                );
+            }
+        }
+        assert_eq!(modified.object.value()["spec"], patched["spec"]);
+        let before = modified.old.as_ref().unwrap().value();
+        assert_eq!(before["metadata"].get("labels"), None);
     }
 
     #[test]

@@ -29,15 +29,17 @@ pub fn uuid_v4() -> String {
     bytes[8..].copy_from_slice(&random_u64().to_le_bytes());
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    // 8-4-4-4-12 hex digits; every create names one, so written without `format!`.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// A random suffix for `generateName`, as Kubernetes appends
@@ -112,6 +114,14 @@ mod tests {
         assert_eq!(&u[14..15], "4");
         assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"));
         assert_ne!(u, uuid_v4());
+        // 8-4-4-4-12 lower-case hex digits, as Kubernetes writes uids.
+        let groups: Vec<usize> = u.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{u}");
+        assert!(
+            u.chars()
+                .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c)),
+            "{u}"
+        );
     }
 
     #[test]

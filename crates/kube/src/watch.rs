@@ -340,7 +340,7 @@ pub fn translate(ev: &Event, params: &WatchParams) -> Option<EventType> {
     {
         return None;
     }
-    let now = ev.object.matches(&params.filter);
+    let now = ev.selectable().matches(&params.filter);
     let event_type = match ev.event_type {
         EventType::Added | EventType::Deleted if now => ev.event_type,
         EventType::Modified => {
@@ -389,6 +389,7 @@ mod tests {
             event_type: t,
             object: Arc::new(stored(&new)),
             old: old.as_ref().map(stored),
+            selected: None,
         };
         let kind = |t: Option<EventType>| t.map(|t| t.as_str().to_string());
         assert_eq!(

@@ -58,8 +58,14 @@ impl PathElement {
     /// The FieldsV1 key of this element (`f:name`, `k:{"name":"x"}`, `v:"a"`, `i:0`).
     pub fn to_fields_v1_key(&self) -> String {
         match self {
-            // Field names are written raw after the prefix.
-            PathElement::Field(name) => format!("f:{name}"),
+            // Field names are written raw after the prefix. Written without `format!`:
+            // every managed-fields entry a write records is rebuilt key by key.
+            PathElement::Field(name) => {
+                let mut out = String::with_capacity(name.len() + 2);
+                out.push_str("f:");
+                out.push_str(name);
+                out
+            }
             PathElement::Key(fields) => {
                 let mut out = String::from("k:{");
                 for (i, (name, v)) in fields.iter().enumerate() {
