@@ -918,6 +918,20 @@ impl ManagementCluster {
         })
     }
 
+    /// Remembers that `intent`, just applied by this client's field manager and answered
+    /// with `stored`, changes nothing if applied again over `stored`: server-side apply
+    /// is idempotent, so the prediction a later reconcile would make over that very
+    /// resourceVersion is known. A new Cluster's second reconcile finds most of its
+    /// objects (templates, health checks) as its first wrote them.
+    pub fn remember_applied(&self, stored: &Value, intent: &Value) {
+        if self.is_dry_run() {
+            return;
+        }
+        if let Some(key) = crate::no_change::NoChange::key(&self.field_manager, stored, intent) {
+            self.no_change.insert(key);
+        }
+    }
+
     async fn predict_apply_in_version(
         &self,
         current: Option<&Value>,

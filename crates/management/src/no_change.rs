@@ -2,7 +2,11 @@
 //! owns, what a server-side apply of its intent would do (`predict_apply`), and most of
 //! that work is finding that the answer is "nothing". Cluster API keeps the same record
 //! for the dry-run applies it sends: a request already found to make no difference is
-//! not repeated while the object and the intent stay the same.
+//! not repeated while the object and the intent stay the same. An apply this client
+//! sent is remembered as well ([`crate::ManagementCluster::remember_applied`]): server-side
+//! apply is idempotent, so the same intent over the very object it answered with
+//! changes nothing, and a new Cluster's second reconcile need not predict what its
+//! first wrote and nobody has written since.
 //!
 //! What is remembered is a 64-bit digest of the field manager, the object's identity and
 //! resourceVersion, and the intent. A new resourceVersion (any write, by anyone) or a

@@ -951,6 +951,34 @@ async fn a_shim_secret_left_behind_is_taken_over_without_a_second_create() {
 }
 
 #[tokio::test]
+async fn what_a_reconcile_applied_is_known_unchanged_to_the_next_until_someone_writes_it() {
+    let env = Env::quick_start().await;
+    let first = env.reconcile("dev").await.unwrap();
+    assert!(first.created > 0, "{first:?}");
+    // Nothing written since but the Cluster (the shim's removal is the second
+    // reconcile's): every object the first applied is found unchanged from memory, the
+    // infrastructure cluster, the control plane and its template, three
+    // MachineDeployments and their six templates, three health checks (the control
+    // plane's, md-0's and md-2's).
+    let before = env.api.remembered_no_changes();
+    let second = env.reconcile("dev").await.unwrap();
+    let hits = env.api.remembered_no_changes() - before;
+    assert_eq!(second.updated, 0, "{second:?}");
+    assert_eq!(hits, 15, "{hits} predictions answered from memory");
+
+    // A write by someone else is a new resourceVersion: predicted afresh, and repaired.
+    let cp = env.control_plane("dev").await;
+    env.patch(&cp, json!({"spec": {"replicas": 5}})).await;
+    let before = env.api.remembered_no_changes();
+    let repair = env.reconcile("dev").await.unwrap();
+    assert_eq!(repair.updated, 1, "{repair:?}");
+    assert_eq!(env.control_plane("dev").await["spec"]["replicas"], 3);
+    // Everything but the control plane still from memory.
+    let hits = env.api.remembered_no_changes() - before;
+    assert_eq!(hits, 14, "{hits} predictions answered from memory");
+}
+
+#[tokio::test]
 async fn a_converged_reconcile_reuses_what_it_found_unchanged_and_still_repairs_drift() {
     let env = Env::quick_start().await;
     env.converge("dev").await;

@@ -111,6 +111,9 @@ async fn write_predicted(
     }
     let mut stored = if predicted.changed {
         let stored = cluster.apply(body).await?;
+        if !legacy {
+            cluster.remember_applied(&stored, body);
+        }
         if !predicted.overridden.is_empty() {
             events::record(
                 cluster,
@@ -160,7 +163,11 @@ pub(crate) async fn create(
 ) -> Result<Value, ReconcileError> {
     // `merge::intent` never carries a uid: an apply that creates must not name one.
     match cluster.apply(&merge::intent(desired)).await {
-        Ok(created) => Ok(created),
+        Ok(created) => {
+            // What the next reconcile's update of it will predict, answered now.
+            cluster.remember_applied(&created, &apply_body(&created, desired));
+            Ok(created)
+        }
         Err(ClientError::Api(e)) => Err(create_error(desired, &e)),
         Err(other) => Err(other.into()),
     }
