@@ -881,35 +881,40 @@ impl ManagementCluster {
     /// would make of `current` (`None`: it does not exist): computed here, no request.
     /// `changed == false` means the apply would write nothing, ownership included.
     /// An apply found to change nothing is remembered ([`crate::no_change`]): the same
-    /// intent over the same resourceVersion is answered without predicting again.
+    /// intent over the same object, but for its status, is answered without predicting
+    /// again.
     pub async fn predict_apply(
         &self,
         current: Option<&Value>,
         intent: &Value,
     ) -> Result<Prediction, Error> {
-        // A dry run's overlay names its own resourceVersions: nothing remembered there.
-        let key = match current {
-            Some(current) if !self.is_dry_run() => {
-                crate::no_change::NoChange::key(&self.field_manager, current, intent)
-            }
-            _ => None,
+        use crate::no_change::NoChange;
+        let unchanged = |current: &Value| Prediction {
+            object: current.clone(),
+            changed: false,
+            overridden: topograph_ssa::Conflicts(Vec::new()),
         };
-        if let (Some(key), Some(current)) = (key, current)
-            && self.no_change.contains(key)
-        {
-            return Ok(Prediction {
-                object: current.clone(),
-                changed: false,
-                overridden: topograph_ssa::Conflicts(Vec::new()),
-            });
+        // A dry run's overlay names its own resourceVersions: nothing remembered there.
+        let current_known = current.filter(|_| !self.is_dry_run());
+        let key = current_known.and_then(|c| NoChange::key(&self.field_manager, c, intent));
+        let mut content_key = None;
+        if let (Some(key), Some(current)) = (key, current_known) {
+            if self.no_change.contains(key) {
+                return Ok(unchanged(current));
+            }
+            content_key = NoChange::content_key(&self.field_manager, current, intent);
+            if content_key.is_some_and(|content| self.no_change.contains(content)) {
+                // This resourceVersion is known now too: the next look costs nothing.
+                self.no_change.insert(key);
+                return Ok(unchanged(current));
+            }
         }
         let applied = self.predict_apply_in_version(current, intent).await?;
         tracing::trace!(target: "topograph_management::no_change", kind = intent.kind(), name = intent.name(), keyed = key.is_some(), changed = applied.changed, "predicted");
-        if let Some(key) = key
-            && !applied.changed
-            && applied.overridden.is_empty()
-        {
-            self.no_change.insert(key);
+        if !applied.changed && applied.overridden.is_empty() {
+            for key in key.into_iter().chain(content_key) {
+                self.no_change.insert(key);
+            }
         }
         Ok(Prediction {
             object: applied.object,
@@ -919,15 +924,21 @@ impl ManagementCluster {
     }
 
     /// Remembers that `intent`, just applied by this client's field manager and answered
-    /// with `stored`, changes nothing if applied again over `stored`: server-side apply
-    /// is idempotent, so the prediction a later reconcile would make over that very
-    /// resourceVersion is known. A new Cluster's second reconcile finds most of its
-    /// objects (templates, health checks) as its first wrote them.
+    /// with `stored`, changes nothing if applied again over `stored`, or over `stored`
+    /// with only its status moved since: server-side apply is idempotent, so the
+    /// prediction a later reconcile would make is known. A new Cluster's second
+    /// reconcile finds most of its objects (templates, health checks) as its first wrote
+    /// them, and the rest with little more than their providers' status reports.
     pub fn remember_applied(&self, stored: &Value, intent: &Value) {
+        use crate::no_change::NoChange;
         if self.is_dry_run() {
             return;
         }
-        if let Some(key) = crate::no_change::NoChange::key(&self.field_manager, stored, intent) {
+        let keys = [
+            NoChange::key(&self.field_manager, stored, intent),
+            NoChange::content_key(&self.field_manager, stored, intent),
+        ];
+        for key in keys.into_iter().flatten() {
             self.no_change.insert(key);
         }
     }

@@ -8,10 +8,13 @@
 //! changes nothing, and a new Cluster's second reconcile need not predict what its
 //! first wrote and nobody has written since.
 //!
-//! What is remembered is a 64-bit digest of the field manager, the object's identity and
-//! resourceVersion, and the intent. A new resourceVersion (any write, by anyone) or a
-//! different intent is a different digest, so a remembered answer is only ever reused
-//! for the very same request over the very same stored object. Entries expire after
+//! What is remembered are two 64-bit digests of the field manager, the object and the
+//! intent: one of the object's identity and resourceVersion ([`NoChange::key`], looked
+//! up first: it costs nothing to compute), one of the object but for what status
+//! writes change ([`NoChange::content_key`]: providers report status all the time, and
+//! that changes nothing an apply does). Any other write, by anyone, or a different
+//! intent is a different digest, so a remembered answer is only ever reused for the
+//! very same request over an object that differs at most in its status. Entries expire after
 //! [`TTL`] (Cluster API's 30 minutes); the memory is bounded by [`CAPACITY`] entries,
 //! emptied of expired ones, then of all, when full.
 
@@ -28,9 +31,9 @@ use topograph_api::object::ObjectExt;
 /// converged Cluster's next resync still finds it.
 pub const TTL: Duration = Duration::from_secs(30 * 60);
 
-/// At most this many answers (16 bytes and a map slot each: a few MB at most). A fleet
-/// of 10,000 Clusters with ~15 applied objects each fits.
-pub const CAPACITY: usize = 1 << 18;
+/// At most this many digests (16 bytes and a map slot each: a few MB at most). A fleet
+/// of 10,000 Clusters with ~15 applied objects each, two digests per object, fits.
+pub const CAPACITY: usize = 1 << 19;
 
 /// The digests of applies found to change nothing, with when each expires.
 #[derive(Debug, Default)]
@@ -57,6 +60,57 @@ impl NoChange {
             version,
         ] {
             part.hash(&mut hasher);
+        }
+        topograph_api::digest::write_json(&mut hasher, intent);
+        Some(hasher.finish())
+    }
+
+    /// The digest of applying `intent` over `current` as `manager`, whatever status
+    /// writes did to `current` since: its identity, generation, the metadata an apply
+    /// reads or writes and the managed-fields entries of everything but the status
+    /// subresource. `None` when the object has no generation.
+    ///
+    /// Any change of a custom resource outside `metadata` and a status subresource's
+    /// `status` moves its generation, and a status write can change nothing else, so an
+    /// apply (which never sets status) over the object does what it did before the
+    /// providers reported. A converged Cluster whose objects' status moved since the
+    /// last reconcile is answered from memory all the same, where the resourceVersion's
+    /// digest ([`NoChange::key`]) would predict each one again.
+    pub fn content_key(manager: &str, current: &Value, intent: &Value) -> Option<u64> {
+        let meta = current.get("metadata").and_then(Value::as_object)?;
+        let generation = meta
+            .get("generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        // Never equal to a resourceVersion's digest.
+        "content".hash(&mut hasher);
+        for part in [
+            manager,
+            current.api_version(),
+            current.kind(),
+            current.namespace(),
+            current.name(),
+        ] {
+            part.hash(&mut hasher);
+        }
+        generation.hash(&mut hasher);
+        for field in [
+            "uid",
+            "labels",
+            "annotations",
+            "ownerReferences",
+            "finalizers",
+            "deletionTimestamp",
+        ] {
+            field.hash(&mut hasher);
+            topograph_api::digest::write_json(&mut hasher, meta.get(field).unwrap_or(&Value::Null));
+        }
+        let entries = meta.get("managedFields").and_then(Value::as_array);
+        for entry in entries.into_iter().flatten() {
+            if entry.get("subresource").and_then(Value::as_str) != Some("status") {
+                topograph_api::digest::write_json(&mut hasher, entry);
+            }
         }
         topograph_api::digest::write_json(&mut hasher, intent);
         Some(hasher.finish())
@@ -125,6 +179,66 @@ mod tests {
         let unversioned =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
         assert_eq!(NoChange::key("m", &unversioned, &intent), None);
+    }
+
+    /// A MachineDeployment as a reconcile reads it, with a provider's status report.
+    fn reported(replicas: i64, version: &str) -> Value {
+        json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+            "metadata": {"name": "md", "namespace": "ns", "uid": "u", "generation": 2,
+                "resourceVersion": version, "labels": {"a": "1"},
+                "managedFields": [
+                    {"manager": "topology", "operation": "Apply", "apiVersion": "cluster.x-k8s.io/v1beta1",
+                     "time": "2026-11-28T10:00:00Z", "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+                    {"manager": "provider", "operation": "Update", "apiVersion": "cluster.x-k8s.io/v1beta1",
+                     "time": format!("2026-11-28T10:00:{:02}Z", replicas), "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:status": {"f:replicas": {}}}, "subresource": "status"}]},
+            "spec": {"replicas": 3},
+            "status": {"replicas": replicas}})
+    }
+
+    #[test]
+    fn the_content_digest_ignores_status_writes_and_nothing_else() {
+        let intent = json!({"spec": {"replicas": 3}});
+        let key = |object: &Value| NoChange::content_key("topology", object, &intent);
+        let base = reported(1, "10");
+        let digest = key(&base).unwrap();
+        // A status report: a new resourceVersion, status and status entry; same digest.
+        assert_eq!(key(&reported(2, "11")), Some(digest));
+        assert_ne!(
+            NoChange::key("topology", &reported(2, "11"), &intent),
+            NoChange::key("topology", &base, &intent)
+        );
+        // Anything else an apply reads is another digest.
+        let changed = |pointer: &str, value: Value| {
+            let mut object = base.clone();
+            *object.pointer_mut(pointer).unwrap() = value;
+            key(&object)
+        };
+        for (pointer, value) in [
+            ("/metadata/generation", json!(3)),
+            ("/metadata/labels", json!({"a": "2"})),
+            ("/metadata/uid", json!("v")),
+            ("/metadata/managedFields/0/fieldsV1", json!({"f:spec": {}})),
+            ("/metadata/managedFields/1/subresource", json!("scale")),
+        ] {
+            assert_ne!(
+                changed(pointer, value.clone()),
+                Some(digest),
+                "{pointer} = {value}"
+            );
+        }
+        let mut annotated = base.clone();
+        annotated["metadata"]["annotations"] = json!({"x": "y"});
+        assert_ne!(key(&annotated), Some(digest));
+        assert_ne!(NoChange::content_key("other", &base, &intent), Some(digest));
+        assert_ne!(
+            NoChange::content_key("topology", &base, &json!({"spec": {"replicas": 4}})),
+            Some(digest)
+        );
+        // Never a resourceVersion's digest; nothing for an object without a generation.
+        assert_ne!(NoChange::key("topology", &base, &intent), Some(digest));
+        assert_eq!(NoChange::content_key("m", &object("1"), &intent), None);
     }
 
     #[test]

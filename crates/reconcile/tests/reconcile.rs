@@ -979,6 +979,37 @@ async fn what_a_reconcile_applied_is_known_unchanged_to_the_next_until_someone_w
 }
 
 #[tokio::test]
+async fn status_reports_since_the_last_reconcile_need_no_prediction() {
+    let env = Env::quick_start().await;
+    env.converge("dev").await;
+    // Providers report on the control plane and a MachineDeployment: new
+    // resourceVersions, nothing an apply touches.
+    let cp = env.control_plane("dev").await;
+    env.patch_status(&cp, json!({"replicas": 3, "readyReplicas": 3}))
+        .await;
+    let md = env.machine_deployment("dev", "md-0").await.unwrap();
+    env.patch_status(&md, json!({"replicas": 2, "phase": "Running"}))
+        .await;
+    let before = env.api.remembered_no_changes();
+    let quiet = env.reconcile("dev").await.unwrap();
+    let hits = env.api.remembered_no_changes() - before;
+    // (The Cluster's own status may follow the control plane's report: no object of
+    // the topology is written.)
+    assert_eq!((quiet.created, quiet.updated), (0, 0), "{quiet:?}");
+    assert_eq!(hits, 15, "{hits} predictions answered from memory");
+
+    // A label someone adds is metadata an apply reads: predicted afresh (and kept, as
+    // the topology does not own it).
+    env.patch(&md, json!({"metadata": {"labels": {"team": "a"}}}))
+        .await;
+    let before = env.api.remembered_no_changes();
+    let labelled = env.reconcile("dev").await.unwrap();
+    assert_eq!((labelled.created, labelled.updated), (0, 0), "{labelled:?}");
+    let hits = env.api.remembered_no_changes() - before;
+    assert_eq!(hits, 14, "{hits} predictions answered from memory");
+}
+
+#[tokio::test]
 async fn a_converged_reconcile_reuses_what_it_found_unchanged_and_still_repairs_drift() {
     let env = Env::quick_start().await;
     env.converge("dev").await;
