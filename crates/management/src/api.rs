@@ -928,7 +928,7 @@ impl ManagementCluster {
     /// with only its status moved since: server-side apply is idempotent, so the
     /// prediction a later reconcile would make is known. A new Cluster's second
     /// reconcile finds most of its objects (templates, health checks) as its first wrote
-    /// them, and the rest with little more than their providers' status reports.
+    /// them; those that only earned status reports since are known as well.
     pub fn remember_applied(&self, stored: &Value, intent: &Value) {
         use crate::no_change::NoChange;
         if self.is_dry_run() {

@@ -51,16 +51,8 @@ impl NoChange {
             .and_then(Value::as_str)
             .filter(|v| !v.is_empty())?;
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        for part in [
-            manager,
-            current.api_version(),
-            current.kind(),
-            current.namespace(),
-            current.name(),
-            version,
-        ] {
-            part.hash(&mut hasher);
-        }
+        identity(&mut hasher, manager, current);
+        version.hash(&mut hasher);
         topograph_api::digest::write_json(&mut hasher, intent);
         Some(hasher.finish())
     }
@@ -85,15 +77,7 @@ impl NoChange {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         // Never equal to a resourceVersion's digest.
         "content".hash(&mut hasher);
-        for part in [
-            manager,
-            current.api_version(),
-            current.kind(),
-            current.namespace(),
-            current.name(),
-        ] {
-            part.hash(&mut hasher);
-        }
+        identity(&mut hasher, manager, current);
         generation.hash(&mut hasher);
         for field in [
             "uid",
@@ -154,6 +138,19 @@ impl NoChange {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.lock().map(|e| e.len()).unwrap_or(0)
+    }
+}
+
+/// Feeds the field manager and the object's apiVersion, kind, namespace and name.
+fn identity(hasher: &mut impl Hasher, manager: &str, object: &Value) {
+    for part in [
+        manager,
+        object.api_version(),
+        object.kind(),
+        object.namespace(),
+        object.name(),
+    ] {
+        part.hash(hasher);
     }
 }
 
