@@ -1,7 +1,8 @@
 //! Times as Kubernetes' `metav1.Time` writes them: RFC 3339 in UTC, whole seconds, `Z`
 //! (`2026-11-28T04:58:00Z`). Go marshals a `Time` truncated to the second, so a time is
 //! never stamped ahead of the clock; the calendar is the proleptic Gregorian one, as
-//! Go's `time` package keeps it.
+//! Go's `time` package keeps it, both ways ([`days_from_civil`] for the readers of
+//! times).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -41,6 +42,18 @@ pub fn now() -> String {
     })
 }
 
+/// Howard Hinnant's days-from-civil algorithm: the days from 1970-01-01 to a date of
+/// the proleptic Gregorian calendar (`month` 1–12; negative before the epoch).
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Howard Hinnant's days-to-civil algorithm: the date `days` after 1970-01-01.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
@@ -58,6 +71,21 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_calendar_reads_back_what_it_writes() {
+        for days in (-800_000..3_000_000).step_by(7) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(
+                days_from_civil(y, i64::from(m), i64::from(d)),
+                days,
+                "{y}-{m}-{d}"
+            );
+        }
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+    }
 
     #[test]
     fn seconds_are_written_as_go_writes_a_time() {

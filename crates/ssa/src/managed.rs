@@ -361,24 +361,13 @@ pub fn parse_rfc3339(t: &str) -> Option<i64> {
             sign * (oh * 3600 + om * 60)
         }
     };
-    let days = days_from_civil(year, month, day);
+    let days = topograph_gocompat::time::days_from_civil(year, month, day);
     Some(days * 86400 + hour * 3600 + minute * 60 + second - offset)
 }
 
 /// A time as `metav1.Time` writes it: whole seconds in UTC, `Z`.
 pub fn normalize_time(t: &str) -> Option<String> {
     parse_rfc3339(t).map(topograph_gocompat::time::rfc3339)
-}
-
-// Howard Hinnant's days-from-civil algorithm.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! RFC 3339 to the second (Kubernetes drops fractions on both wires), `MicroTime` keeps
 //! microseconds; both are written in UTC with `Z`, as Go's `metav1` writes them.
 
-use topograph_gocompat::time::rfc3339;
+use topograph_gocompat::time::{days_from_civil, rfc3339};
 
 /// Seconds and nanoseconds since the Unix epoch of an RFC 3339 date-time (`T` and a
 /// `Z` or `±hh:mm` offset required, any fraction), or what is wrong with it.
@@ -75,17 +75,6 @@ fn days_in_month(year: i64, month: i64) -> i64 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Whole seconds since the epoch that RFC 3339 can write (years 0000 to 9999).

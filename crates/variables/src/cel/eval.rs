@@ -60,17 +60,6 @@ fn type_of(v: &CVal) -> String {
     .to_string()
 }
 
-/// Days since the epoch of a civil date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// Parses an RFC 3339 timestamp to nanoseconds since the epoch.
 pub fn parse_timestamp(s: &str) -> Option<i128> {
     let b = s.as_bytes();
@@ -123,7 +112,9 @@ pub fn parse_timestamp(s: &str) -> Option<i128> {
         }
         _ => return None,
     };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset;
+    let secs =
+        topograph_gocompat::time::days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se
+            - offset;
     Some(i128::from(secs) * 1_000_000_000 + nanos)
 }
 
