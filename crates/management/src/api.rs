@@ -896,13 +896,14 @@ impl ManagementCluster {
         };
         // A dry run's overlay names its own resourceVersions: nothing remembered there.
         let current_known = current.filter(|_| !self.is_dry_run());
-        let key = current_known.and_then(|c| NoChange::key(&self.field_manager, c, intent));
+        let digested = current_known.map(|c| (c, NoChange::intent(intent)));
+        let key = digested.and_then(|(c, digest)| NoChange::key(&self.field_manager, c, digest));
         let mut content_key = None;
-        if let (Some(key), Some(current)) = (key, current_known) {
+        if let (Some(key), Some((current, digest))) = (key, digested) {
             if self.no_change.contains(key) {
                 return Ok(unchanged(current));
             }
-            content_key = NoChange::content_key(&self.field_manager, current, intent);
+            content_key = NoChange::content_key(&self.field_manager, current, digest);
             if content_key.is_some_and(|content| self.no_change.contains(content)) {
                 // This resourceVersion is known now too: the next look costs nothing.
                 self.no_change.insert(key);
@@ -934,9 +935,10 @@ impl ManagementCluster {
         if self.is_dry_run() {
             return;
         }
+        let digest = NoChange::intent(intent);
         let keys = [
-            NoChange::key(&self.field_manager, stored, intent),
-            NoChange::content_key(&self.field_manager, stored, intent),
+            NoChange::key(&self.field_manager, stored, digest),
+            NoChange::content_key(&self.field_manager, stored, digest),
         ];
         for key in keys.into_iter().flatten() {
             self.no_change.insert(key);

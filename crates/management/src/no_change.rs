@@ -35,6 +35,10 @@ pub const TTL: Duration = Duration::from_secs(30 * 60);
 /// of 10,000 Clusters with ~15 applied objects each, two digests per object, fits.
 pub const CAPACITY: usize = 1 << 19;
 
+/// The digest of an apply's intent ([`NoChange::intent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent(u64);
+
 /// The digests of applies found to change nothing, with when each expires.
 #[derive(Debug, Default)]
 pub struct NoChange {
@@ -43,9 +47,14 @@ pub struct NoChange {
 }
 
 impl NoChange {
+    /// The digest of an apply's intent, which both of its digests take: digested once.
+    pub fn intent(intent: &Value) -> Intent {
+        Intent(topograph_api::digest::of_json(intent))
+    }
+
     /// The digest of applying `intent` over `current` as `manager`; `None` when the
     /// current object has no resourceVersion (nothing then identifies its content).
-    pub fn key(manager: &str, current: &Value, intent: &Value) -> Option<u64> {
+    pub fn key(manager: &str, current: &Value, intent: Intent) -> Option<u64> {
         let version = current
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -53,7 +62,7 @@ impl NoChange {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         identity(&mut hasher, manager, current);
         version.hash(&mut hasher);
-        topograph_api::digest::write_json(&mut hasher, intent);
+        intent.0.hash(&mut hasher);
         Some(hasher.finish())
     }
 
@@ -68,7 +77,7 @@ impl NoChange {
     /// providers reported. A converged Cluster whose objects' status moved since the
     /// last reconcile is answered from memory all the same, where the resourceVersion's
     /// digest ([`NoChange::key`]) would predict each one again.
-    pub fn content_key(manager: &str, current: &Value, intent: &Value) -> Option<u64> {
+    pub fn content_key(manager: &str, current: &Value, intent: Intent) -> Option<u64> {
         let meta = current.get("metadata").and_then(Value::as_object)?;
         let generation = meta
             .get("generation")
@@ -96,7 +105,7 @@ impl NoChange {
                 topograph_api::digest::write_json(&mut hasher, entry);
             }
         }
-        topograph_api::digest::write_json(&mut hasher, intent);
+        intent.0.hash(&mut hasher);
         Some(hasher.finish())
     }
 
@@ -166,16 +175,16 @@ mod tests {
 
     #[test]
     fn the_digest_changes_with_the_version_the_intent_and_the_manager() {
-        let intent = json!({"data": {"a": "1"}});
-        let key = NoChange::key("m", &object("1"), &intent).unwrap();
-        assert_eq!(NoChange::key("m", &object("1"), &intent), Some(key));
-        assert_ne!(NoChange::key("m", &object("2"), &intent), Some(key));
-        assert_ne!(NoChange::key("other", &object("1"), &intent), Some(key));
-        let other_intent = json!({"data": {"a": "2"}});
-        assert_ne!(NoChange::key("m", &object("1"), &other_intent), Some(key));
+        let intent = NoChange::intent(&json!({"data": {"a": "1"}}));
+        let key = NoChange::key("m", &object("1"), intent).unwrap();
+        assert_eq!(NoChange::key("m", &object("1"), intent), Some(key));
+        assert_ne!(NoChange::key("m", &object("2"), intent), Some(key));
+        assert_ne!(NoChange::key("other", &object("1"), intent), Some(key));
+        let other_intent = NoChange::intent(&json!({"data": {"a": "2"}}));
+        assert_ne!(NoChange::key("m", &object("1"), other_intent), Some(key));
         let unversioned =
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
-        assert_eq!(NoChange::key("m", &unversioned, &intent), None);
+        assert_eq!(NoChange::key("m", &unversioned, intent), None);
     }
 
     /// A MachineDeployment as a reconcile reads it, with a provider's status report.
@@ -196,15 +205,15 @@ mod tests {
 
     #[test]
     fn the_content_digest_ignores_status_writes_and_nothing_else() {
-        let intent = json!({"spec": {"replicas": 3}});
-        let key = |object: &Value| NoChange::content_key("topology", object, &intent);
+        let intent = NoChange::intent(&json!({"spec": {"replicas": 3}}));
+        let key = |object: &Value| NoChange::content_key("topology", object, intent);
         let base = reported(1, "10");
         let digest = key(&base).unwrap();
         // A status report: a new resourceVersion, status and status entry; same digest.
         assert_eq!(key(&reported(2, "11")), Some(digest));
         assert_ne!(
-            NoChange::key("topology", &reported(2, "11"), &intent),
-            NoChange::key("topology", &base, &intent)
+            NoChange::key("topology", &reported(2, "11"), intent),
+            NoChange::key("topology", &base, intent)
         );
         // Anything else an apply reads is another digest.
         let changed = |pointer: &str, value: Value| {
@@ -228,14 +237,18 @@ mod tests {
         let mut annotated = base.clone();
         annotated["metadata"]["annotations"] = json!({"x": "y"});
         assert_ne!(key(&annotated), Some(digest));
-        assert_ne!(NoChange::content_key("other", &base, &intent), Some(digest));
+        assert_ne!(NoChange::content_key("other", &base, intent), Some(digest));
         assert_ne!(
-            NoChange::content_key("topology", &base, &json!({"spec": {"replicas": 4}})),
+            NoChange::content_key(
+                "topology",
+                &base,
+                NoChange::intent(&json!({"spec": {"replicas": 4}}))
+            ),
             Some(digest)
         );
         // Never a resourceVersion's digest; nothing for an object without a generation.
-        assert_ne!(NoChange::key("topology", &base, &intent), Some(digest));
-        assert_eq!(NoChange::content_key("m", &object("1"), &intent), None);
+        assert_ne!(NoChange::key("topology", &base, intent), Some(digest));
+        assert_eq!(NoChange::content_key("m", &object("1"), intent), None);
     }
 
     #[test]

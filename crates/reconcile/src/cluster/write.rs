@@ -19,7 +19,12 @@ use topograph_management::error::Error as ClientError;
 /// an apply can never re-create an object deleted in between, as Cluster API sends it),
 /// and the parts of `intent` the topology owns.
 fn apply_body(current: &Value, intent: &Value) -> Value {
-    let mut body = merge::intent(intent);
+    with_identity(merge::intent(intent), current)
+}
+
+/// `body` naming `current`: its apiVersion and kind where the body has none, its name,
+/// namespace and uid.
+fn with_identity(mut body: Value, current: &Value) -> Value {
     for key in ["apiVersion", "kind"] {
         if body.get(key).is_none()
             && let Some(v) = current.get(key)
@@ -162,10 +167,12 @@ pub(crate) async fn create(
     desired: &Value,
 ) -> Result<Value, ReconcileError> {
     // `merge::intent` never carries a uid: an apply that creates must not name one.
-    match cluster.apply(&merge::intent(desired)).await {
+    let intent = merge::intent(desired);
+    match cluster.apply(&intent).await {
         Ok(created) => {
-            // What the next reconcile's update of it will predict, answered now.
-            cluster.remember_applied(&created, &apply_body(&created, desired));
+            // What the next reconcile's update of it will predict (`apply_body`: the
+            // same intent naming the created object), answered now.
+            cluster.remember_applied(&created, &with_identity(intent, &created));
             Ok(created)
         }
         Err(ClientError::Api(e)) => Err(create_error(desired, &e)),
