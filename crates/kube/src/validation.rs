@@ -94,7 +94,10 @@ pub(crate) fn on_create(
 }
 
 /// The object an update, a `/status` update or a patch is about to store, and the
-/// stored object it replaces (`oldSelf` of transition rules).
+/// stored object it replaces (`oldSelf` of transition rules). As kube-apiserver does
+/// since Kubernetes 1.30, what the update leaves unchanged is not refused again
+/// (validation ratcheting), so an object stored before its CRD tightened a rule can
+/// still be written elsewhere, and a status report does not re-check the rest.
 pub(crate) fn on_update(
     rt: &ResourceType,
     name: &str,

@@ -446,3 +446,84 @@ async fn crds_that_accept_anything_still_do() {
         assert_eq!(patched["status"], json!({"whatever": [{"a": 1}]}), "{kind}");
     }
 }
+
+#[tokio::test]
+async fn updates_are_ratcheted_once_a_crd_tightens_its_schema() {
+    let server = start().await;
+    let dc = |tag: &str| {
+        docker_cluster(
+            "v1beta1",
+            "tight",
+            json!({"controlPlaneEndpoint": {"host": "h"}, "loadBalancer": {"imageTag": tag}}),
+        )
+    };
+    let (code, created) = post(
+        &server,
+        &collection("v1beta1", "dockerclusters"),
+        dc("v1.2.3"),
+    )
+    .await;
+    assert_eq!(code, 201, "{created}");
+
+    // The CRD's v1beta1 now allows image tags of 3 characters at most.
+    let crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dockerclusters.infrastructure.cluster.x-k8s.io";
+    let (code, mut crd) = request(&server, "GET", crd_path, "application/json", &json!({})).await;
+    assert_eq!(code, 200, "{crd}");
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["loadBalancer"]
+        ["properties"]["imageTag"]["maxLength"] = json!(3);
+    let (code, answer) = request(&server, "PUT", crd_path, "application/json", &crd).await;
+    assert_eq!(code, 200, "{answer}");
+
+    let object_path = format!("{}/tight", collection("v1beta1", "dockerclusters"));
+    let patch = |body: Value| {
+        let path = object_path.clone();
+        let server = &server;
+        async move {
+            request(
+                server,
+                "PATCH",
+                &path,
+                "application/merge-patch+json",
+                &body,
+            )
+            .await
+        }
+    };
+    // The stored tag stays as it was: an update elsewhere is accepted...
+    let (code, answer) = patch(json!({"spec": {"controlPlaneEndpoint": {"port": 6444}}})).await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(answer["spec"]["loadBalancer"]["imageTag"], "v1.2.3");
+    // ...and so is a status report.
+    let status_path = format!("{object_path}/status");
+    let (code, answer) = request(
+        &server,
+        "PATCH",
+        &status_path,
+        "application/merge-patch+json",
+        &json!({"status": {"ready": true}}),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+
+    // Changing the tag holds it to the new schema, as does a new object.
+    let too_long = "DockerCluster.infrastructure.cluster.x-k8s.io \"tight\" is invalid: spec.loadBalancer.imageTag: Too long: may not be more than 3 bytes";
+    let (code, answer) = patch(json!({"spec": {"loadBalancer": {"imageTag": "v1.2.4"}}})).await;
+    assert_eq!(code, 422, "{answer}");
+    assert_eq!(answer["message"], too_long);
+    request(
+        &server,
+        "DELETE",
+        &object_path,
+        "application/json",
+        &json!({}),
+    )
+    .await;
+    let (code, answer) = post(
+        &server,
+        &collection("v1beta1", "dockerclusters"),
+        dc("v1.2.3"),
+    )
+    .await;
+    assert_eq!(code, 422, "{answer}");
+    assert_eq!(answer["message"], too_long);
+}

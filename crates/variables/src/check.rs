@@ -201,8 +201,24 @@ pub fn checked(
 /// Plain CRD OpenAPI validation of `value` against an `apiextensions.k8s.io/v1`
 /// schema, errors under `path` (`None`: Go's nil path).
 pub fn crd(schema: &Schema, value: Option<&Val>, path: Option<&str>) -> Vec<FieldError> {
+    crd_update(schema, value, None, path)
+}
+
+/// [`crd`] for an update from `old` (when there is one), ratcheted as kube-apiserver
+/// ratchets custom-resource updates: nothing the update left unchanged is refused.
+pub fn crd_update(
+    schema: &Schema,
+    value: Option<&Val>,
+    old: Option<&Val>,
+    path: Option<&str>,
+) -> Vec<FieldError> {
     let null = Val::Null;
-    let found = Validator::new().validate(schema, "", value.unwrap_or(&null));
+    let value = value.unwrap_or(&null);
+    let validator = Validator::new();
+    let found = match old {
+        Some(old) => validator.validate_update(schema, "", value, old),
+        None => validator.validate(schema, "", value),
+    };
     Target {
         root: path,
         raw_value: None,

@@ -22,6 +22,7 @@ pub mod json;
 pub mod labels;
 pub mod openapi;
 mod prune;
+mod ratchet;
 mod report;
 pub mod resource;
 pub mod schema;

@@ -217,6 +217,21 @@ impl Validator {
 
     /// Validates `data` against `s`; `path` is the kube-openapi path of `data`.
     pub fn validate(&self, s: &Schema, path: &str, data: &Val) -> Outcome {
+        self.node(s, path, data, None)
+    }
+
+    /// Validates an update of `old` to `data` against `s` with kube-apiserver's
+    /// ratcheting ([`crate::ratchet`]): no error of a part the update left unchanged.
+    pub fn validate_update(&self, s: &Schema, path: &str, data: &Val, old: &Val) -> Outcome {
+        self.node(s, path, data, Some(old))
+    }
+
+    /// One node, `old` its paired old value when ratcheting. The quantors' schemas
+    /// are checked without it: kube-apiserver does not ratchet inside them.
+    fn node(&self, s: &Schema, path: &str, data: &Val, old: Option<&Val>) -> Outcome {
+        if old.is_some_and(|old| crate::ratchet::unchanged(s, data, old)) {
+            return Outcome::default();
+        }
         let mut result = Outcome::default();
         if matches!(data, Val::Null) {
             result.merge(self.type_check(s, path, data));
@@ -251,6 +266,7 @@ impl Validator {
             result.matches += 1;
         }
         if let Val::Arr(items) = data {
+            // List items are not paired with old ones (see `crate::ratchet`).
             result.merge(self.array_check(s, path, items));
             result.matches += 1;
         }
@@ -259,7 +275,7 @@ impl Validator {
         }
         result.matches += 1;
         if let Val::Obj(map) = data {
-            result.merge(self.object_check(s, path, map));
+            result.merge(self.object_check(s, path, map, old));
             result.matches += 1;
         }
         result.matches += 1;
@@ -538,7 +554,17 @@ impl Validator {
         s: &Schema,
         path: &str,
         map: &std::collections::BTreeMap<String, Val>,
+        old: Option<&Val>,
     ) -> Outcome {
+        // The old value of a property, but for the root's `apiVersion` and `kind`,
+        // which kube-apiserver never ratchets (both sides are converted to one version).
+        let paired = |key: &str| {
+            if path.is_empty() && matches!(key, "apiVersion" | "kind") {
+                None
+            } else {
+                crate::ratchet::paired(s, old, key)
+            }
+        };
         let n = map.len() as i64;
         // Go returns at the first count that is off.
         let what = "properties";
@@ -577,7 +603,7 @@ impl Validator {
                     && matched.is_empty()
                     && let Some(add) = s.additional_schema()
                 {
-                    res.merge(self.validate(add, &format!("{path}.{key}"), value));
+                    res.merge(self.node(add, &format!("{path}.{key}"), value, paired(key)));
                 }
             }
         }
@@ -588,7 +614,7 @@ impl Validator {
                 format!("{path}.{name}")
             };
             if let Some(v) = map.get(name) {
-                res.merge(self.validate(prop, &sub, v));
+                res.merge(self.node(prop, &sub, v, paired(name)));
             }
         }
         for k in &s.required {

@@ -6,9 +6,12 @@
 //! work on the `serde_json` object in place, so the parts they leave alone keep their
 //! exact representation; validation reads the object as Kubernetes decodes it.
 //!
+//! An update is validated with kube-apiserver's ratcheting ([`crate::ratchet`]): the
+//! parts it leaves unchanged are not held to the schema again.
+//!
 //! What this module does not know about: `metadata` beyond "keep it" (the caller
-//! coerces it to `ObjectMeta`), list-type (`map`/`set`) invariants, validation
-//! ratcheting, and CEL cost budgets.
+//! coerces it to `ObjectMeta`), list-type (`map`/`set`) invariants, and CEL cost
+//! budgets.
 
 use serde_json::{Map, Value};
 use topograph_api::field::{ErrorType, FieldError};
@@ -106,8 +109,9 @@ impl ResourceSchema {
     /// size error means the object does not have the shape the rules were written for.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let data = value::from_serde(object);
-        let mut errors = crate::check::crd(&self.root, Some(&data), None);
-        self.rules(&data, old, &mut errors);
+        let old = old.map(without_managed_fields);
+        let mut errors = crate::check::crd_update(&self.root, Some(&data), old.as_ref(), None);
+        self.rules(&data, old.as_ref(), &mut errors);
         errors
     }
 
@@ -119,18 +123,21 @@ impl ResourceSchema {
         if let (Some(status), Some(s)) = (object.get("status"), self.root.properties.get("status"))
         {
             let status = value::from_serde(status);
-            errors = crate::check::crd(s, Some(&status), Some("status"));
+            let old_status = old.get("status").map(value::from_serde);
+            errors =
+                crate::check::crd_update(s, Some(&status), old_status.as_ref(), Some("status"));
         }
         // The whole object is read only by rules: a status write of a kind without any
         // (the common case) converts just its status.
         if self.cel_root.is_some() {
             let data = value::from_serde(object);
-            self.rules(&data, Some(old), &mut errors);
+            let old = without_managed_fields(old);
+            self.rules(&data, Some(&old), &mut errors);
         }
         errors
     }
 
-    fn rules(&self, data: &Val, old: Option<&Value>, errors: &mut Vec<FieldError>) {
+    fn rules(&self, data: &Val, old: Option<&Val>, errors: &mut Vec<FieldError>) {
         let Some(cel_root) = &self.cel_root else {
             return;
         };
@@ -149,9 +156,30 @@ impl ResourceSchema {
             errors.push(FieldError::invalid("<nil>", "null", RULES_NOT_CHECKED));
             return;
         }
-        let old = old.map(value::from_serde);
-        errors.extend(crate::cel::validate_resource(cel_root, data, old.as_ref()));
+        errors.extend(crate::cel::validate_resource(cel_root, data, old));
     }
+}
+
+/// The stored object as validation reads it: its managed fields, which neither the
+/// schema (`metadata` is an object there) nor a rule reads, are left out rather than
+/// converted, and the written object has none by then to compare them with.
+fn without_managed_fields(old: &Value) -> Val {
+    let Some(fields) = old.as_object() else {
+        return value::from_serde(old);
+    };
+    let convert = |(key, v): (&String, &Value)| {
+        let v = match v.as_object() {
+            Some(meta) if key == "metadata" => Val::Obj(
+                meta.iter()
+                    .filter(|(k, _)| *k != "managedFields")
+                    .map(|(k, v)| (k.clone(), value::from_serde(v)))
+                    .collect(),
+            ),
+            _ => value::from_serde(v),
+        };
+        (key.clone(), v)
+    };
+    Val::Obj(fields.iter().map(convert).collect())
 }
 
 /// kube-apiserver's `WithTypeAndObjectMeta`: unless the root already types them,
@@ -526,5 +554,132 @@ mod tests {
         assert_eq!(o, before);
         assert!(s.validate(&o, None).is_empty());
         assert!(!schema().accepts_anything());
+    }
+    /// A schema tightened after objects were stored: `spec.name` at most 3 characters,
+    /// `spec.replicas` at most 5, `spec.zones` items at most 2 characters, a rule on
+    /// `spec.owner`, a transition rule on `spec.immutable`, and `spec.loose` with at
+    /// least three properties, which keeps unknown ones.
+    fn tightened() -> ResourceSchema {
+        ResourceSchema::read(&json!({"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "maxLength": 3},
+                "replicas": {"type": "integer", "maximum": 5},
+                "zones": {"type": "array", "items": {"type": "string", "maxLength": 2}},
+                "owner": {"type": "object", "properties": {"team": {"type": "string"}},
+                    "x-kubernetes-validations": [{"rule": "self.team != 'nobody'", "message": "an owner"}]},
+                "immutable": {"type": "string",
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "immutable"}]},
+                "loose": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                    "minProperties": 3, "properties": {"size": {"type": "integer", "maximum": 1}}},
+            }},
+            "status": {"type": "object", "properties": {"phase": {"type": "string", "maxLength": 4}}},
+        }}))
+        .unwrap()
+    }
+
+    const NOT_CHECKED: &str = "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+    const LOOSE: &str =
+        "spec.loose: Invalid value: 2: spec.loose in body should have at least 3 properties";
+
+    #[test]
+    fn updates_are_ratcheted_as_kube_apiserver_ratchets_them() {
+        let s = tightened();
+        let stored = json!({"apiVersion": "x/v1", "kind": "X",
+            "metadata": {"name": "o", "resourceVersion": "7",
+                "managedFields": [{"manager": "m", "operation": "Update"}]},
+            "spec": {"name": "toolong", "replicas": 9, "zones": ["abc", "d"],
+                "owner": {"team": "nobody"}, "immutable": "a", "loose": {"size": 4, "x": 1}},
+            "status": {"phase": "Provisioning"}});
+        let with = |path: &str, value: serde_json::Value| {
+            let mut o = stored.clone();
+            if let Some(m) = o.as_object_mut().and_then(|m| m.get_mut("metadata")) {
+                m.as_object_mut().map(|m| m.remove("managedFields"));
+                m["resourceVersion"] = json!("8");
+            }
+            *o.pointer_mut(path).unwrap_or_else(|| panic!("{path}")) = value;
+            o
+        };
+        let texts = |errors: Vec<FieldError>| -> Vec<String> {
+            errors.iter().map(ToString::to_string).collect()
+        };
+        // What every invalid part the update leaves alone still costs without an old
+        // object: the create of the same object is refused for each.
+        assert_eq!(
+            texts(s.validate(&with("/spec/immutable", json!("a")), None)),
+            [
+                LOOSE,
+                "spec.name: Too long: may not be more than 3 bytes",
+                "spec.replicas: Invalid value: 9: spec.replicas in body should be less than or equal to 5",
+                "spec.zones[0]: Too long: may not be more than 2 bytes",
+                "status.phase: Too long: may not be more than 4 bytes",
+                NOT_CHECKED,
+            ]
+        );
+
+        let cases: [(&str, serde_json::Value, &[&str]); 8] = [
+            // The loose object keeps a key its schema does not pair, so it is never
+            // unchanged: its own count is checked on every update.
+            ("/spec/immutable", json!("a"), &[LOOSE]),
+            (
+                "/spec/replicas",
+                json!(10),
+                &[
+                    LOOSE,
+                    "spec.replicas: Invalid value: 10: spec.replicas in body should be less than or equal to 5",
+                ],
+            ),
+            ("/spec/replicas", json!(4), &[LOOSE]),
+            // Its paired property is, though: an unchanged `size` of 4 stays.
+            ("/spec/loose", json!({"size": 4, "x": 1, "y": 2}), &[]),
+            (
+                "/spec/loose",
+                json!({"size": 3, "x": 1, "y": 2}),
+                &[
+                    "spec.loose.size: Invalid value: 3: spec.loose.size in body should be less than or equal to 1",
+                ],
+            ),
+            // A list is paired as a whole: one changed item and all are checked.
+            (
+                "/spec/zones",
+                json!(["abc", "e"]),
+                &[
+                    LOOSE,
+                    "spec.zones[0]: Too long: may not be more than 2 bytes",
+                    NOT_CHECKED,
+                ],
+            ),
+            // A rule holds again once its node changes.
+            (
+                "/spec/owner",
+                json!({"team": "nobody", "x": 1}),
+                &[LOOSE, "spec.owner: Invalid value: \"object\": an owner"],
+            ),
+            // Transition rules are never ratcheted.
+            (
+                "/spec/immutable",
+                json!("b"),
+                &[
+                    LOOSE,
+                    "spec.immutable: Invalid value: \"string\": immutable",
+                ],
+            ),
+        ];
+        for (path, value, want) in cases {
+            let got = texts(s.validate(&with(path, value.clone()), Some(&stored)));
+            assert_eq!(got, want, "{path} = {value}");
+        }
+        // A status write is ratcheted the same way, within `status`.
+        let status =
+            |phase: &str| texts(s.validate_status(&with("/status/phase", json!(phase)), &stored));
+        assert_eq!(status("Provisioning"), Vec::<String>::new());
+        assert_eq!(
+            status("Provisioned"),
+            [
+                "status.phase: Too long: may not be more than 4 bytes",
+                NOT_CHECKED
+            ]
+        );
     }
 }

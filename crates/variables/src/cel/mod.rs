@@ -33,6 +33,7 @@ pub fn validate(
     let mut ctx = Walk {
         shown: Shown::Raw(raw),
         errors: &mut out,
+        ratchet: false,
     };
     // Cluster API validates the value as a property of a holder object: a schema
     // without a declared type is left out of the holder's fields, rules and all.
@@ -69,6 +70,7 @@ pub fn validate_own(
     let mut ctx = Walk {
         shown: Shown::Own,
         errors: &mut out,
+        ratchet: false,
     };
     ctx.walk(
         schema,
@@ -89,6 +91,8 @@ pub fn validate_resource(schema: &Schema, value: &Val, old: Option<&Val>) -> Vec
     let mut ctx = Walk {
         shown: Shown::Type,
         errors: &mut out,
+        // kube-apiserver ratchets the rules of custom-resource updates.
+        ratchet: true,
     };
     ctx.walk(
         schema,
@@ -131,6 +135,9 @@ fn shown_path(path: &str) -> String {
 struct Walk<'a> {
     shown: Shown<'a>,
     errors: &'a mut Vec<FieldError>,
+    /// Whether a rule that does not read `oldSelf` is skipped on a node the update left
+    /// unchanged ([`crate::ratchet`]).
+    ratchet: bool,
 }
 
 impl Walk<'_> {
@@ -207,6 +214,8 @@ impl Walk<'_> {
             );
             return;
         };
+        // Judged once per node, and only when a rule asks.
+        let mut unchanged = None;
         for rule in rules {
             if rule.rule.trim().is_empty() {
                 continue;
@@ -218,7 +227,15 @@ impl Walk<'_> {
                     continue;
                 }
             };
-            if uses(&compiled, "oldSelf") && old.is_none() {
+            let transition = uses(&compiled, "oldSelf");
+            if transition && old.is_none() {
+                continue;
+            }
+            if !transition
+                && self.ratchet
+                && let Some(old) = old
+                && *unchanged.get_or_insert_with(|| crate::ratchet::unchanged(s, v, old))
+            {
                 continue;
             }
             let mut act = activation(s, v, old);
