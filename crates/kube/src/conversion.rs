@@ -128,10 +128,11 @@ fn webhook(
     }
     // The webhook may change anything but identity: kube-apiserver refuses a converted
     // object whose metadata differs outside labels and annotations.
+    fn metadata<'a>(o: &'a Value, field: &str) -> Option<&'a Value> {
+        o.get("metadata").and_then(|m| m.get(field))
+    }
     for field in ["name", "namespace", "uid", "resourceVersion"] {
-        if object.pointer(&format!("/metadata/{field}"))
-            != converted.pointer(&format!("/metadata/{field}"))
-        {
+        if metadata(object, field) != metadata(&converted, field) {
             return Err(failed(&format!(
                 "the webhook changed metadata.{field}, which conversion must keep"
             )));

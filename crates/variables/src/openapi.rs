@@ -597,23 +597,25 @@ impl Validator {
                 let regular = s.properties.contains_key(key);
                 let matched = pattern_matches(key);
                 for sch in &matched {
-                    res.merge(self.validate(sch, &format!("{path}.{key}"), value));
+                    res.merge(self.validate(sch, &child(path, key), value));
                 }
                 if !regular
                     && matched.is_empty()
                     && let Some(add) = s.additional_schema()
                 {
-                    res.merge(self.node(add, &format!("{path}.{key}"), value, paired(key)));
+                    res.merge(self.node(add, &child(path, key), value, paired(key)));
                 }
             }
         }
         for (name, prop) in &s.properties {
-            let sub = if path.is_empty() {
-                name.clone()
-            } else {
-                format!("{path}.{name}")
-            };
+            // The path is built only for properties the object has: schemas name many
+            // more than an object sets.
             if let Some(v) = map.get(name) {
+                let sub = if path.is_empty() {
+                    name.clone()
+                } else {
+                    child(path, name)
+                };
                 res.merge(self.node(prop, &sub, v, paired(name)));
             }
         }
@@ -633,11 +635,21 @@ impl Validator {
                 continue;
             }
             for sch in pattern_matches(key) {
-                res.merge(self.validate(sch, &format!("{path}.{key}"), value));
+                res.merge(self.validate(sch, &child(path, key), value));
             }
         }
         res
     }
+}
+
+/// `path.name`, kube-openapi's path of a property (written without `format!`, as it is
+/// built for every property an object has).
+fn child(path: &str, name: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 1 + name.len());
+    out.push_str(path);
+    out.push('.');
+    out.push_str(name);
+    out
 }
 
 /// The format the validator uses: a `type: string` schema loses formats CRDs do not support.

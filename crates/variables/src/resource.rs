@@ -225,34 +225,41 @@ fn additional(s: &Schema) -> Option<Option<&Schema>> {
     }
 }
 
-/// Where pruning is and what it dropped, in kube-apiserver's path notation.
+/// Where pruning is and what it dropped, in kube-apiserver's path notation. The path
+/// is one buffer with the length it had before each step, as pruning visits every
+/// field of every write and names only the few it drops.
 #[derive(Default)]
 struct Pruned {
-    at: Vec<String>,
+    at: String,
+    steps: Vec<usize>,
     paths: Vec<String>,
 }
 
 impl Pruned {
     fn enter_field(&mut self, key: &str) {
-        let step = if self.at.is_empty() {
-            key.to_string()
-        } else {
-            format!(".{key}")
-        };
-        self.at.push(step);
+        self.steps.push(self.at.len());
+        if !self.at.is_empty() {
+            self.at.push('.');
+        }
+        self.at.push_str(key);
     }
 
     fn enter_index(&mut self, i: usize) {
-        self.at.push(format!("[{i}]"));
+        use std::fmt::Write;
+        self.steps.push(self.at.len());
+        // Writing to a String cannot fail.
+        let _ = write!(self.at, "[{i}]");
     }
 
     fn leave(&mut self) {
-        self.at.pop();
+        if let Some(len) = self.steps.pop() {
+            self.at.truncate(len);
+        }
     }
 
     fn dropped(&mut self, key: &str) {
         self.enter_field(key);
-        self.paths.push(self.at.concat());
+        self.paths.push(self.at.clone());
         self.leave();
     }
 }
@@ -457,7 +464,8 @@ mod tests {
             "spec": {"host": "h", "unknown": 1, "extra": {"kept": {"deep": 1}},
                      "tags": [{"a": "x", "b": "y"}], "nullable": null},
             "status": null, "other": {"x": 1}});
-        s.prune(&mut o);
+        let reported = s.prune_reporting(&mut o);
+        assert_eq!(reported, ["other", "spec.tags[0].b", "spec.unknown"]);
         assert_eq!(
             o,
             json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "n", "odd": 1},
