@@ -382,7 +382,9 @@ impl Simulator {
             return;
         }
         self.looks.start();
-        let Some(obj) = self.view(&rt, stored.value()) else {
+        // Providers decide from the object and write patches: its managed fields,
+        // half of its text, are not read.
+        let Some(obj) = self.view(&rt, stored.value_without_managed_fields()) else {
             self.looks.abandon(key);
             return;
         };

@@ -178,6 +178,18 @@ impl Stored {
         serde_json::from_slice(&self.json()).unwrap_or(Value::Null)
     }
 
+    /// The object parsed but for `metadata.managedFields`, which is about half of a
+    /// typical object's text and nearly all of its parsing: for readers that decide
+    /// from the object and write back a patch (the provider simulation). Null when the
+    /// text is not an object's.
+    pub fn value_without_managed_fields(&self) -> Value {
+        // Any other shape (a `metadata` that is not an object) is parsed whole.
+        match serde_json::from_slice::<Skimmed>(&self.json()) {
+            Ok(Skimmed(value)) => value,
+            Err(_) => self.value(),
+        }
+    }
+
     /// `metadata.uid`, or "" when the object has none (as `meta_str` reads it).
     pub fn uid(&self) -> String {
         serde_json::from_slice::<Uid>(&self.json())
@@ -266,6 +278,62 @@ impl Stored {
     }
 }
 
+/// An object parsed in one pass with `metadata.managedFields` skipped, not built.
+struct Skimmed(Value);
+
+/// A map parsed into a `Value` but for the key `skip`, whose value is read past.
+struct MapWithout {
+    skip: Option<&'static str>,
+    /// What the value of `metadata` is parsed with (the root's only).
+    metadata: Option<&'static str>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for MapWithout {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MapWithout {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if Some(key.as_str()) == self.skip {
+                access.next_value::<serde::de::IgnoredAny>()?;
+            } else if Some(key.as_str()) == self.metadata {
+                let metadata = access.next_value_seed(MapWithout {
+                    skip: Some("managedFields"),
+                    metadata: None,
+                })?;
+                out.insert(key, metadata);
+            } else {
+                out.insert(key, access.next_value()?);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+impl<'de> Deserialize<'de> for Skimmed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::DeserializeSeed;
+        MapWithout {
+            skip: None,
+            metadata: Some("metadata"),
+        }
+        .deserialize(d)
+        .map(Skimmed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +346,7 @@ mod tests {
                 "ownerReferences": [{"uid": "u1"}, {"uid": ""}, {"name": "x"}]}});
         let stored = Stored::new(("ns".into(), "e".into()), &object);
         assert_eq!(stored.value(), object);
+        assert_eq!(stored.value_without_managed_fields(), object);
         assert!(stored.is_in("v1"));
         assert_eq!(stored.uid(), "");
         let referenced = stored.referenced().unwrap();
@@ -330,5 +399,32 @@ mod tests {
         };
         assert!(!filter.reads_only_metadata());
         assert!(stored.matches(&filter));
+    }
+
+    #[test]
+    fn an_object_read_without_its_managed_fields_is_the_rest_of_it() {
+        let object = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "md", "namespace": "ns", "generation": 2,
+                "managedFields": [{"manager": "capi-topology", "operation": "Apply",
+                    "apiVersion": "cluster.x-k8s.io/v1beta1", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {"f:replicas": {}}}, "time": "2026-11-28T10:00:00Z"}],
+                "labels": {"a": "b"}},
+            "spec": {"replicas": 3, "template": {"metadata": {"managedFields": "not metadata's"}}},
+            "status": {"phase": "Running"}});
+        let stored = Stored::new(("ns".into(), "md".into()), &object);
+        let mut want = object.clone();
+        want["metadata"]
+            .as_object_mut()
+            .map(|m| m.remove("managedFields"));
+        assert_eq!(stored.value_without_managed_fields(), want);
+        assert_eq!(stored.value(), object);
+        for other in [
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}}),
+            json!({"metadata": null, "spec": {"managedFields": 1}}),
+            json!({"metadata": "odd"}),
+        ] {
+            let stored = Stored::new(("ns".into(), "c".into()), &other);
+            assert_eq!(stored.value_without_managed_fields(), other);
+        }
     }
 }
