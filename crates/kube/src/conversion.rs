@@ -128,17 +128,19 @@ fn webhook(
     }
     // The webhook may change anything but identity: kube-apiserver refuses a converted
     // object whose metadata differs outside labels and annotations.
-    fn metadata<'a>(o: &'a Value, field: &str) -> Option<&'a Value> {
-        o.get("metadata").and_then(|m| m.get(field))
-    }
     for field in ["name", "namespace", "uid", "resourceVersion"] {
-        if metadata(object, field) != metadata(&converted, field) {
+        if metadata_field(object, field) != metadata_field(&converted, field) {
             return Err(failed(&format!(
                 "the webhook changed metadata.{field}, which conversion must keep"
             )));
         }
     }
     Ok(converted)
+}
+
+/// `metadata.<field>` of `object`.
+fn metadata_field<'a>(object: &'a Value, field: &str) -> Option<&'a Value> {
+    object.get("metadata").and_then(|m| m.get(field))
 }
 
 #[cfg(test)]

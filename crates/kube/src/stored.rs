@@ -281,11 +281,10 @@ impl Stored {
 /// An object parsed in one pass with `metadata.managedFields` skipped, not built.
 struct Skimmed(Value);
 
-/// A map parsed into a `Value` but for the key `skip`, whose value is read past.
+/// A map parsed into a `Value`: the root, whose `metadata` is parsed as the other
+/// kind, or a `metadata`, whose `managedFields` is read past.
 struct MapWithout {
-    skip: Option<&'static str>,
-    /// What the value of `metadata` is parsed with (the root's only).
-    metadata: Option<&'static str>,
+    root: bool,
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for MapWithout {
@@ -306,13 +305,10 @@ impl<'de> serde::de::Visitor<'de> for MapWithout {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if Some(key.as_str()) == self.skip {
+            if !self.root && key == "managedFields" {
                 access.next_value::<serde::de::IgnoredAny>()?;
-            } else if Some(key.as_str()) == self.metadata {
-                let metadata = access.next_value_seed(MapWithout {
-                    skip: Some("managedFields"),
-                    metadata: None,
-                })?;
+            } else if self.root && key == "metadata" {
+                let metadata = access.next_value_seed(MapWithout { root: false })?;
                 out.insert(key, metadata);
             } else {
                 out.insert(key, access.next_value()?);
@@ -325,12 +321,7 @@ impl<'de> serde::de::Visitor<'de> for MapWithout {
 impl<'de> Deserialize<'de> for Skimmed {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::DeserializeSeed;
-        MapWithout {
-            skip: None,
-            metadata: Some("metadata"),
-        }
-        .deserialize(d)
-        .map(Skimmed)
+        MapWithout { root: true }.deserialize(d).map(Skimmed)
     }
 }
 

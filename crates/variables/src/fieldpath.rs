@@ -1,7 +1,28 @@
-//! The check Kubernetes makes of a rule's `fieldPath` (`cel.ValidFieldPath`): a
-//! JSONPath of `.name` and `['name']` steps that must lead to a declared field.
+//! Field paths: the check Kubernetes makes of a rule's `fieldPath`
+//! (`cel.ValidFieldPath`: a JSONPath of `.name` and `['name']` steps that must lead to
+//! a declared field), and the paths validation names the fields of an object by.
 
 use crate::schema::Schema;
+
+/// `path.name` as Go's `field.Path.Child` builds it: the empty (nil) path has no dot.
+pub(crate) fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        member(path, name)
+    }
+}
+
+/// `path.name` as kube-openapi joins a key to its object's path, a dot always (the
+/// root's path is empty, so its additional properties read `.name`). Written without
+/// `format!`: validation builds one for every field an object has.
+pub(crate) fn member(path: &str, name: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 1 + name.len());
+    out.push_str(path);
+    out.push('.');
+    out.push_str(name);
+    out
+}
 
 /// Splits like the scanner Kubernetes uses: `.`, `[` and `]` alone; a token starting
 /// with `'` runs to the next unescaped `'`; anything else up to the next delimiter.

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use regex::Regex;
 use topograph_api::field::go_quote;
 
+use crate::fieldpath;
 use crate::formats;
 use crate::goregex;
 use crate::schema::{Additional, Schema};
@@ -597,13 +598,13 @@ impl Validator {
                 let regular = s.properties.contains_key(key);
                 let matched = pattern_matches(key);
                 for sch in &matched {
-                    res.merge(self.validate(sch, &child(path, key), value));
+                    res.merge(self.validate(sch, &fieldpath::member(path, key), value));
                 }
                 if !regular
                     && matched.is_empty()
                     && let Some(add) = s.additional_schema()
                 {
-                    res.merge(self.node(add, &child(path, key), value, paired(key)));
+                    res.merge(self.node(add, &fieldpath::member(path, key), value, paired(key)));
                 }
             }
         }
@@ -611,12 +612,7 @@ impl Validator {
             // The path is built only for properties the object has: schemas name many
             // more than an object sets.
             if let Some(v) = map.get(name) {
-                let sub = if path.is_empty() {
-                    name.clone()
-                } else {
-                    child(path, name)
-                };
-                res.merge(self.node(prop, &sub, v, paired(name)));
+                res.merge(self.node(prop, &fieldpath::child(path, name), v, paired(name)));
             }
         }
         for k in &s.required {
@@ -635,21 +631,11 @@ impl Validator {
                 continue;
             }
             for sch in pattern_matches(key) {
-                res.merge(self.validate(sch, &child(path, key), value));
+                res.merge(self.validate(sch, &fieldpath::member(path, key), value));
             }
         }
         res
     }
-}
-
-/// `path.name`, kube-openapi's path of a property (written without `format!`, as it is
-/// built for every property an object has).
-fn child(path: &str, name: &str) -> String {
-    let mut out = String::with_capacity(path.len() + 1 + name.len());
-    out.push_str(path);
-    out.push('.');
-    out.push_str(name);
-    out
 }
 
 /// The format the validator uses: a `type: string` schema loses formats CRDs do not support.

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use topograph_api::field::{ErrorType, FieldError, go_quote};
 
+use crate::fieldpath;
 use crate::prune::HOLDER;
 use crate::schema::{Rule, Schema};
 use crate::value::Val;
@@ -114,15 +115,6 @@ enum Shown<'a> {
     Type,
 }
 
-/// `path.name` as Go's `field.Path.Child` builds it: the empty (nil) path has no dot.
-fn child(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_string()
-    } else {
-        format!("{path}.{name}")
-    }
-}
-
 /// How Go prints a path: the nil (empty) path is `<nil>`.
 fn shown_path(path: &str) -> String {
     if path.is_empty() {
@@ -191,7 +183,7 @@ impl Walk<'_> {
                         continue;
                     };
                     let o = old_map.and_then(|o| o.get(k));
-                    self.walk(p, Some(&field), x, o, child(&path, k));
+                    self.walk(p, Some(&field), x, o, fieldpath::child(&path, k));
                 }
             }
             _ => {}
