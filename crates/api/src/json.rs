@@ -100,14 +100,14 @@ fn write_with_serde<T: serde::Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) 
 
 /// Whether JSON needs an escape for any byte of `bytes`: a control character (below
 /// 0x20), a quote or a backslash. Everything else, UTF-8 sequences included, is
-/// written as it is. Read eight bytes at a time; a short string is padded with a byte
-/// that needs none, a long one's tail read as its last eight bytes.
+/// written as it is. Read eight bytes at a time, a long string's tail as its last eight
+/// bytes; a string shorter than a word byte by byte.
 fn needs_escape(bytes: &[u8]) -> bool {
     let n = bytes.len();
     if n < 8 {
-        let mut word = [b'a'; 8];
-        word[..n].copy_from_slice(bytes);
-        return word_needs_escape(u64::from_ne_bytes(word));
+        // Byte by byte: padding a short string into a word costs a copy of variable
+        // length, which is more than the few comparisons it saves.
+        return bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
     }
     let word_at = |i: usize| {
         let mut word = [0u8; 8];

@@ -35,7 +35,7 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<DesiredControlPlane, RenderEr
         &ObjectNaming {
             template: class.naming.as_deref(),
             default_template: DEFAULT_NAME_TEMPLATE,
-            template_path: "spec.controlPlane.namingStrategy.template",
+            template_path: format_args!("spec.controlPlane.namingStrategy.template"),
             extra: &[],
             role: &["ControlPlane"],
         },

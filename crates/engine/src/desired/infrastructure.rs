@@ -25,7 +25,7 @@ pub(crate) fn compute(scope: &Scope<'_>) -> Result<Option<Value>, String> {
         &ObjectNaming {
             template: infra.naming.as_deref(),
             default_template: DEFAULT_NAME_TEMPLATE,
-            template_path: "spec.infrastructureNamingStrategy.template",
+            template_path: format_args!("spec.infrastructureNamingStrategy.template"),
             extra: &[],
             role: &["InfrastructureCluster"],
         },

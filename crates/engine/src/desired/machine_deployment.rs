@@ -74,7 +74,7 @@ pub(crate) fn compute(
         &ObjectNaming {
             template: class.naming.as_deref(),
             default_template: DEFAULT_NAME_TEMPLATE,
-            template_path: &format!(
+            template_path: format_args!(
                 "spec.workers.machineDeployments[{class_index}].namingStrategy.template"
             ),
             extra: &[("machineDeployment.topologyName", md.name.as_str())],

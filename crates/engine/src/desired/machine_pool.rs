@@ -94,7 +94,7 @@ pub(crate) fn compute(
         &ObjectNaming {
             template: class.naming.as_deref(),
             default_template: DEFAULT_NAME_TEMPLATE,
-            template_path: &format!(
+            template_path: format_args!(
                 "spec.workers.machinePools[{class_index}].namingStrategy.template"
             ),
             extra: &[("machinePool.topologyName", mp.name.as_str())],

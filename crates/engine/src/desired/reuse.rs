@@ -21,8 +21,9 @@ pub(crate) struct ObjectNaming<'a> {
     pub template: Option<&'a str>,
     /// The template used otherwise.
     pub default_template: &'a str,
-    /// Path of the naming template in the ClusterClass, for errors.
-    pub template_path: &'a str,
+    /// Path of the naming template in the ClusterClass, for errors; written out only
+    /// when there is one.
+    pub template_path: std::fmt::Arguments<'a>,
     /// Data the template sees besides `.cluster.name` and `.random`.
     pub extra: &'a [(&'a str, &'a str)],
     /// The object's role, which the suffix derives from.
