@@ -847,7 +847,10 @@ impl Inner {
                 }
             }
         }
-        Cow::Owned(serde_json::json!({"metadata": selected}))
+        Cow::Owned(Value::Object(serde_json::Map::from_iter([(
+            "metadata".to_string(),
+            Value::Object(selected),
+        )])))
     }
 
     fn next_rv(&mut self) -> u64 {

@@ -266,7 +266,10 @@ impl Stored {
         if let Some(labels) = self.light().metadata.labels {
             meta.insert("labels".into(), Value::Object(labels));
         }
-        serde_json::json!({ "metadata": meta })
+        Value::Object(Map::from_iter([(
+            "metadata".to_string(),
+            Value::Object(meta),
+        )]))
     }
 
     /// Whether `filter` selects the object, reading no more of it than it must.

@@ -153,13 +153,19 @@ pub fn start(
             {
                 return json_frame(event_type.as_str(), &bytes);
             }
-            let line = json!({"type": event_type.as_str(), "object": object.value()});
+            // Built around the parsed object: `json!` would copy it through a serializer.
+            let line = Value::Object(serde_json::Map::from_iter([
+                (
+                    "type".to_string(),
+                    Value::String(event_type.as_str().to_string()),
+                ),
+                ("object".to_string(), object.value()),
+            ]));
             let line = in_version(&rt, line, &params.api_version);
             if let Some(converted) = converted
                 && line["type"] != "ERROR"
-                && let Ok(bytes) = serde_json::to_vec(&line["object"])
             {
-                let bytes = Bytes::from(bytes);
+                let bytes = Bytes::from(topograph_api::json::to_vec(&line["object"]));
                 converted.keep(object, &params.api_version, bytes.clone());
                 return json_frame(event_type.as_str(), &bytes);
             }
