@@ -1191,9 +1191,18 @@ impl Writer for Live {
 
     fn apply<'a>(&'a self, to: Target<'a>, _: Arc<Schema>) -> Write<'a, Value> {
         Box::pin(async move {
-            let (name, intent) = (to.object.name(), Patch::Apply(to.object));
+            // The body is written by `body_of`, as creates and replaces are: kube-rs would
+            // serialise the intent with serde_json's slower writer, to the same bytes.
+            let (name, body) = (to.object.name(), body_of(to.object)?);
             let params = PatchParams::apply(&to.manager).force();
-            let request = to.resource.request.patch(name, &params, &intent);
+            let request = to
+                .resource
+                .request
+                .patch(name, &params, &Patch::Apply(()))
+                .map(|mut request| {
+                    *request.body_mut() = body;
+                    request
+                });
             to.resource.send(request, "patch").await
         })
     }
