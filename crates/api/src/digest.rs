@@ -1,86 +1,45 @@
-//! Digests of JSON: a value's text fed to a hasher as `serde_json` writes it, with no
-//! text built. `serde_json` writes a map's keys in order, so equal values have equal
-//! digests. Digests live in one process's memory (which objects are known unchanged,
+//! Digests of JSON: a value's text, as `serde_json` writes it, fed to a hasher.
+//! `serde_json` writes a map's keys in order, so equal values have equal digests. Digests live in one process's memory (which objects are known unchanged,
 //! what a watch saw last); they are never stored or sent.
 
-use serde::Serialize;
+use serde_json::Value;
 use std::hash::{DefaultHasher, Hasher};
 
-/// Feeds the JSON text of `value` to `hasher`, in chunks: `serde_json` writes a value a
-/// token at a time (a quote, a key, a colon), and a hasher call per token cost more
-/// than the hashing. Equal values give equal chunks, so equal digests, whatever the
-/// hasher; a streaming one (`DefaultHasher`) gives the digest of the whole text.
-pub fn write_json<T: Serialize + ?Sized>(hasher: &mut impl Hasher, value: &T) {
-    let mut writer = HashWriter {
-        hasher,
-        buffer: [0; CHUNK],
-        len: 0,
-    };
-    // Writing to a hasher cannot fail, nor can serializing a JSON value.
-    let _ = serde_json::to_writer(&mut writer, value);
-    writer.drain();
+/// JSON that can be digested: a value, or a list of values (digested as the array
+/// they make).
+pub trait Json {
+    /// Appends the JSON text to `out`, as `serde_json::to_vec` writes it.
+    fn write_text(&self, out: &mut Vec<u8>);
 }
 
-/// The digest of the JSON text of `value`.
-pub fn of_json<T: Serialize + ?Sized>(value: &T) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    write_json(&mut hasher, value);
-    hasher.finish()
+impl Json for Value {
+    fn write_text(&self, out: &mut Vec<u8>) {
+        crate::json::write(self, out);
+    }
 }
 
-/// [`write_json`] of a JSON value, its text written by [`crate::json`] (checked eight
-/// bytes at a time, where `serde_json`'s serializer goes byte by byte and token by
-/// token) and hashed in one call: the same text, so the same digest with a streaming
-/// hasher.
-pub fn write_value(hasher: &mut impl Hasher, value: &serde_json::Value) {
-    let mut text = Vec::with_capacity(CHUNK);
-    crate::json::write(value, &mut text);
+impl Json for [Value] {
+    fn write_text(&self, out: &mut Vec<u8>) {
+        crate::json::write_array(self, out);
+    }
+}
+
+/// Feeds the JSON text of `value` to `hasher` in one call. The text is written by
+/// [`crate::json`] (eight bytes at a time, where `serde_json`'s serializer goes byte by
+/// byte and a hasher fed token by token costs more than the hashing), so equal values
+/// give equal digests whatever the hasher, and a streaming one (`DefaultHasher`) gives
+/// the digest of the whole text.
+pub fn write_json(hasher: &mut impl Hasher, value: &(impl Json + ?Sized)) {
+    let mut text = Vec::with_capacity(256);
+    value.write_text(&mut text);
     hasher.write(&text);
 }
 
-/// The digest of the JSON text of `value` ([`write_value`]).
-pub fn of_value(value: &serde_json::Value) -> u64 {
+/// The digest of the JSON text of `value`.
+pub fn of_json(value: &(impl Json + ?Sized)) -> u64 {
     let mut hasher = DefaultHasher::new();
-    write_value(&mut hasher, value);
+    write_json(&mut hasher, value);
     hasher.finish()
-}
-
-/// How many bytes of text are gathered before they are hashed.
-const CHUNK: usize = 256;
-
-struct HashWriter<'a, H: Hasher> {
-    hasher: &'a mut H,
-    buffer: [u8; CHUNK],
-    len: usize,
-}
-
-impl<H: Hasher> HashWriter<'_, H> {
-    /// Hashes what is gathered.
-    fn drain(&mut self) {
-        if self.len > 0 {
-            self.hasher.write(&self.buffer[..self.len]);
-            self.len = 0;
-        }
-    }
-}
-
-impl<H: Hasher> std::io::Write for HashWriter<'_, H> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if self.len + bytes.len() > CHUNK {
-            self.drain();
-        }
-        if bytes.len() >= CHUNK {
-            self.hasher.write(bytes);
-        } else {
-            self.buffer[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-            self.len += bytes.len();
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -102,8 +61,8 @@ mod tests {
     }
 
     #[test]
-    fn a_streaming_hasher_digests_the_whole_text_whatever_the_chunks() {
-        let long = "x".repeat(3 * CHUNK + 7);
+    fn a_streaming_hasher_digests_the_whole_text() {
+        let long = "x".repeat(1000);
         for value in [
             json!(null),
             json!({"a": "short"}),
@@ -112,9 +71,12 @@ mod tests {
         ] {
             let mut whole = DefaultHasher::new();
             whole.write(&serde_json::to_vec(&value).unwrap());
-            let whole = whole.finish();
-            assert_eq!(of_json(&value), whole, "{value}");
-            assert_eq!(of_value(&value), whole, "{value}");
+            assert_eq!(of_json(&value), whole.finish(), "{value}");
         }
+        // A list of values is digested as the array `serde_json` writes for it.
+        let items = [json!("a"), json!({"b": [1, null]}), json!(2.5)];
+        let mut whole = DefaultHasher::new();
+        whole.write(&serde_json::to_vec(&items[..]).unwrap());
+        assert_eq!(of_json(&items[..]), whole.finish());
     }
 }

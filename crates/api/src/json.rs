@@ -67,18 +67,21 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(number) => write_with_serde(number, out),
         Value::String(text) => write_str(text, out),
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write(item, out);
-            }
-            out.push(b']');
-        }
+        Value::Array(items) => write_array(items, out),
         Value::Object(fields) => write_object(fields, out, |_, field, out| write(field, out)),
     }
+}
+
+/// Appends `items` as a JSON array to `out`, as `serde_json` writes a slice of values.
+pub fn write_array(items: &[Value], out: &mut Vec<u8>) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(item, out);
+    }
+    out.push(b']');
 }
 
 /// A string, quoted: copied as it is when no byte of it needs an escape.

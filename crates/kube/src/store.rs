@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::broadcast;
-use topograph_api::object::ObjectExt;
+use topograph_api::object::{ObjectExt, object_of};
 use topograph_api::server::{self, equal_except};
 use topograph_gocompat::time;
 use topograph_ssa::Schema;
@@ -847,10 +847,7 @@ impl Inner {
                 }
             }
         }
-        Cow::Owned(Value::Object(serde_json::Map::from_iter([(
-            "metadata".to_string(),
-            Value::Object(selected),
-        )])))
+        Cow::Owned(object_of([("metadata", Value::Object(selected))]))
     }
 
     fn next_rv(&mut self) -> u64 {

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
+use topograph_api::object::object_of;
 
 #[derive(Clone)]
 pub struct Stored {
@@ -266,10 +267,7 @@ impl Stored {
         if let Some(labels) = self.light().metadata.labels {
             meta.insert("labels".into(), Value::Object(labels));
         }
-        Value::Object(Map::from_iter([(
-            "metadata".to_string(),
-            Value::Object(meta),
-        )]))
+        object_of([("metadata", Value::Object(meta))])
     }
 
     /// Whether `filter` selects the object, reading no more of it than it must.

@@ -23,6 +23,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch};
+use topograph_api::object::object_of;
 
 /// What a watch request asked for.
 #[derive(Debug, Clone)]
@@ -154,13 +155,10 @@ pub fn start(
                 return json_frame(event_type.as_str(), &bytes);
             }
             // Built around the parsed object: `json!` would copy it through a serializer.
-            let line = Value::Object(serde_json::Map::from_iter([
-                (
-                    "type".to_string(),
-                    Value::String(event_type.as_str().to_string()),
-                ),
-                ("object".to_string(), object.value()),
-            ]));
+            let line = object_of([
+                ("type", Value::String(event_type.as_str().to_string())),
+                ("object", object.value()),
+            ]);
             let line = in_version(&rt, line, &params.api_version);
             if let Some(converted) = converted
                 && line["type"] != "ERROR"

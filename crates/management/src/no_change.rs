@@ -49,7 +49,7 @@ pub struct NoChange {
 impl NoChange {
     /// The digest of an apply's intent, which both of its digests take: digested once.
     pub fn intent(intent: &Value) -> Intent {
-        Intent(topograph_api::digest::of_value(intent))
+        Intent(topograph_api::digest::of_json(intent))
     }
 
     /// The digest of applying `intent` over `current` as `manager`; `None` when the
@@ -97,15 +97,12 @@ impl NoChange {
             "deletionTimestamp",
         ] {
             field.hash(&mut hasher);
-            topograph_api::digest::write_value(
-                &mut hasher,
-                meta.get(field).unwrap_or(&Value::Null),
-            );
+            topograph_api::digest::write_json(&mut hasher, meta.get(field).unwrap_or(&Value::Null));
         }
         let entries = meta.get("managedFields").and_then(Value::as_array);
         for entry in entries.into_iter().flatten() {
             if entry.get("subresource").and_then(Value::as_str) != Some("status") {
-                topograph_api::digest::write_value(&mut hasher, entry);
+                topograph_api::digest::write_json(&mut hasher, entry);
             }
         }
         intent.0.hash(&mut hasher);

@@ -327,7 +327,7 @@ impl ClassSummary {
         let read = what_clusters_read(&class);
         let spec = hash_of(&read[..SPEC_PARTS]);
         let reported = !read[OBSERVED_GENERATION].is_null() || !read[VARIABLES_READY].is_null();
-        let read = hash_of(&read);
+        let read = hash_of(&read[..]);
         let templates = match topograph_api::load::decode_cluster_class(class) {
             Ok(decoded) => template_refs(&decoded)
                 .into_iter()
@@ -1154,7 +1154,7 @@ mod tests {
                     namespace: "ns".to_string(),
                     name: "cp".to_string(),
                 }],
-                read: hash_of(&what_clusters_read(&class())),
+                read: hash_of(&what_clusters_read(&class())[..]),
                 spec: hash_of(&what_clusters_read(&class())[..4]),
                 reported: false,
             })
