@@ -104,16 +104,20 @@ const STRIPPED_ANNOTATIONS: &[&str] = &[labels::LAST_APPLIED, "cluster.x-k8s.io/
 /// string entries, as the object's accessors read them).
 fn sync_metadata(item: &mut Value, at: &[&str], from: &Value) {
     for (field, stripped) in [("labels", &[][..]), ("annotations", STRIPPED_ANNOTATIONS)] {
-        let map: Map<String, Value> = from
-            .at(&["metadata", field])
-            .and_then(Value::as_object)
-            .map(|map| {
-                map.iter()
-                    .filter(|(key, value)| value.is_string() && !stripped.contains(&key.as_str()))
-                    .map(|(key, value)| (key.clone(), value.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let kept = |(key, value): &(&String, &Value)| {
+            value.is_string() && !stripped.contains(&key.as_str())
+        };
+        let map: Map<String, Value> = match from.at(&["metadata", field]) {
+            // Usually every entry is kept, and a map cloned whole costs less than one
+            // built entry by entry.
+            Some(Value::Object(map)) if map.iter().all(|entry| kept(&entry)) => map.clone(),
+            Some(Value::Object(map)) => map
+                .iter()
+                .filter(kept)
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect(),
+            _ => Map::new(),
+        };
         // `remove_at` and `set_at` at `at` + `field`, without building that path.
         if map.is_empty() {
             let parent = at
@@ -370,4 +374,41 @@ pub fn merge(globals: &Map<String, Value>, item: &Map<String, Value>) -> Map<Str
         }
     }
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn synced_metadata_keeps_string_entries_without_the_stripped_annotations() {
+        let last_applied = labels::LAST_APPLIED;
+        // (the object's metadata, what the item gets under `at`)
+        let cases = [
+            (
+                json!({"labels": {"a": "1", "b": "2"}, "annotations": {"x": "y"}}),
+                json!({"labels": {"a": "1", "b": "2"}, "annotations": {"x": "y"}}),
+            ),
+            (
+                json!({"labels": {"a": "1", "n": 3}, "annotations": {"x": "y", last_applied: "{}"}}),
+                json!({"labels": {"a": "1"}, "annotations": {"x": "y"}}),
+            ),
+            (
+                json!({"labels": {"n": 3}, "annotations": {"cluster.x-k8s.io/conversion-data": "{}"}}),
+                json!({}),
+            ),
+            (json!({}), json!({})),
+        ];
+        for (metadata, want) in cases {
+            let object = json!({"metadata": metadata});
+            let mut item = json!({"spec": {"template": {"metadata": {
+                "labels": {"old": "1"}, "annotations": {"old": "1"}, "name": "kept"
+            }}}});
+            sync_metadata(&mut item, &["spec", "template", "metadata"], &object);
+            let mut want = want;
+            want["name"] = json!("kept");
+            assert_eq!(item["spec"]["template"]["metadata"], want, "{metadata}");
+        }
+    }
 }
