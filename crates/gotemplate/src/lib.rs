@@ -10,8 +10,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use data::Data;
+
 mod ast;
 mod builtins;
+mod data;
 mod exec;
 mod fields;
 mod fmt;
@@ -134,96 +137,6 @@ pub struct Template {
     plain: Option<Arc<[plain::Piece]>>,
 }
 
-/// Template data converted once for many executions: Go templates see JSON numbers as
-/// float64s, objects as maps and so on, and converting is most of the cost of running a
-/// small template over a large data set.
-/// The conversion happens on first use.
-#[derive(Debug)]
-pub struct Data<'a> {
-    json: &'a Value,
-    /// Data whose conversion this one shares where the two are equal.
-    base: Option<&'a Data<'a>>,
-    converted: std::cell::OnceCell<value::Value>,
-    /// Top-level fields converted one at a time, for templates that read only some.
-    fields: std::cell::RefCell<std::collections::BTreeMap<&'a str, value::Value>>,
-}
-
-impl<'a> Data<'a> {
-    /// Data for templates, converted from `json` when first needed.
-    pub fn new(json: &'a Value) -> Data<'a> {
-        Data {
-            json,
-            base: None,
-            converted: std::cell::OnceCell::new(),
-            fields: Default::default(),
-        }
-    }
-
-    /// Data for `json` that, when first needed, shares with `base` every part the two
-    /// have in common, so many data sets built over one common part convert it once.
-    pub fn sharing(json: &'a Value, base: &'a Data<'a>) -> Data<'a> {
-        Data {
-            json,
-            base: Some(base),
-            converted: std::cell::OnceCell::new(),
-            fields: Default::default(),
-        }
-    }
-
-    fn converted(&self) -> &value::Value {
-        self.converted.get_or_init(|| match self.base {
-            Some(base) => value::Value::from_json_sharing(self.json, base.json, base.converted()),
-            None => value::Value::from_json(self.json),
-        })
-    }
-
-    /// The top-level field `name` of object data, converted as [`Data::converted`]
-    /// converts it (sharing with the base where equal); `None` when absent.
-    fn field(&self, name: &str) -> Option<value::Value> {
-        let (key, json) = self.json.as_object()?.get_key_value(name)?;
-        if let Some(value::Value::Map(map, _)) = self.converted.get() {
-            return value::Value::map_get(map, name);
-        }
-        if let Some(converted) = self.fields.borrow().get(name) {
-            return Some(converted.clone());
-        }
-        let base = self.base.and_then(|base| {
-            let json = base.json.as_object()?.get(name)?;
-            Some((json, base.field(name)?))
-        });
-        let converted = match base {
-            Some((base_json, base)) => {
-                value::Value::from_json_field_sharing(json, base_json, &base)
-            }
-            None => value::Value::from_json_field(json),
-        };
-        self.fields
-            .borrow_mut()
-            .insert(key.as_str(), converted.clone());
-        Some(converted)
-    }
-
-    /// Object data with only what `fields` reads of it, converted; `None` for other
-    /// data.
-    fn only(&self, fields: &fields::Fields) -> Option<value::Value> {
-        let json = self.json.as_object()?;
-        let mut converted = std::collections::BTreeMap::new();
-        for (name, reads) in fields {
-            let value = match reads {
-                // Fields read whole are kept for the next execution.
-                fields::Reads::Whole => self.field(name),
-                fields::Reads::Fields(some) => json
-                    .get(name)
-                    .map(|child| value::Value::from_json_reading(child, some, 1)),
-            };
-            if let Some(value) = value {
-                converted.insert(name.clone(), value);
-            }
-        }
-        Some(value::Value::map(converted))
-    }
-}
-
 impl Template {
     /// Parses `text` as the template `name`.
     pub fn parse(name: &str, text: &str, options: &Options) -> Result<Template, Error> {
@@ -271,17 +184,18 @@ impl Template {
 
     /// Evaluates the template with `data` (JSON numbers are Go float64s).
     pub fn execute(&self, data: &Value) -> Result<String, Error> {
-        if let Some(out) = self.run_plain(data) {
+        if let Some(out) = self.run_plain(|path| plain::at(data, path)) {
             return Ok(out);
         }
         self.run(value::Value::from_json(data))
     }
 
-    /// The output of a plain template whose chains all end at strings ([`plain`]).
-    fn run_plain(&self, data: &Value) -> Option<String> {
+    /// The output of a plain template whose chains all end at strings ([`plain`]), with
+    /// `at` giving the data at a chain.
+    fn run_plain<'d>(&self, at: impl Fn(&[String]) -> Option<&'d Value>) -> Option<String> {
         plain::run(
             self.plain.as_deref()?,
-            data,
+            at,
             self.options.limits.max_output_bytes,
         )
     }
@@ -289,14 +203,14 @@ impl Template {
     /// Evaluates the template with data converted beforehand. Each execution sees the
     /// data as it was converted: a template that changes maps works on its own copy.
     pub fn execute_data(&self, data: &Data<'_>) -> Result<String, Error> {
-        if let Some(out) = self.run_plain(data.json) {
+        if let Some(out) = self.run_plain(|path| data.at(path)) {
             return Ok(out);
         }
         if self.mutates_data {
-            return self.run(value::Value::from_json(data.json));
+            return self.run(value::Value::from_json(data.json()));
         }
         // Data converted whole already costs less than picking fields out of it.
-        if let Some(converted) = data.converted.get() {
+        if let Some(converted) = data.converted_already() {
             return self.run(converted.clone());
         }
         let only = self

@@ -52,17 +52,19 @@ pub(crate) fn pieces(trees: &TreeSet, max_steps: u64) -> Option<Vec<Piece>> {
     (u64::try_from(actions).ok()? <= max_steps).then_some(pieces)
 }
 
-/// The output of `pieces` over `data`, when every chain ends at a string and the output
-/// stays within `max_output_bytes`; `None` leaves it to the evaluator.
-pub(crate) fn run(pieces: &[Piece], data: &Value, max_output_bytes: usize) -> Option<String> {
+/// The output of `pieces` over the data (`at` gives the value at a chain), when every
+/// chain ends at a string and the output stays within `max_output_bytes`; `None`
+/// leaves it to the evaluator.
+pub(crate) fn run<'d>(
+    pieces: &[Piece],
+    at: impl Fn(&[String]) -> Option<&'d Value>,
+    max_output_bytes: usize,
+) -> Option<String> {
     let mut out = String::new();
     for piece in pieces {
         let text = match piece {
             Piece::Text(text) => text.as_str(),
-            Piece::Field(path) => path
-                .iter()
-                .try_fold(data, |value, key| value.as_object()?.get(key))?
-                .as_str()?,
+            Piece::Field(path) => at(path)?.as_str()?,
         };
         if out.len() + text.len() > max_output_bytes {
             return None;
@@ -70,6 +72,13 @@ pub(crate) fn run(pieces: &[Piece], data: &Value, max_output_bytes: usize) -> Op
         out.push_str(text);
     }
     Some(out)
+}
+
+/// The value at the field chain `path` of `data` (`None` when the chain meets a
+/// non-map).
+pub(crate) fn at<'d>(data: &'d Value, path: &[String]) -> Option<&'d Value> {
+    path.iter()
+        .try_fold(data, |value, key| value.as_object()?.get(key))
 }
 
 #[cfg(test)]

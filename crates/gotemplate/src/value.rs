@@ -263,6 +263,61 @@ impl Value {
         )
     }
 
+    /// [`Value::from_json_reading`] of the union of two maps (`upper`'s entries
+    /// winning), without building the union.
+    pub(crate) fn from_json_reading_union(
+        upper: &serde_json::Map<String, serde_json::Value>,
+        lower: &serde_json::Map<String, serde_json::Value>,
+        fields: &crate::fields::Fields,
+        depth: usize,
+    ) -> Value {
+        if depth > MAX_DATA_DEPTH {
+            return Value::Nil;
+        }
+        Value::map(
+            fields
+                .iter()
+                .filter_map(|(k, reads)| {
+                    let child = upper.get(k).or_else(|| lower.get(k))?;
+                    let converted = match reads {
+                        crate::fields::Reads::Whole => Value::from_json_at(child, depth + 1),
+                        crate::fields::Reads::Fields(some) => {
+                            Value::from_json_reading(child, some, depth + 1)
+                        }
+                    };
+                    Some((k.clone(), converted))
+                })
+                .collect(),
+        )
+    }
+
+    /// A top-level field of the data that is the union of two maps (`upper`'s entries
+    /// winning), converted as [`Value::from_json_field_sharing`] converts the union
+    /// against `lower_json` (converted: `lower`). `lower`'s entries that the union keeps
+    /// are shared; `upper`'s are converted, sharing where equal to `lower`'s.
+    pub(crate) fn union_field(
+        upper: &serde_json::Map<String, serde_json::Value>,
+        lower_json: &serde_json::Map<String, serde_json::Value>,
+        lower: &Value,
+    ) -> Value {
+        let depth = 1;
+        let Value::Map(lower, _) = lower else {
+            // Not a conversion of `lower_json`: convert the union as it is.
+            let mut union = lower_json.clone();
+            union.extend(upper.iter().map(|(k, v)| (k.clone(), v.clone())));
+            return Value::from_json_at(&serde_json::Value::Object(union), depth);
+        };
+        let mut entries = lower.try_borrow().map(|m| m.clone()).unwrap_or_default();
+        for (k, child) in upper {
+            let converted = match (lower_json.get(k), entries.get(k)) {
+                (Some(bj), Some(bv)) => Value::from_json_sharing_at(child, bj, bv, depth + 1),
+                _ => Value::from_json_at(child, depth + 1),
+            };
+            entries.insert(k.clone(), converted);
+        }
+        Value::map(entries)
+    }
+
     /// [`Value::from_json_sharing`] of a top-level field of the data.
     pub(crate) fn from_json_field_sharing(
         v: &serde_json::Value,

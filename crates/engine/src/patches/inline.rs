@@ -3,7 +3,7 @@
 //! `valueFrom.template`). Errors of all items are gathered, as Cluster API aggregates
 //! them.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use topograph_api::model::Patch;
 use topograph_api::object::ObjectExt;
 use topograph_api::v1beta1::{JsonPatch, PatchSelector};
@@ -101,7 +101,7 @@ fn enabled(
 
 fn value_of(
     patch: &JsonPatch,
-    variables: &Map<String, Value>,
+    variables: &variable_path::Scope<'_>,
     data: &Data<'_>,
     templates: &mut TemplateCache,
 ) -> Result<Value, String> {
@@ -117,7 +117,8 @@ fn value_of(
             (Some(_), Some(_)) => fail(
                 ".valueFrom is set, but both .valueFrom.variable and .valueFrom.template are set",
             ),
-            (Some(path), None) => variable_path::lookup(variables, path)
+            (Some(path), None) => variables
+                .lookup(path)
                 .map_err(|e| format!("failed to calculate value: {e}")),
             (None, Some(template)) => templates
                 .render(template, data)
@@ -126,11 +127,11 @@ fn value_of(
     }
 }
 
-/// What one item sees: its variables merged over the global ones, as a map for
-/// `valueFrom.variable` and as converted template data.
+/// What one item sees: its variables over the global ones, for `valueFrom.variable`
+/// and as converted template data.
 pub struct ItemVariables<'a> {
-    /// The merged variables.
-    pub map: &'a Map<String, Value>,
+    /// The variables.
+    pub scope: variable_path::Scope<'a>,
     /// The same, for templates.
     pub data: Data<'a>,
 }
@@ -156,10 +157,10 @@ pub fn generate(
         }
         // Only errors name the kind.
         let kind = || quote(item.object.kind());
-        let Some(&&ItemVariables {
-            map: variables,
-            ref data,
-        }) = variables.get(index)
+        let Some(ItemVariables {
+            scope: variables,
+            data,
+        }) = variables.get(index).copied()
         else {
             continue;
         };

@@ -26,6 +26,8 @@ mod update;
 pub(crate) mod validate;
 pub mod variable_path;
 
+use std::rc::Rc;
+
 use serde_json::Value;
 use topograph_api::model::{Cluster, Topology};
 use topograph_api::object::{ObjectExt, set_at};
@@ -192,41 +194,39 @@ fn copy_back(item: &mut Item, patched: &Value) {
     }
 }
 
-/// What the items see: the distinct variable sets (global ones, user and builtin,
-/// merged with an item's own; `None` for the global ones alone, when an item has none
-/// of its own), and for each item the index of its set. Items of one holder (a
-/// MachineDeployment's two templates) see the same set, merged once.
-fn merged_variables(
-    globals: &serde_json::Map<String, Value>,
-    items: &[Item],
-) -> (Vec<Option<Value>>, Vec<usize>) {
-    let mut distinct: Vec<(&serde_json::Map<String, Value>, Option<Value>)> = Vec::new();
+/// The distinct variable sets of the items (an item's own variables, which it sees
+/// over the global ones), and for each item the index of its set. Items of one holder
+/// (a MachineDeployment's two templates) share their set.
+fn distinct_variables(items: &[Item]) -> (Vec<Rc<serde_json::Map<String, Value>>>, Vec<usize>) {
+    let mut distinct: Vec<Rc<serde_json::Map<String, Value>>> = Vec::new();
     let mut of_item = Vec::with_capacity(items.len());
     for item in items {
-        let own = &*item.variables;
+        let own = &item.variables;
         // A holder's items share their variables: the same map is found without
         // comparing it.
         let index = match distinct
             .iter()
-            .position(|(seen, _)| std::ptr::eq(*seen, own) || **seen == *own)
+            .position(|seen| Rc::ptr_eq(seen, own) || **seen == **own)
         {
             Some(index) => index,
             None => {
-                let merged = (!own.is_empty()).then(|| Value::Object(request::merge(globals, own)));
-                distinct.push((own, merged));
+                distinct.push(Rc::clone(own));
                 distinct.len() - 1
             }
         };
         of_item.push(index);
     }
-    (
-        distinct.into_iter().map(|(_, merged)| merged).collect(),
-        of_item,
-    )
+    (distinct, of_item)
 }
 
-/// The variables the templates of the patch request see ([`merged_variables`]): the
-/// stage of [`apply`] before any patch runs, exposed for the stage benchmarks.
+/// The fields of the variables an item's own variables do not replace but merge
+/// into: `builtin`, so that an item sees `builtin.cluster` and its own
+/// `builtin.<kind>`.
+const MERGED_FIELDS: &[&str] = &[builtin::NAME];
+
+/// The stage of [`apply`] before any patch runs: the request's items and the
+/// variables they see, as converted template data. Exposed for the stage benchmarks;
+/// returns how many items read each variable set.
 #[doc(hidden)]
 pub fn request_variables(
     cluster: &Cluster,
@@ -234,9 +234,20 @@ pub fn request_variables(
     blueprint: &Blueprint<'_>,
     desired: &DesiredState,
     values: &Values<'_>,
-) -> (Vec<Option<Value>>, Vec<usize>) {
+) -> Vec<usize> {
     let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
-    merged_variables(&globals, &items)
+    let globals = Value::Object(globals);
+    let base = topograph_gotemplate::Data::new(&globals);
+    let (distinct, of_item) = distinct_variables(&items);
+    let layered: Vec<_> = distinct
+        .iter()
+        .map(|own| topograph_gotemplate::Data::layered(own, &base, MERGED_FIELDS))
+        .collect();
+    let mut readers = vec![0; layered.len()];
+    for index in of_item {
+        readers[index] += 1;
+    }
+    readers
 }
 
 /// Runs every patch of the class over `desired`, returning what changed where;
@@ -255,24 +266,19 @@ pub fn apply(
         return Ok(explanation);
     }
     let (globals, mut items) = request::build(cluster, topology, blueprint, desired, values);
-    // What each item sees does not change from one patch to the next.
-    let (merged, of_item) = merged_variables(&globals, &items);
     let empty = serde_json::Map::new();
-    // The global variables are most of every item's data: convert them once.
+    // The global variables are most of every item's data: convert them once, and read
+    // each item's own over them.
     let globals_json = Value::Object(globals);
     let globals = globals_json.as_object().unwrap_or(&empty);
     let globals_data = topograph_gotemplate::Data::new(&globals_json);
-    let distinct: Vec<inline::ItemVariables<'_>> = merged
+    // What each item sees does not change from one patch to the next.
+    let (own, of_item) = distinct_variables(&items);
+    let distinct: Vec<inline::ItemVariables<'_>> = own
         .iter()
-        .map(|merged| match merged {
-            Some(value) => inline::ItemVariables {
-                map: value.as_object().unwrap_or(&empty),
-                data: topograph_gotemplate::Data::sharing(value, &globals_data),
-            },
-            None => inline::ItemVariables {
-                map: globals,
-                data: topograph_gotemplate::Data::new(&globals_json),
-            },
+        .map(|own| inline::ItemVariables {
+            scope: variable_path::Scope::new(own, globals),
+            data: topograph_gotemplate::Data::layered(own, &globals_data, MERGED_FIELDS),
         })
         .collect();
     // Items of one set share its converted data too.

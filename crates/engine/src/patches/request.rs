@@ -359,23 +359,6 @@ pub fn build(
     (globals, items)
 }
 
-/// Globals first, then the item's variables by name; `builtin` is merged field by
-/// field so an item sees `builtin.cluster` and its own `builtin.<kind>`.
-pub fn merge(globals: &Map<String, Value>, item: &Map<String, Value>) -> Map<String, Value> {
-    let mut merged = globals.clone();
-    for (name, value) in item {
-        match (merged.get_mut(name), value) {
-            (Some(Value::Object(base)), Value::Object(extra)) if name == builtin::NAME => {
-                base.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-            _ => {
-                merged.insert(name.clone(), value.clone());
-            }
-        }
-    }
-    merged
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
