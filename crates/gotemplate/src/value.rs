@@ -246,21 +246,7 @@ impl Value {
         let serde_json::Value::Object(o) = v else {
             return Value::from_json_at(v, depth);
         };
-        Value::map(
-            fields
-                .iter()
-                .filter_map(|(k, reads)| {
-                    let child = o.get(k)?;
-                    let converted = match reads {
-                        crate::fields::Reads::Whole => Value::from_json_at(child, depth + 1),
-                        crate::fields::Reads::Fields(some) => {
-                            Value::from_json_reading(child, some, depth + 1)
-                        }
-                    };
-                    Some((k.clone(), converted))
-                })
-                .collect(),
-        )
+        Value::reading_children(|k| o.get(k), fields, depth)
     }
 
     /// [`Value::from_json_reading`] of the union of two maps (`upper`'s entries
@@ -274,11 +260,20 @@ impl Value {
         if depth > MAX_DATA_DEPTH {
             return Value::Nil;
         }
+        Value::reading_children(|k| upper.get(k).or_else(|| lower.get(k)), fields, depth)
+    }
+
+    /// The map of what `fields` reads of a map at `depth` whose entries `child` gives.
+    fn reading_children<'j>(
+        child: impl Fn(&str) -> Option<&'j serde_json::Value>,
+        fields: &crate::fields::Fields,
+        depth: usize,
+    ) -> Value {
         Value::map(
             fields
                 .iter()
                 .filter_map(|(k, reads)| {
-                    let child = upper.get(k).or_else(|| lower.get(k))?;
+                    let child = child(k)?;
                     let converted = match reads {
                         crate::fields::Reads::Whole => Value::from_json_at(child, depth + 1),
                         crate::fields::Reads::Fields(some) => {
