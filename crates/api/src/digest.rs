@@ -1,6 +1,7 @@
 //! Digests of JSON: a value's text, as `serde_json` writes it, fed to a hasher.
-//! `serde_json` writes a map's keys in order, so equal values have equal digests. Digests live in one process's memory (which objects are known unchanged,
-//! what a watch saw last); they are never stored or sent.
+//! `serde_json` writes a map's keys in order, so equal values have equal digests.
+//! Digests live in one process's memory (which objects are known unchanged, what a
+//! watch saw last); they are never stored or sent.
 
 use serde_json::Value;
 use std::hash::{DefaultHasher, Hasher};

@@ -177,7 +177,7 @@ impl<'a> Data<'a> {
         }
         let lower = || {
             let base = self.base?;
-            Some((base.base_json_field(name)?, base.field(name)?))
+            Some((base.json_field(name)?, base.field(name)?))
         };
         let (key, converted) = match top {
             Top::Own(key, json) => (
@@ -190,17 +190,20 @@ impl<'a> Data<'a> {
                 },
             ),
             Top::Base(key, _) => (key, self.base?.field(name)?),
-            Top::Union(key, upper, lower_json) => {
-                let lower = self.base?.field(name)?;
-                (key, value::Value::union_field(upper, lower_json, &lower))
-            }
+            Top::Union(key, upper, lower_json) => match self.base?.field(name)? {
+                value::Value::Map(lower, _) => {
+                    (key, value::Value::union_field(upper, lower_json, &lower))
+                }
+                // Not a map's conversion (cut off by the depth limit): the merged field.
+                _ => (key, value::Value::from_json_field(self.json_field(name)?)),
+            },
         };
         self.fields.borrow_mut().insert(key, converted.clone());
         Some(converted)
     }
 
-    /// This data's document's field `name` (for data used as a base).
-    fn base_json_field(&self, name: &str) -> Option<&Value> {
+    /// The field `name` of the data as one document.
+    fn json_field(&self, name: &str) -> Option<&Value> {
         self.json().as_object()?.get(name)
     }
 

@@ -288,20 +288,14 @@ impl Value {
 
     /// A top-level field of the data that is the union of two maps (`upper`'s entries
     /// winning), converted as [`Value::from_json_field_sharing`] converts the union
-    /// against `lower_json` (converted: `lower`). `lower`'s entries that the union keeps
-    /// are shared; `upper`'s are converted, sharing where equal to `lower`'s.
+    /// against `lower_json` (whose conversion is `lower`). `lower`'s entries that the
+    /// union keeps are shared; `upper`'s are converted, sharing where equal to `lower`'s.
     pub(crate) fn union_field(
         upper: &serde_json::Map<String, serde_json::Value>,
         lower_json: &serde_json::Map<String, serde_json::Value>,
-        lower: &Value,
+        lower: &MapRef,
     ) -> Value {
         let depth = 1;
-        let Value::Map(lower, _) = lower else {
-            // Not a conversion of `lower_json`: convert the union as it is.
-            let mut union = lower_json.clone();
-            union.extend(upper.iter().map(|(k, v)| (k.clone(), v.clone())));
-            return Value::from_json_at(&serde_json::Value::Object(union), depth);
-        };
         let mut entries = lower.try_borrow().map(|m| m.clone()).unwrap_or_default();
         for (k, child) in upper {
             let converted = match (lower_json.get(k), entries.get(k)) {

@@ -219,14 +219,9 @@ fn distinct_variables(items: &[Item]) -> (Vec<Rc<serde_json::Map<String, Value>>
     (distinct, of_item)
 }
 
-/// The fields of the variables an item's own variables do not replace but merge
-/// into: `builtin`, so that an item sees `builtin.cluster` and its own
-/// `builtin.<kind>`.
-const MERGED_FIELDS: &[&str] = &[builtin::NAME];
-
-/// The stage of [`apply`] before any patch runs: the request's items and the
-/// variables they see, as converted template data. Exposed for the stage benchmarks;
-/// returns how many items read each variable set.
+/// The stage of [`apply`] before any patch runs: the request's items, the variables
+/// they see (built-in ones computed from the desired objects) and which items share a
+/// set. Exposed for the stage benchmarks; returns each item's set.
 #[doc(hidden)]
 pub fn request_variables(
     cluster: &Cluster,
@@ -235,19 +230,8 @@ pub fn request_variables(
     desired: &DesiredState,
     values: &Values<'_>,
 ) -> Vec<usize> {
-    let (globals, items) = request::build(cluster, topology, blueprint, desired, values);
-    let globals = Value::Object(globals);
-    let base = topograph_gotemplate::Data::new(&globals);
-    let (distinct, of_item) = distinct_variables(&items);
-    let layered: Vec<_> = distinct
-        .iter()
-        .map(|own| topograph_gotemplate::Data::layered(own, &base, MERGED_FIELDS))
-        .collect();
-    let mut readers = vec![0; layered.len()];
-    for index in of_item {
-        readers[index] += 1;
-    }
-    readers
+    let (_, items) = request::build(cluster, topology, blueprint, desired, values);
+    distinct_variables(&items).1
 }
 
 /// Runs every patch of the class over `desired`, returning what changed where;
@@ -278,7 +262,7 @@ pub fn apply(
         .iter()
         .map(|own| inline::ItemVariables {
             scope: variable_path::Scope::new(own, globals),
-            data: topograph_gotemplate::Data::layered(own, &globals_data, MERGED_FIELDS),
+            data: topograph_gotemplate::Data::layered(own, &globals_data, variable_path::MERGED),
         })
         .collect();
     // Items of one set share its converted data too.

@@ -110,9 +110,13 @@ pub fn lookup(variables: &Map<String, Value>, path: &str) -> Result<Value, Looku
     resolve(|key| variables.get(key).map(Found::One), path)
 }
 
-/// The variables a patch item sees: its own over the global ones, with `builtin`
-/// merged field by field, so that it sees `builtin.cluster` and its own
-/// `builtin.<kind>`. Read as that merge reads, without building it.
+/// The variables an item's own variables do not replace but merge into, field by
+/// field: `builtin`, so that an item sees `builtin.cluster` and its own
+/// `builtin.<kind>`. Template data is layered by the same list.
+pub const MERGED: &[&str] = &[builtin::NAME];
+
+/// The variables a patch item sees: its own over the global ones, the [`MERGED`] ones
+/// merged field by field. Read as that merge reads, without building it.
 #[derive(Clone, Copy, Debug)]
 pub struct Scope<'a> {
     own: &'a Map<String, Value>,
@@ -128,7 +132,7 @@ impl<'a> Scope<'a> {
     /// The variable `name` as the merge has it.
     fn get(&self, name: &str) -> Option<Found<'a>> {
         match (self.own.get(name), self.globals.get(name)) {
-            (Some(Value::Object(own)), Some(Value::Object(globals))) if name == builtin::NAME => {
+            (Some(Value::Object(own)), Some(Value::Object(globals))) if MERGED.contains(&name) => {
                 Some(Found::Union(own, globals))
             }
             (Some(own), _) => Some(Found::One(own)),
